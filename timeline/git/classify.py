@@ -1,0 +1,199 @@
+"""What a HEAD-log entry was (from its message), and which entries form one logical move.
+
+Messages embed the user's command line (``pull --rebase origin main (pick): local1``,
+``pull -q: Fast-forward``), so we match the *command word* of the action (the text before the
+first ``": "``) and an optional trailing ``(phase)``; anything unknown is ``"other"``. The
+message is only a hint: the effect on the code comes from old/new and ancestry (reference 2.3,
+3.1).
+
+Grouping (file order, never time order):
+
+- a rebase / ``pull --rebase`` burst, from an entry with phase ``(start)`` through the matching
+  ``(finish)`` or ``(abort)`` of the same command, is ONE group;
+- the two lines ``git branch -m`` writes when renaming the current branch (``X -> 0`` then
+  ``0 -> X``) are ONE group that does not change the commit;
+- every other entry is its own group.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from timeline.git.reflog import ReflogEntry
+from timeline.model import is_zero_sha
+
+__all__ = ["KINDS", "Action", "Group", "parse_action", "classify", "group_entries",
+           "is_branch_rename", "match_stashes"]
+
+KINDS = ("clone", "commit", "amend", "merge", "pull", "checkout", "reset", "rebase",
+         "cherry-pick", "revert", "am", "stash", "branch", "other")
+
+_PHASE = re.compile(r"\s*\((?P<phase>[A-Za-z-]+)\)\s*$")
+_CMD_KIND = {
+    "clone": "clone", "commit": "commit", "merge": "merge", "pull": "pull",
+    "checkout": "checkout", "switch": "checkout", "reset": "reset", "rebase": "rebase",
+    "cherry-pick": "cherry-pick", "revert": "revert", "am": "am", "stash": "stash",
+    "branch": "branch",
+}
+_COMMIT_PHASE_KIND = {"amend": "amend", "merge": "merge", "cherry-pick": "cherry-pick",
+                      "revert": "revert", "initial": "commit"}
+_BURST_END = ("finish", "abort")
+_STASH_MSG = re.compile(r"^(?:WIP on|On) (?:[^:]*): (?:(?P<abbrev>[0-9a-f]{4,64}) )?")
+STASH_WINDOW_S = 2
+
+
+@dataclass(frozen=True)
+class Action:
+    """``"pull --rebase origin main (pick): local1"`` -> cmd "pull", phase "pick",
+    action "pull --rebase origin main (pick)", rest "local1"."""
+
+    cmd: str
+    phase: str | None
+    action: str
+    rest: str
+
+
+@dataclass
+class Group:
+    entries: list[ReflogEntry]
+    kind: str
+    burst: bool = False          # a collapsed (start)..(finish|abort) run
+    closed: bool = True          # False: a burst with no (finish)/(abort) entry
+    rename: bool = False         # a current-branch rename pair (never a code change)
+
+    @property
+    def first(self) -> ReflogEntry:
+        return self.entries[0]
+
+    @property
+    def last(self) -> ReflogEntry:
+        return self.entries[-1]
+
+
+def parse_action(message: str | None) -> Action | None:
+    """Split a reflog message into command word, phase and the rest; None if it has no
+    ``"<action>: "`` prefix (custom ``update-ref -m`` texts, no message at all)."""
+    if not message:
+        return None
+    head, sep, rest = message.partition(": ")
+    if not sep:
+        if not message.endswith(":"):
+            return None
+        head, rest = message[:-1], ""
+    head = head.strip()
+    if not head:
+        return None
+    phase = None
+    m = _PHASE.search(head)
+    if m:
+        phase = m["phase"].lower()
+    cmd = head.split(None, 1)[0].lower()
+    return Action(cmd=cmd, phase=phase, action=head, rest=rest)
+
+
+def classify(message: str | None) -> str:
+    """Entry message -> one of ``KINDS``."""
+    a = parse_action(message)
+    if a is None:
+        return "other"
+    kind = _CMD_KIND.get(a.cmd, "other")
+    if kind == "commit" and a.phase:
+        kind = _COMMIT_PHASE_KIND.get(a.phase, "commit")
+    return kind
+
+
+def is_branch_rename(message: str | None) -> bool:
+    return bool(message) and message.startswith("Branch: renamed ")
+
+
+def _burst_end(actions: list[Action | None], start: int) -> tuple[int, bool]:
+    """Index of the entry closing the burst opened at ``start``, and whether it was closed.
+
+    Closed by the first ``(finish)``/``(abort)`` of the same command word. If there is none
+    before the next ``(start)`` (or the end), the burst is unterminated (still in progress,
+    ``--quit``, or a damaged log) and keeps only the run of entries written by the rebase
+    machinery itself (same command word, or ``rebase``); commits the user made while it was
+    stopped stay events of their own (code may have run at those states).
+    """
+    cmd = actions[start].cmd  # type: ignore[union-attr]
+    members = {cmd, "rebase"}
+    last_member = start
+    foreign = False
+    for j in range(start + 1, len(actions)):
+        a = actions[j]
+        if a is not None and a.cmd == cmd and a.phase in _BURST_END:
+            return j, True
+        if a is not None and a.phase == "start":
+            break
+        if a is not None and a.cmd in members:
+            if not foreign:
+                last_member = j
+        else:
+            foreign = True
+    return last_member, False
+
+
+def group_entries(entries: list[ReflogEntry]) -> list[Group]:
+    """Group HEAD-log entries (in file order) into logical moves of HEAD."""
+    actions = [parse_action(e.message) for e in entries]
+    groups: list[Group] = []
+    i = 0
+    while i < len(entries):
+        e, a = entries[i], actions[i]
+        if a is not None and a.phase == "start":
+            end, closed = _burst_end(actions, i)
+            kind = classify(e.message)
+            if kind == "other":           # e.g. a custom GIT_REFLOG_ACTION driving a rebase
+                kind = "rebase"
+            groups.append(Group(entries[i:end + 1], kind=kind, burst=True, closed=closed))
+            i = end + 1
+            continue
+        if is_branch_rename(e.message):
+            nxt = entries[i + 1] if i + 1 < len(entries) else None
+            if (nxt is not None and is_zero_sha(e.new) and not is_zero_sha(e.old)
+                    and is_zero_sha(nxt.old) and nxt.new == e.old and nxt.message == e.message):
+                groups.append(Group([e, nxt], kind="branch", rename=True))
+                i += 2
+                continue
+            groups.append(Group([e], kind="branch", rename=True))
+            i += 1
+            continue
+        groups.append(Group([e], kind=classify(e.message)))
+        i += 1
+    return groups
+
+
+def match_stashes(groups: list[Group], stash_entries: list[ReflogEntry]) -> None:
+    """Mark ``reset: moving to HEAD`` groups that ``git stash`` wrote as kind "stash".
+
+    ``git stash`` writes only ``reset: moving to HEAD`` (old == new) to the HEAD log; the
+    stash itself goes to ``refs/stash``. We pair each such HEAD entry with the nearest unused
+    stash-log entry within ``STASH_WINDOW_S`` seconds whose message looks like a stash
+    (``WIP on <branch>: <abbrev> ...`` / ``On <branch>: ...``) and, when an abbreviated id is
+    present, names the same commit. Popped or dropped stashes are gone from ``refs/stash`` and
+    stay kind "reset".
+    """
+    candidates = []
+    for s in stash_entries:
+        m = _STASH_MSG.match(s.message or "")
+        if m:
+            candidates.append((s, m["abbrev"]))
+    if not candidates:
+        return
+    used: set[int] = set()
+    for g in groups:
+        e = g.first
+        if g.burst or len(g.entries) != 1 or e.message != "reset: moving to HEAD" or e.old != e.new:
+            continue
+        best = None
+        for idx, (s, abbrev) in enumerate(candidates):
+            if idx in used or abs(s.ts - e.ts) > STASH_WINDOW_S:
+                continue
+            if abbrev and not e.new.startswith(abbrev):
+                continue
+            if best is None or abs(s.ts - e.ts) < abs(candidates[best][0].ts - e.ts):
+                best = idx
+        if best is not None:
+            used.add(best)
+            g.kind = "stash"

@@ -1,0 +1,236 @@
+"""A tolerant, bytes-based reflog parser (files backend) that never raises.
+
+Line grammar (reference section 1.1)::
+
+    old SP new SP name SP '<' email '>' SP unixseconds SP (+|-)HHMM [TAB message] LF
+
+Deliberate differences from git, which silently skips what it cannot use (reference 1.5):
+
+- lines with timestamp 0 are kept (with a diagnostic);
+- entries whose objects are missing are kept (the object layer reports them);
+- an entry glued onto an unterminated previous line is recovered (with a diagnostic);
+- an unterminated last line is kept when it parses (with a diagnostic; git ignores it);
+- unparseable and empty lines are reported, with their 1-based line number.
+
+Messages keep undecodable bytes via ``surrogateescape`` (``ReflogEntry.message``) so nothing is
+lost; ``ReflogEntry.display_message`` is the printable form (U+FFFD replacement).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from parsers.records import Diagnostic
+
+from timeline.git.locate import MAX_REFLOG_BYTES, UnsafeFile, read_file_safely, resolve_inside
+
+__all__ = ["ReflogEntry", "ReflogParse", "parse_reflog", "load_reflog", "tz_offset"]
+
+_HEX = rb"(?:[0-9a-f]{64}|[0-9a-f]{40})"
+_LINE = re.compile(
+    rb"(?P<old>" + _HEX + rb") (?P<new>" + _HEX + rb") "
+    rb"(?P<ident>.*?) (?P<ts>\d+) (?P<tz>[+-]\d{4})"
+    rb"(?:\t(?P<msg>.*))?\Z", re.S)
+# Where an entry may start inside a physical line (overlapping, zero-width): used to recover
+# entries glued onto an unterminated previous line, and entries after a torn partial write.
+# Built per id length (40 or 64): a message ending in a full SHA-1 glued to the next entry
+# yields an 80-hex run, and only the file's own id length finds the right boundary.
+_CANDIDATES = {n: re.compile(rb"(?=[0-9a-f]{%d} [0-9a-f]{%d} )" % (n, n)) for n in (40, 64)}
+_FIRST_ID = re.compile(rb"^([0-9a-f]{64}|[0-9a-f]{40}) ", re.M)
+MAX_LINE_BYTES = 1024 * 1024
+
+_SNIPPET_CHARS = 60
+
+
+@dataclass(frozen=True)
+class ReflogEntry:
+    old: str
+    new: str
+    name: str
+    email: str
+    ts: int              # epoch seconds (UTC)
+    tz: str              # "+HHMM" / "-HHMM" exactly as written
+    message: str | None  # None = the line had no TAB; undecodable bytes kept (surrogateescape)
+    line: int            # 1-based line number in the file (glued entries share their line)
+    glued: bool = False
+    terminated: bool = True
+
+    @property
+    def offset(self) -> timedelta:
+        """East of UTC is positive (GitPython's ``altz`` is the opposite sign)."""
+        return tz_offset(self.tz)
+
+    @property
+    def display_message(self) -> str:
+        """The message for people: undecodable bytes become U+FFFD; '' when there was none."""
+        if self.message is None:
+            return ""
+        return self.message.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+    @property
+    def message_is_utf8(self) -> bool:
+        if self.message is None:
+            return True
+        try:
+            self.message.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+
+    def when(self) -> datetime:
+        """Aware datetime in the writer's own offset. May raise (absurd ts or tz)."""
+        return datetime.fromtimestamp(self.ts, timezone(self.offset))
+
+
+@dataclass
+class ReflogParse:
+    entries: list[ReflogEntry] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    lines: int = 0
+
+
+def tz_offset(tz: str) -> timedelta:
+    """``"+0530"`` -> 5 h 30 min; ``"-0000"`` -> 0 (UTC). Minutes are not normalised or clamped."""
+    sign = -1 if tz[:1] == "-" else 1
+    return sign * timedelta(hours=int(tz[1:3]), minutes=int(tz[3:5]))
+
+
+def _dec(b: bytes | None) -> str | None:
+    return None if b is None else b.decode("utf-8", "surrogateescape")
+
+
+def _snippet(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace")
+    if len(text) > _SNIPPET_CHARS:
+        text = text[:_SNIPPET_CHARS] + "…"
+    return repr(text)
+
+
+def _split(raw: bytes, candidates: re.Pattern) -> list[tuple]:
+    """One physical line -> ``[(match | None, msg | None, piece, glued, torn)]`` in order.
+
+    Linear: the line is cut at every place an entry could start; each segment that parses as
+    a whole entry (``_LINE``) is one (glued when not at offset 0); a segment that does not
+    parse continues the previous entry's message (the cut was a false alarm inside a message),
+    or is garbage (``torn`` when an entry follows it on the same line).
+    """
+    cuts = [m.start() for m in candidates.finditer(raw) if m.start() > 0]
+    bounds = [0, *cuts, len(raw)]
+    out: list[list] = []   # [match, msg_start, msg_end, piece_start, piece_end, glued, is_entry]
+    for a, b in zip(bounds, bounds[1:]):
+        m = _LINE.match(raw, a, b)
+        if m is not None:
+            out.append([m, m.start("msg") if m["msg"] is not None else -1, b, a, b, a > 0, True])
+            continue
+        prev = out[-1] if out else None
+        if prev is not None and prev[6] and prev[1] >= 0:
+            prev[2] = prev[4] = b                 # the message simply goes on
+        elif prev is not None and not prev[6]:
+            prev[4] = b                           # more of the same garbage
+        else:
+            out.append([None, -1, -1, a, b, a > 0, False])
+    result = []
+    for i, (m, ms, me, ps, pe, glued, is_entry) in enumerate(out):
+        if is_entry:
+            result.append((m, raw[ms:me] if ms >= 0 else None, raw[ps:pe], glued, False))
+        else:
+            torn = i + 1 < len(out)
+            result.append((None, None, raw[ps:pe], glued, torn))
+    return result
+
+
+def _entry(m: re.Match, msg: bytes | None, line: int, glued: bool, terminated: bool) -> ReflogEntry:
+    ident = m["ident"]
+    lt, gt = ident.rfind(b" <"), ident.rfind(b">")
+    if 0 <= lt < gt:
+        name, email = ident[:lt], ident[lt + 2:gt]
+    elif ident.startswith(b"<") and gt > 0:
+        name, email = b"", ident[1:gt]
+    else:
+        name, email = ident, b""
+    return ReflogEntry(
+        old=m["old"].decode("ascii"), new=m["new"].decode("ascii"),
+        name=_dec(name) or "", email=_dec(email) or "",
+        ts=int(m["ts"]), tz=m["tz"].decode("ascii"), message=_dec(msg),
+        line=line, glued=glued, terminated=terminated)
+
+
+def parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> ReflogParse:
+    """Parse reflog bytes in file order. Never raises; problems become diagnostics.
+
+    ``sha_length`` (40 or 64) is the repository's id length, used to find glued entries;
+    by default it is taken from the file's first line that starts with an id.
+    """
+    out = ReflogParse()
+    diag = out.diagnostics.append
+    if not data:
+        diag(Diagnostic(source, None, "reflog is empty (expired by gc?)"))
+        return out
+    if sha_length not in (40, 64):
+        first = _FIRST_ID.search(data)
+        sha_length = len(first.group(1)) if first else 40
+    candidates = _CANDIDATES[sha_length]
+    lines = data.split(b"\n")
+    tail = lines.pop()                       # b"" when the file ends with LF
+    numbered = [(no, raw, True) for no, raw in enumerate(lines, 1)]
+    if tail:
+        numbered.append((len(lines) + 1, tail, False))
+    out.lines = len(numbered)
+    cr_reported = False
+    for no, raw, terminated in numbered:
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+            if not cr_reported:
+                cr_reported = True
+                diag(Diagnostic(source, no, "CRLF line ending (git never writes one); tolerated"))
+        if not raw.strip():
+            diag(Diagnostic(source, no, "empty line skipped"))
+            continue
+        if len(raw) > MAX_LINE_BYTES:
+            diag(Diagnostic(source, no, f"line longer than {MAX_LINE_BYTES} bytes skipped"))
+            continue
+        if not terminated:
+            diag(Diagnostic(source, no, "last line has no trailing newline: kept, but git ignores "
+                                        "it (a write in progress, or a truncated file)"))
+        for m, msg, piece, glued, torn in _split(raw, candidates):
+            if m is None:
+                what = ("garbage before an entry dropped" if torn
+                        else "unparseable reflog line skipped (git skips it too)")
+                diag(Diagnostic(source, no, f"{what}: {_snippet(piece)}"))
+                continue
+            entry = _entry(m, msg, no, glued, terminated)
+            out.entries.append(entry)
+            if glued:
+                diag(Diagnostic(source, no, "entry glued onto the previous one (that line lost its "
+                                            "newline); recovered"))
+            if entry.ts == 0:
+                diag(Diagnostic(source, no, "timestamp 0: kept, but git ignores this entry"))
+            if not entry.message_is_utf8:
+                diag(Diagnostic(source, no, "message is not valid UTF-8; shown with replacement "
+                                            "characters"))
+            if len(entry.old) != len(entry.new):
+                diag(Diagnostic(source, no, "old and new ids have different lengths "
+                                            "(SHA-1 mixed with SHA-256)"))
+    return out
+
+
+def load_reflog(path: Path, roots: tuple[Path, ...]) -> tuple[bytes | None, list[Diagnostic]]:
+    """Read a reflog file safely: its directory must resolve inside ``roots``; the file itself
+    must be a regular file (no symlink, FIFO or device) of at most 256 MiB.
+
+    Returns ``(None, diagnostics)`` when the file is missing or refused.
+    """
+    source = str(path)
+    try:
+        safe = resolve_inside(roots, path.parent, path.name)
+        return read_file_safely(safe, limit=MAX_REFLOG_BYTES), []
+    except FileNotFoundError:
+        return None, [Diagnostic(source, None, "no reflog file (reflogs disabled by "
+                                               "core.logAllRefUpdates, a bare repository, or deleted)")]
+    except UnsafeFile as exc:
+        return None, [Diagnostic(source, None, f"reflog {exc}")]
+    except OSError as exc:  # pragma: no cover - defensive (e.g. a path component vanished)
+        return None, [Diagnostic(source, None, f"reflog cannot be read ({exc.strerror or exc})")]
