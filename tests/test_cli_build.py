@@ -1,0 +1,235 @@
+"""``timeline build`` end to end, through typer's CliRunner, on real git repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from timeline.cli import app
+from timeline.exitcodes import ExitCode
+from timeline.scenario import PULLED_SUBJECTS, Launch, write_sglang_log
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def build_json(*args: str) -> dict:
+    result = invoke("build", *args, "--json", "-")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def runs_by_file(document: dict) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {}
+    for run in document["runs"]:
+        found.setdefault(Path(run["source"]).name, []).append(run)
+    return found
+
+
+def test_runs_are_tied_to_the_commit_they_ran_on(demo):
+    document = build_json(str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC")
+    runs = runs_by_file(document)
+
+    (before,) = runs["sglang_eagle3_nccl_2step.log"]
+    assert (before["commit"], before["attribution"]) == (demo.shas["base2"], "exact")
+    assert before["start"] == "2026-03-02T16:42:00+00:00"
+
+    (during,) = runs["sglang_eagle3_during_pull.log"]
+    assert (during["commit"], during["attribution"]) == (demo.shas["base2"], "mixed")
+    pull = next(e for e in document["events"] if e["kind"] == "pull")
+    assert during["events_during"] == [pull["id"]]
+
+    after_pull, after_reset = runs["sglang_eagle3_evening.log"]
+    assert (after_pull["commit"], after_pull["attribution"]) == (demo.shas["pulled3"], "exact")
+    assert (after_reset["commit"], after_reset["attribution"]) == (demo.shas["pulled2"], "exact")
+    assert after_pull["metrics"]["decode_throughput"]["median"] == pytest.approx(60.0, rel=0.03)
+    assert before["metrics"]["decode_throughput"]["median"] == pytest.approx(94.0, rel=0.03)
+    assert before["nccl_versions"] == ["2.27.5"]
+    assert before["config"]["speculative_algorithm"] == "EAGLE3"
+    assert before["config"]["tp_size"] == 8
+
+
+def test_pull_lists_the_commits_it_brought_in(demo):
+    document = build_json(str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC")
+    pull = next(e for e in document["events"] if e["kind"] == "pull")
+    assert pull["time"] == "2026-03-02T18:10:00+00:00"
+    assert pull["old"] == demo.shas["base2"] and pull["new"] == demo.shas["pulled3"]
+    assert pull["changes_commit"] is True
+    assert sorted(c["subject"] for c in pull["commits"]) == sorted(PULLED_SUBJECTS)
+    assert {c["sha"] for c in pull["commits"]} == {demo.shas[f"pulled{i}"] for i in (1, 2, 3)}
+    kinds = [e["kind"] for e in document["events"]]
+    assert kinds == ["clone", "pull", "reset"]
+    reset = document["events"][2]
+    assert [c["subject"] for c in reset["commits_removed"]] == ["Fix PCG MoE Error"]
+
+
+def test_json_document_has_the_v1_shape(demo):
+    document = build_json(str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--samples")
+    assert document["schema_version"] == 1
+    assert document["log_tz"] == "UTC"
+    assert document["repo"]["head"] == demo.shas["pulled2"]
+    datetime.fromisoformat(document["generated_at"])
+    for run in document["runs"]:
+        assert run["kind"] == "sglang-server"
+        assert set(run["metrics"]["decode_throughput"]) == {"unit", "n", "median", "mean", "min", "max"}
+        decode = run["samples"]["decode"]
+        assert len(decode) == run["metrics"]["decode_throughput"]["n"]
+        assert all(datetime.fromisoformat(s["time"]).utcoffset() == timedelta(0) for s in decode)
+        assert {"gen_throughput", "accept_len", "running_req", "cuda_graph"} <= set(decode[0])
+    without = build_json(str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC")
+    assert all("samples" not in run for run in without["runs"])
+
+
+def test_table_shows_events_and_runs_in_time_order(demo):
+    result = invoke("build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC")
+    assert result.exit_code == 0
+    text = result.stdout
+    order = [text.index(marker) for marker in ("clone", "16:42:00", "18:00:00", "pull", "19:40:00", "reset", "21:00:00")]
+    assert order == sorted(order)
+    assert "Fix PCG MoE Error" in text
+    assert "mixed" in text and "exact" in text
+
+
+def test_log_zone_moves_every_run(demo):
+    # The same wall-clock readings taken as Berlin time are one hour earlier in UTC.
+    document = build_json(str(demo.logs), "--repo", str(demo.repo), "--log-tz", "Europe/Berlin")
+    first = runs_by_file(document)["sglang_eagle3_nccl_2step.log"][0]
+    assert first["start"] == "2026-03-02T16:42:00+01:00"
+    assert first["start_local"] == "2026-03-02 16:42:00"
+    evening = runs_by_file(document)["sglang_eagle3_evening.log"]
+    assert evening[0]["attribution"] == "exact" and evening[0]["commit"] == demo.shas["pulled3"]
+
+
+def test_without_log_tz_the_machine_zone_is_assumed_and_said(demo, monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
+    document = build_json(str(demo.logs), "--repo", str(demo.repo))
+    assert (document["log_tz"], document["log_tz_source"]) == ("UTC", "machine-local")
+    assert any("no --log-tz" in w["message"] for w in document["warnings"])
+
+
+def test_without_repo_runs_have_no_commit(demo):
+    document = build_json(str(demo.logs), "--log-tz", "UTC")
+    assert document["repo"] is None and document["events"] == []
+    assert {r["attribution"] for r in document["runs"]} == {"no-repo"}
+    assert {r["commit"] for r in document["runs"]} == {None}
+
+
+def test_run_older_than_the_reflog_is_not_guessed(demo, tmp_path):
+    write_sglang_log(tmp_path / "old.log", [Launch(datetime(2026, 3, 1, 12, 0), 5, 90.0)])
+    document = build_json(str(tmp_path / "old.log"), "--repo", str(demo.repo), "--log-tz", "UTC")
+    (run,) = document["runs"]
+    assert (run["attribution"], run["commit"]) == ("before-reflog", None)
+
+
+@pytest.mark.parametrize("where", ["root", "subfolder"])
+def test_repo_may_be_named_by_a_folder_inside_it(demo, where):
+    repo = demo.repo if where == "root" else demo.repo / "changes"
+    document = build_json(str(demo.logs), "--repo", str(repo), "--log-tz", "UTC")
+    assert document["repo"]["path"] == str(demo.repo)
+    assert document["repo"]["head"] == demo.shas["pulled2"]
+
+
+def test_linked_worktree_uses_its_own_head_log(tmp_path, git_script):
+    t0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+    main = tmp_path / "main"
+    main.mkdir()
+    git_script.git(main, "init", "-q", at=t0)
+    first = git_script.commit_file(main, "first", t0)
+    second = git_script.commit_file(main, "second", t0 + timedelta(minutes=5))
+    worktree = tmp_path / "wt"
+    git_script.git(main, "worktree", "add", "-q", "--detach", str(worktree), first, at=t0 + timedelta(minutes=10))
+    write_sglang_log(tmp_path / "logs" / "a.log", [Launch(datetime(2026, 3, 2, 9, 30), 5, 90.0)])
+
+    in_worktree = build_json(str(tmp_path / "logs"), "--repo", str(worktree), "--log-tz", "UTC")
+    in_main = build_json(str(tmp_path / "logs"), "--repo", str(main), "--log-tz", "UTC")
+    assert in_worktree["runs"][0]["commit"] == first
+    assert in_main["runs"][0]["commit"] == second
+
+
+def test_json_file_is_written_and_table_still_shown(demo, tmp_path):
+    target = tmp_path / "out" / "timeline.json"
+    target.parent.mkdir()
+    result = invoke("build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--json", str(target))
+    assert result.exit_code == 0
+    assert "Timeline" in result.stdout
+    assert json.loads(target.read_text())["schema_version"] == 1
+    assert [p.name for p in target.parent.iterdir()] == ["timeline.json"]  # no temporary left behind
+
+
+def test_missing_path_is_one_line_and_exit_2(tmp_path):
+    result = invoke("build", str(tmp_path / "nope"))
+    assert result.exit_code == ExitCode.USAGE == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "nope" in result.stderr and "Traceback" not in result.output
+
+
+def test_unknown_zone_is_one_line_and_exit_2(demo):
+    result = invoke("build", str(demo.logs), "--log-tz", "Mars/Olympus")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "timeline: error: unknown time zone 'Mars/Olympus' "
+        "(use an IANA name such as Europe/Berlin, UTC, or an offset such as +02:00)"
+    )
+
+
+def test_not_a_repository_is_one_line_and_exit_1(demo, tmp_path):
+    result = invoke("build", str(demo.logs), "--repo", str(tmp_path), "--log-tz", "UTC")
+    assert result.exit_code == ExitCode.ERROR
+    assert result.stderr.count("\n") == 1 and str(tmp_path) in result.stderr
+
+
+def test_bad_files_are_warnings_and_the_others_are_still_analysed(demo, tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for log in demo.logs.iterdir():
+        (logs / log.name).write_bytes(log.read_bytes())
+    (logs / "core.out").write_bytes(bytes(range(256)) * 64)
+    (logs / "dangling.log").symlink_to(tmp_path / "gone.log")
+    document = build_json(str(logs), "--repo", str(demo.repo), "--log-tz", "UTC")
+    assert len(document["runs"]) == 4
+    sources = {Path(w["source"]).name for w in document["warnings"]}
+    assert {"core.out", "dangling.log"} <= sources
+
+
+def test_json_to_stdout_is_only_json(demo):
+    result = invoke("build", str(demo.logs), "--repo", str(demo.repo), "--json", "-")
+    json.loads(result.stdout)
+    assert "no --log-tz" in result.stderr  # warnings go to stderr, never into the document stream
+
+
+def test_empty_folder_builds_an_empty_timeline(tmp_path):
+    document = build_json(str(tmp_path), "--log-tz", "UTC")
+    assert document["runs"] == [] and document["events"] == []
+
+
+def test_demo_runs_on_a_fresh_machine():
+    result = invoke("demo")
+    assert result.exit_code == 0, result.output
+    assert "Fix PCG MoE Error" in result.stdout
+    assert "mixed" in result.stdout
+
+
+def test_version():
+    result = invoke("--version")
+    assert result.exit_code == 0 and result.stdout.startswith("timeline ")
+
+
+def test_nothing_in_the_checkout_changes(demo):
+    def snapshot() -> dict[str, tuple[int, int]]:
+        return {
+            os.fspath(p): (p.stat().st_mtime_ns, p.stat().st_size)
+            for p in sorted(demo.repo.rglob("*"))
+            if p.is_file()
+        }
+
+    before = snapshot()
+    build_json(str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC")
+    assert snapshot() == before

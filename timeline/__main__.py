@@ -1,0 +1,3 @@
+from timeline.cli import main
+
+main()

@@ -1,0 +1,91 @@
+"""The command line: parse arguments, call one function, render. Nothing else lives here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from timeline import __version__
+from timeline.errors import TimelineError, UsageError
+from timeline.exitcodes import ExitCode
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Tie every LLM-serving benchmark run to the commit it ran on.",
+)
+
+
+def _consoles() -> tuple[Console, Console]:
+    return Console(file=sys.stdout, highlight=False), Console(file=sys.stderr, highlight=False)
+
+
+def _fail(error: TimelineError) -> typer.Exit:
+    code = ExitCode.USAGE if isinstance(error, UsageError) else ExitCode.ERROR
+    print(f"timeline: error: {error}", file=sys.stderr)
+    return typer.Exit(int(code))
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"timeline {__version__}")
+        raise typer.Exit(int(ExitCode.OK))
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Tie every LLM-serving benchmark run to the commit it ran on."""
+
+
+@app.command("build")
+def build_command(
+    paths: Optional[list[str]] = typer.Argument(
+        None, help="Log files or folders (searched recursively for *.log, *.txt, *.out). Default: the current folder."
+    ),
+    repo: Optional[str] = typer.Option(
+        None, "--repo", help="The checkout the server ran from: its root, a folder inside it, or a linked worktree."
+    ),
+    log_tz: Optional[str] = typer.Option(
+        None, "--log-tz", help="Zone of the logs' wall-clock times: IANA name (Europe/Berlin), UTC, or +02:00."
+    ),
+    json_path: Optional[str] = typer.Option(None, "--json", help="Write the JSON v1 document to FILE ('-' = stdout only)."),
+    samples: bool = typer.Option(False, "--samples", help="Include every parsed stats line in the JSON."),
+) -> None:
+    """Tie each run in the logs to the commit HEAD held when it started, next to the code events.
+
+    Example: timeline build logs/ --repo ~/sglang --log-tz UTC --json timeline.json
+    """
+    from timeline.commands import build
+
+    out, err = _consoles()
+    try:
+        code = build.run(paths or ["."], repo=repo, log_tz=log_tz, json_path=json_path, samples=samples, out=out, err=err)
+    except TimelineError as error:
+        raise _fail(error) from None
+    raise typer.Exit(int(code))
+
+
+@app.command("demo")
+def demo_command(
+    keep: Optional[Path] = typer.Option(None, "--keep", help="Build the demo in this (new) folder and keep it."),
+) -> None:
+    """Build a small real repository and SGLang logs in a temporary folder, then run build on them."""
+    from timeline.commands import demo
+
+    out, err = _consoles()
+    try:
+        code = demo.run(out=out, err=err, keep=keep)
+    except TimelineError as error:
+        raise _fail(error) from None
+    raise typer.Exit(int(code))
+
+
+def main() -> None:
+    app()

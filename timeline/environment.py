@@ -1,0 +1,21 @@
+"""What the outside world looks like to a build: the clock and the process environment.
+
+Passed in (httpie style) so tests can swap the clock and the machine's zone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class Environment:
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    now: Callable[[], datetime] = _utc_now

@@ -1,0 +1,11 @@
+"""Every exit status the CLI can return, in one place."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0  # done; warnings may have been reported
+    ERROR = 1  # an error stopped the work
+    USAGE = 2  # bad usage: a missing path, an unknown zone, a bad option

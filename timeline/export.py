@@ -1,0 +1,126 @@
+"""The JSON v1 contract, and writing outputs atomically.
+
+The document is a contract for other tools: fields are added freely, never renamed or removed
+without a new ``schema_version``. Every field is documented in docs/json-v1.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import tempfile
+from dataclasses import asdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from timeline.clock import iso
+from timeline.model import CodeEvent, Run, Timeline
+
+SCHEMA_VERSION = 1
+
+
+def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generated_at": iso(timeline.generated_at),
+        "log_tz": timeline.log_tz,
+        "log_tz_source": timeline.log_tz_source,
+        "repo": None if timeline.repo is None else {"path": timeline.repo.path, "head": timeline.repo.head},
+        "events": [event_to_dict(e) for e in timeline.events],
+        "runs": [run_to_dict(r) for r in timeline.runs],
+        "warnings": [{"source": w.source, "line": w.line, "message": w.message} for w in timeline.warnings],
+    }
+
+
+def event_to_dict(event: CodeEvent) -> dict[str, Any]:
+    return {
+        "id": event.id,
+        "time": iso(event.time),
+        "ref": event.ref,
+        "kind": event.kind,
+        "message": event.message,
+        "old": event.old,
+        "new": event.new,
+        "changes_commit": event.changes_commit,
+        "commits": [{"sha": c.sha, "subject": c.subject} for c in event.commits],
+        "commits_removed": [{"sha": c.sha, "subject": c.subject} for c in event.commits_removed],
+        "source": event.source,
+        "line": event.line,
+    }
+
+
+def run_to_dict(run: Run) -> dict[str, Any]:
+    document = {
+        "id": run.id,
+        "source": run.source,
+        "kind": run.kind,
+        "start": iso(run.start),
+        "end": iso(run.end),
+        "start_local": run.start_local,
+        "tz": run.tz,
+        "tz_source": run.tz_source,
+        "first_line": run.first_line,
+        "last_line": run.last_line,
+        "commit": run.commit,
+        "attribution": run.attribution,
+        "events_during": list(run.events_during),
+        "nccl_versions": list(run.nccl_versions),
+        "config": json_safe(run.config),
+        "metrics": {name: asdict(summary) for name, summary in run.metrics.items()},
+    }
+    if run.samples is not None:
+        document["samples"] = {kind: [json_safe(row) for row in rows] for kind, rows in run.samples.items()}
+    return document
+
+
+def json_safe(value: Any) -> Any:
+    """Plain JSON values: datetimes as ISO-8601, non-finite floats as their repr ("inf", "nan")."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, datetime):
+        return iso(value)
+    return value
+
+
+def dumps(timeline: Timeline) -> str:
+    return json.dumps(timeline.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` so a reader sees the old file or the new one, never a part.
+
+    ``-`` means standard output.
+    """
+    if os.fspath(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    target = Path(path)
+    if target.is_char_device() or target.is_fifo():  # /dev/null, a pipe: nothing to replace
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,115 @@
+"""Plain data shared by the core: what a timeline is made of.
+
+Data flows one way: parsers produce records (``parsers.records``), the git module produces
+``CodeEvent``s, the correlator turns parsed runs into ``Run``s tied to commits, and the
+exporters and renderers read a ``Timeline``. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from parsers.records import Diagnostic
+
+__all__ = ["Diagnostic", "CommitInfo", "CodeEvent", "MetricSummary", "Run", "RepoInfo", "Timeline",
+           "ZERO_SHA_CHARS", "is_zero_sha"]
+
+ZERO_SHA_CHARS = frozenset("0")
+
+
+def is_zero_sha(sha: str | None) -> bool:
+    """True for git's "no commit" placeholder (all zeros, SHA-1 or SHA-256 length)."""
+    return not sha or set(sha) <= ZERO_SHA_CHARS
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit brought in (or taken away) by a code event."""
+
+    sha: str
+    subject: str
+
+
+@dataclass
+class CodeEvent:
+    """One move of HEAD, read from the reflog (several entries when a rebase burst collapses).
+
+    ``time`` is aware, in the offset the reflog writer recorded; ``ts`` is UTC epoch seconds.
+    ``changes_commit`` is False when HEAD pointed at the same commit before and after
+    (a branch switch at the same commit, ``reset: moving to HEAD``...).
+    """
+
+    id: str
+    time: datetime
+    ts: int
+    kind: str
+    message: str
+    old: str
+    new: str
+    changes_commit: bool
+    ref: str = "HEAD"
+    commits: list[CommitInfo] = field(default_factory=list)
+    # Commits that left HEAD's history on a backward or divergent move ("what left").
+    commits_removed: list[CommitInfo] = field(default_factory=list)
+    source: str = ""
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    unit: str
+    n: int
+    median: float
+    mean: float
+    min: float
+    max: float
+
+
+@dataclass
+class Run:
+    """One server launch (or benchmark client run), tied to the commit it ran on."""
+
+    id: str
+    source: str
+    kind: str
+    start: datetime | None
+    end: datetime | None
+    start_local: str | None
+    tz: str | None
+    tz_source: str | None
+    first_line: int | None
+    last_line: int | None
+    commit: str | None
+    attribution: str
+    events_during: list[str] = field(default_factory=list)
+    nccl_versions: list[str] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, MetricSummary] = field(default_factory=dict)
+    samples: dict[str, list[dict[str, Any]]] | None = None
+
+
+@dataclass(frozen=True)
+class RepoInfo:
+    path: str
+    head: str | None
+
+
+@dataclass
+class Timeline:
+    """The answer: code events and runs in one time-ordered story, plus what went wrong."""
+
+    generated_at: datetime
+    log_tz: str
+    log_tz_source: str
+    repo: RepoInfo | None
+    events: list[CodeEvent]
+    runs: list[Run]
+    warnings: list[Diagnostic]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON v1 document (see README, "JSON contract")."""
+        from timeline.export import timeline_to_dict
+
+        return timeline_to_dict(self)

@@ -1,0 +1,116 @@
+"""The default view: code events and runs in one time-ordered table (rich)."""
+
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from timeline.clock import parse_zone
+from timeline.errors import UsageError
+from timeline.model import CodeEvent, Run, Timeline, is_zero_sha
+from timeline.workload import workload_label
+
+MAX_COMMITS_SHOWN = 8
+ATTRIBUTION_STYLE = {"exact": "green", "mixed": "bold yellow", "before-reflog": "magenta"}
+
+
+def short(sha: str | None) -> str:
+    return "-" if sha is None or is_zero_sha(sha) else sha[:9]
+
+
+def timeline_rows(timeline: Timeline) -> list[CodeEvent | Run]:
+    """Events and runs merged by instant; at equal instants the event comes first (it set the code)."""
+    rows: list[tuple[float, int, int, CodeEvent | Run]] = []
+    for order, event in enumerate(timeline.events):
+        rows.append((float(event.ts), 0, order, event))
+    for order, run in enumerate(timeline.runs):
+        when = run.start.timestamp() if run.start else float("inf")
+        rows.append((when, 1, order, run))
+    rows.sort(key=lambda row: row[:3])
+    return [row[3] for row in rows]
+
+
+def _display_zone(timeline: Timeline) -> tzinfo | None:
+    try:
+        return parse_zone(timeline.log_tz)
+    except UsageError:
+        return None
+
+
+def _when(moment: datetime | None, zone: tzinfo | None) -> str:
+    if moment is None:
+        return "(no time)"
+    shown = moment.astimezone(zone) if zone else moment
+    return shown.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _event_details(event: CodeEvent) -> Text:
+    text = Text(event.message)
+    for label, commits in (("in", event.commits), ("out", event.commits_removed)):
+        if not commits:
+            continue
+        text.append(f"\n{len(commits)} commit{'s' if len(commits) != 1 else ''} {label}:", style="bold")
+        for commit in commits[:MAX_COMMITS_SHOWN]:
+            text.append(f"\n  {commit.sha[:9]} {commit.subject}")
+        if len(commits) > MAX_COMMITS_SHOWN:
+            text.append(f"\n  ... {len(commits) - MAX_COMMITS_SHOWN} more")
+    return text
+
+
+def _run_details(run: Run) -> Text:
+    where = f"{run.source}"
+    if run.first_line is not None:
+        where += f":{run.first_line}-{run.last_line}"
+    text = Text(where, style="cyan")
+    label = workload_label(run.config)
+    if label:
+        text.append(f"\n{label}")
+    facts = []
+    if run.nccl_versions:
+        facts.append("nccl " + ",".join(run.nccl_versions))
+    decode = run.metrics.get("decode_throughput")
+    if decode:
+        facts.append(f"decode {decode.median:.1f} {decode.unit} (median of {decode.n})")
+    accept = run.metrics.get("accept_len")
+    if accept:
+        facts.append(f"accept len {accept.mean:.2f}")
+    if facts:
+        text.append("\n" + " · ".join(facts))
+    if run.events_during:
+        text.append(f"\nHEAD moved during the run: {', '.join(run.events_during)}", style="yellow")
+    return text
+
+
+def timeline_table(timeline: Timeline) -> Table:
+    zone = _display_zone(timeline)
+    table = Table(title=f"Timeline (times in {timeline.log_tz})", expand=False, show_lines=True)
+    table.add_column("When", no_wrap=True)
+    table.add_column("What", no_wrap=True)
+    table.add_column("Commit", no_wrap=True)
+    table.add_column("Details", overflow="fold")
+    for row in timeline_rows(timeline):
+        if isinstance(row, CodeEvent):
+            move = short(row.new) if not row.changes_commit else f"{short(row.old)}\n→ {short(row.new)}"
+            table.add_row(_when(row.time, zone), Text(f"{row.id} {row.kind}", style="bold blue"), move, _event_details(row))
+        else:
+            commit = Text(short(row.commit))
+            commit.append(f"\n{row.attribution}", style=ATTRIBUTION_STYLE.get(row.attribution, "dim"))
+            when = _when(row.start, zone)
+            if row.end is not None:
+                when += f"\n→ {_when(row.end, zone)[11:]}"
+            table.add_row(when, Text(f"{row.id} run"), commit, _run_details(row))
+    return table
+
+
+def render_timeline(timeline: Timeline, console: Console) -> None:
+    console.print(timeline_table(timeline))
+    if timeline.repo is None:
+        console.print("No --repo given: runs are listed without commits.", style="dim")
+
+
+def render_warnings(timeline: Timeline, console: Console) -> None:
+    for warning in timeline.warnings:
+        console.print(f"warning: {warning}", markup=False, highlight=False)

@@ -1,0 +1,214 @@
+"""Real scenarios for the demo, the tests and the benchmarks.
+
+``GitScript`` drives real git commands at fixed dates (``GIT_COMMITTER_DATE`` sets the reflog
+time, git-reflog.md §2.1), isolated from the user's git configuration. ``write_sglang_log``
+writes server logs in SGLang 0.5.9+'s format (sglang-log-formats.md §1, §2.2, §4, §5),
+deterministically from a seed. Only repositories we create here are touched.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+IDENTITY = ("Ann Tester", "ann@example.com")
+
+
+class GitScript:
+    """Run git in repositories we create, with every date fixed by the caller."""
+
+    def __init__(self, home: Path):
+        home.mkdir(parents=True, exist_ok=True)
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        self.env.update(
+            HOME=str(home),
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_CONFIG_GLOBAL=os.devnull,
+            GIT_AUTHOR_NAME=IDENTITY[0],
+            GIT_AUTHOR_EMAIL=IDENTITY[1],
+            GIT_COMMITTER_NAME=IDENTITY[0],
+            GIT_COMMITTER_EMAIL=IDENTITY[1],
+            LC_ALL="C",
+        )
+
+    def git(self, cwd: Path, *args: str, at: datetime, extra_env: dict[str, str] | None = None) -> str:
+        stamp = f"@{int(at.timestamp())} {_git_offset(at)}"
+        env = dict(self.env, GIT_COMMITTER_DATE=stamp, GIT_AUTHOR_DATE=stamp, **(extra_env or {}))
+        done = subprocess.run(
+            ["git", "-c", "init.defaultBranch=main", "-c", "advice.detachedHead=false", *args],
+            cwd=cwd, env=env, capture_output=True, text=True,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"git {' '.join(args)} failed in {cwd}: {done.stderr.strip()}")
+        return done.stdout.strip()
+
+    def commit_file(self, repo: Path, subject: str, at: datetime) -> str:
+        """Change a file and commit it; returns the new sha."""
+        slug = "".join(c if c.isalnum() else "_" for c in subject.lower())[:40]
+        (repo / "changes").mkdir(exist_ok=True)
+        (repo / "changes" / f"{slug}.txt").write_text(subject + "\n", encoding="utf-8")
+        self.git(repo, "add", "-A", at=at)
+        self.git(repo, "commit", "-q", "-m", subject, at=at)
+        return self.git(repo, "rev-parse", "HEAD", at=at)
+
+
+def _git_offset(moment: datetime) -> str:
+    offset = moment.utcoffset() or timedelta(0)
+    minutes = int(offset.total_seconds()) // 60
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
+
+
+@dataclass
+class Launch:
+    """One SGLang server launch to write: its wall-clock start and what it measures."""
+
+    start: datetime  # naive wall-clock time, as the server prints it
+    minutes: float
+    throughput: float  # tok/s around which decode lines vary
+    accept_len: float | None = 3.1
+    noise: float = 0.02  # relative spread of decode lines
+    model_path: str = "Qwen/Qwen3-235B-A22B-FP8"
+    tp_size: int = 8
+    speculative: tuple[str, int, int, int] | None = ("EAGLE3", 2, 1, 3)
+    nccl: str = "2.27.5"
+    decode_every_s: float = 20.0
+    extra_args: dict[str, object] = field(default_factory=dict)
+
+
+def server_args_repr(launch: Launch) -> str:
+    """A ``ServerArgs(...)`` repr in SGLang's dataclass field order (model_path first)."""
+    algorithm, steps, topk, draft = launch.speculative or (None, None, None, None)
+    fields: dict[str, object] = {
+        "model_path": launch.model_path,
+        "tokenizer_path": launch.model_path,
+        "tokenizer_mode": "auto",
+        "load_format": "auto",
+        "trust_remote_code": True,
+        "dtype": "auto",
+        "kv_cache_dtype": "auto",
+        "quantization": None,
+        "served_model_name": launch.model_path,
+        "mem_fraction_static": 0.88,
+        "max_running_requests": None,
+        "chunked_prefill_size": 8192,
+        "tp_size": launch.tp_size,
+        "pp_size": 1,
+        "dp_size": 1,
+        "ep_size": 1,
+        "random_seed": 42,
+        "attention_backend": "flashinfer",
+        "speculative_algorithm": algorithm,
+        "speculative_draft_model_path": "lmsys/Qwen3-235B-EAGLE3" if algorithm else None,
+        "speculative_num_steps": steps,
+        "speculative_eagle_topk": topk,
+        "speculative_num_draft_tokens": draft,
+        "disable_cuda_graph": False,
+        "cuda_graph_max_bs": 160,
+        "disable_custom_all_reduce": False,
+        "enable_torch_compile": False,
+        "decode_log_interval": 40,
+    }
+    fields.update(launch.extra_args)
+    return "ServerArgs(" + ", ".join(f"{k}={v!r}" for k, v in fields.items()) + ")"
+
+
+def sglang_launch_lines(launch: Launch, rng: random.Random) -> list[str]:
+    """The lines one launch prints: startup, warmup, then decode lines until ``minutes`` pass."""
+    t = launch.start
+    rank = " TP0" if launch.tp_size > 1 else ""
+
+    def stamp(moment: datetime) -> str:
+        return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+    lines = [
+        f"[{stamp(t)}] server_args={server_args_repr(launch)}",
+        f"[{stamp(t + timedelta(seconds=4))}{rank}] Init torch distributed begin.",
+    ]
+    if launch.tp_size > 1:
+        lines.append(f"[{stamp(t + timedelta(seconds=5))}{rank}] sglang is using nccl=={launch.nccl}")
+    lines += [
+        f"[{stamp(t + timedelta(seconds=6))}{rank}] Init torch distributed ends. elapsed=1.52 s, mem usage=0.61 GB",
+        f"[{stamp(t + timedelta(seconds=7))}{rank}] Load weight begin. avail mem=93.61 GB",
+        "Loading safetensors checkpoint shards: 100% Completed | 48/48 [00:41<00:00,  1.16it/s]",
+        f"[{stamp(t + timedelta(seconds=50))}{rank}] Load weight end. elapsed=43.10 s, type=Qwen3MoeForCausalLM, "
+        "dtype=torch.bfloat16, avail mem=62.20 GB, mem usage=31.41 GB.",
+        f"[{stamp(t + timedelta(seconds=52))}{rank}] KV Cache is allocated. #tokens: 452000, K size: 20.70 GB, V size: 20.70 GB",
+        f"[{stamp(t + timedelta(seconds=70))}] INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)",
+        f"[{stamp(t + timedelta(seconds=71))}{rank}] Prefill batch, #new-seq: 1, #new-token: 6, #cached-token: 0, "
+        "token usage: 0.00, #running-req: 0, #queue-req: 0, input throughput (token/s): 0.00, cuda graph: False",
+        f"[{stamp(t + timedelta(seconds=72))}] The server is fired up and ready to roll!",
+    ]
+    moment = t + timedelta(seconds=90)
+    end = t + timedelta(minutes=launch.minutes)
+    tokens = 120
+    while moment <= end:
+        value = launch.throughput * (1 + rng.uniform(-launch.noise, launch.noise))
+        tokens += 40
+        spec = ""
+        if launch.speculative and launch.accept_len is not None:
+            accept = launch.accept_len * (1 + rng.uniform(-0.03, 0.03))
+            spec = f"accept len: {accept:.2f}, accept rate: {(accept - 1) / launch.speculative[3]:.2f}, "
+        lines.append(
+            f"[{stamp(moment)}{rank}] Decode batch, #running-req: 1, #token: {tokens}, token usage: 0.00, "
+            f"{spec}cuda graph: True, gen throughput (token/s): {value:.2f}, #queue-req: 0"
+        )
+        moment += timedelta(seconds=launch.decode_every_s)
+    return lines
+
+
+def write_sglang_log(path: Path, launches: list[Launch], seed: int = 0) -> Path:
+    """Write one log file holding ``launches`` in order (as ``>>`` appends would)."""
+    rng = random.Random(seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        for launch in launches:
+            for line in sglang_launch_lines(launch, rng):
+                handle.write(line + "\n")
+    return path
+
+
+@dataclass
+class DemoScenario:
+    root: Path
+    repo: Path
+    logs: Path
+    shas: dict[str, str]
+
+
+# The story from the seeds: a good EAGLE-3 run, an unnoticed `git pull` that brought in a
+# "Fix PCG MoE Error" commit, slow runs, then a reset that takes that commit away again.
+DEMO_DAY = datetime(2026, 3, 2, tzinfo=timezone.utc)
+PULLED_SUBJECTS = ("RadixTree refactor", "Feat/add fi selective state update kernel call", "Fix PCG MoE Error")
+
+
+def build_demo(root: Path) -> DemoScenario:
+    """Create the demo's upstream, checkout and logs under ``root`` (times in UTC)."""
+    day = DEMO_DAY
+    at = lambda hh, mm: day + timedelta(hours=hh, minutes=mm)  # noqa: E731
+    git = GitScript(root / "home")
+    upstream, checkout = root / "upstream", root / "sglang"
+    upstream.mkdir(parents=True)
+    git.git(upstream, "init", "-q", at=at(8, 0))
+    shas = {"base1": git.commit_file(upstream, "Add EAGLE-3 verify path", at(8, 5))}
+    shas["base2"] = git.commit_file(upstream, "Tune NCCL allreduce for PCIe", at(8, 20))
+    git.git(root, "clone", "-q", str(upstream), str(checkout), at=at(9, 30))
+    for number, subject in enumerate(PULLED_SUBJECTS):
+        shas[f"pulled{number + 1}"] = git.commit_file(upstream, subject, at(12 + number, 0))
+    git.git(checkout, "pull", "-q", "origin", "main", at=at(18, 10))
+    git.git(checkout, "reset", "-q", "--hard", "HEAD~1", at=at(20, 30))
+
+    logs = root / "logs"
+    naive = lambda hh, mm: datetime(2026, 3, 2, hh, mm)  # noqa: E731 - logs print UTC wall-clock here
+    write_sglang_log(logs / "sglang_eagle3_nccl_2step.log", [Launch(naive(16, 42), 20, 94.0)], seed=1)
+    write_sglang_log(logs / "sglang_eagle3_during_pull.log", [Launch(naive(18, 0), 20, 93.0)], seed=2)
+    write_sglang_log(
+        logs / "sglang_eagle3_evening.log",
+        [Launch(naive(19, 40), 12, 60.0), Launch(naive(21, 0), 12, 93.5)],
+        seed=3,
+    )
+    return DemoScenario(root, checkout, logs, shas)
