@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from timeline.clock import iso, machine_zone, parse_zone, resolve_log_zone, to_instant
+from timeline.clock import ZonePolicy, infer_offset, iso, machine_zone, parse_zone, wall_candidates
 from timeline.errors import UsageError
 
 
@@ -44,17 +44,60 @@ def test_machine_zone_prefers_tz_then_localtime(tmp_path: Path):
     assert (zone.name, zone.source) == ("Asia/Kolkata", "machine-local")
 
 
-def test_flag_zone_is_reported_as_flag():
-    zone = resolve_log_zone("UTC", {})
-    assert (zone.name, zone.source) == ("UTC", "flag")
+BERLIN = ZoneInfo("Europe/Berlin")
 
 
-def test_wall_clock_reading_becomes_the_right_instant():
-    berlin = ZoneInfo("Europe/Berlin")
-    instant = to_instant(datetime(2026, 3, 2, 17, 42), berlin)
-    assert instant.astimezone(timezone.utc) == datetime(2026, 3, 2, 16, 42, tzinfo=timezone.utc)
-    own_offset = datetime(2026, 3, 2, 17, 42, tzinfo=timezone.utc)
-    assert to_instant(own_offset, berlin) is own_offset
+def test_plain_zone_applies_to_all_logs_and_patterns_win():
+    policy = ZonePolicy(["node2/*=UTC", "Europe/Berlin"], {})
+    assert policy.zone_for("logs/node2/a.log", None, None) == policy.patterns[0][1]
+    assert policy.zone_for("logs/node2/a.log", None, None).source == "pattern"
+    zone = policy.zone_for("logs/node1/a.log", None, None)
+    assert (zone.name, zone.source) == ("Europe/Berlin", "flag")
+    assert (policy.summary.name, policy.summary.source) == ("Europe/Berlin", "flag")
+
+
+@pytest.mark.parametrize("specs", [["a=Mars/Olympus"], ["=UTC"], ["UTC", "Europe/Berlin"]])
+def test_bad_zone_options_are_usage_errors(specs):
+    with pytest.raises(UsageError):
+        ZonePolicy(specs, {})
+
+
+def test_offset_is_inferred_from_an_mtime_that_agrees_with_the_last_line():
+    last = datetime(2026, 3, 2, 19, 52, 0)  # Berlin wall clock = 18:52 UTC
+    written = datetime(2026, 3, 2, 18, 52, 3, tzinfo=timezone.utc).timestamp()
+    assert infer_offset(last, written) == timedelta(hours=1)
+    assert infer_offset(datetime(2026, 3, 2, 23, 22), written) == timedelta(hours=4, minutes=30)
+    assert infer_offset(last, written + 600) is None  # 10 minutes off any quarter hour: no agreement
+    assert infer_offset(last, written + 20 * 86400) is None  # a copied file
+
+
+def test_policy_infers_from_mtime_only_without_a_flag():
+    last = datetime(2026, 3, 2, 19, 52, 0)
+    written = datetime(2026, 3, 2, 18, 52, 0, tzinfo=timezone.utc).timestamp()
+    inferred = ZonePolicy([], {"TZ": "UTC"}).zone_for("a.log", last, written)
+    assert (inferred.name, inferred.source) == ("UTC+01:00", "inferred-mtime")
+    fallback = ZonePolicy([], {"TZ": "UTC"}).zone_for("a.log", last, written + 1000)
+    assert (fallback.name, fallback.source) == ("UTC", "machine-local")
+    assert ZonePolicy(["UTC"], {}).zone_for("a.log", last, written).source == "flag"
+
+
+def test_autumn_overlap_gives_two_readings():
+    readings, problem = wall_candidates(datetime(2026, 10, 25, 2, 30), BERLIN)
+    assert [r.astimezone(timezone.utc).hour for r in readings] == [0, 1]
+    assert problem == "happens twice (autumn overlap)"
+
+
+def test_spring_gap_gives_two_readings():
+    readings, problem = wall_candidates(datetime(2026, 3, 29, 2, 30), BERLIN)
+    assert sorted(r.astimezone(timezone.utc).hour for r in readings) == [0, 1]
+    assert problem == "never happens (spring-forward gap)"
+
+
+def test_ordinary_time_gives_one_reading():
+    readings, problem = wall_candidates(datetime(2026, 3, 2, 17, 42), BERLIN)
+    assert readings == [datetime(2026, 3, 2, 16, 42, tzinfo=timezone.utc)] and problem is None
+    own = datetime(2026, 3, 2, 17, 42, tzinfo=timezone.utc)
+    assert wall_candidates(own, BERLIN) == ([own], None)
 
 
 def test_iso_keeps_offset():

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import statistics
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from parsers import parse_file
 from parsers.records import ParsedRun
-from timeline.clock import Zone, resolve_log_zone, to_instant
-from timeline.correlate import attribute
+from timeline.clock import Zone, ZonePolicy, format_offset, wall_candidates
+from timeline.correlate import DEFAULT_TOLERANCE_S, attribute
 from timeline.environment import Environment
 from timeline.errors import UsageError
 from timeline.model import Diagnostic, MetricSummary, RepoInfo, Run, Timeline
@@ -56,24 +57,25 @@ def summarize(values: Iterable[float], unit: str) -> MetricSummary | None:
 def build(
     paths: Sequence[str | os.PathLike],
     repo: str | os.PathLike | None = None,
-    log_tz: str | None = None,
+    log_tz: str | Sequence[str] | None = None,
     keep_samples: bool = False,
+    tolerance_s: float = DEFAULT_TOLERANCE_S,
     env: Environment | None = None,
 ) -> Timeline:
     """Parse every log under ``paths``, read the checkout's reflog, tie each run to a commit.
 
-    ``log_tz`` names the zone the logs' wall-clock times are in (IANA name, UTC, or an offset);
-    without it the analysing machine's zone is assumed and a warning says so.
+    ``log_tz`` says which zone the logs' wall-clock times are in: ``ZONE`` (IANA name, UTC, or an
+    offset) for all logs and/or ``PATTERN=ZONE`` for the logs whose path matches (see
+    timeline.clock.ZonePolicy). Logs without one get a zone inferred from their mtime, else the
+    machine's zone; each run says which (``tz``, ``tz_source``) and a warning says so.
+    ``tolerance_s``: a run starting this close to a HEAD move is ``ambiguous``.
     Raises UsageError (missing path, unknown zone) and GitError (not a repository).
     """
     env = env or Environment()
-    zone = resolve_log_zone(log_tz, env.environ)
+    specs = [log_tz] if isinstance(log_tz, str) else list(log_tz or [])
+    policy = ZonePolicy(specs, env.environ)
     sources = collect_logs(paths)
     warnings: list[Diagnostic] = []
-    if zone.source == "machine-local":
-        warnings.append(
-            Diagnostic("--log-tz", None, f"no --log-tz given: log times read in this machine's zone, {zone.name}")
-        )
 
     history = None
     if repo is not None:
@@ -81,20 +83,27 @@ def build(
 
         history = read_history(repo)
         warnings.extend(history.diagnostics)
+    events = history.events if history else None
 
     runs: list[Run] = []
     for source, path in sources:
         parsed = parse_file(path, source=source, keep_samples=keep_samples)
         warnings.extend(parsed.diagnostics)
-        runs.extend(_to_run(source, p, zone, history.events if history else None) for p in parsed.runs)
+        if not parsed.runs:
+            continue
+        zone = _zone_of(policy, source, path, parsed.runs, events, warnings)
+        for parsed_run in parsed.runs:
+            run, notes = _to_run(source, parsed_run, zone, events, tolerance_s)
+            runs.append(run)
+            warnings.extend(notes)
 
     runs.sort(key=lambda r: (r.start is None, r.start.timestamp() if r.start else 0.0, r.source, r.first_line or 0))
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
     return Timeline(
         generated_at=env.now(),
-        log_tz=zone.name,
-        log_tz_source=zone.source,
+        log_tz=policy.summary.name,
+        log_tz_source=policy.summary.source,
         repo=RepoInfo(history.path, history.head) if history else None,
         events=history.events if history else [],
         runs=runs,
@@ -102,20 +111,70 @@ def build(
     )
 
 
-def _to_run(source: str, parsed: ParsedRun, zone: Zone, events) -> Run:
-    start = to_instant(parsed.start, zone.tzinfo) if parsed.start else None
-    end = to_instant(parsed.end, zone.tzinfo) if parsed.end else None
-    tied = attribute(events, start, end)
+def _zone_of(policy: ZonePolicy, source: str, path: Path, parsed: list[ParsedRun], events, warnings) -> Zone:
+    """The file's zone, with a warning whenever it was not given explicitly."""
+    ends = [r.end or r.start for r in parsed if (r.end or r.start) is not None]
+    last_wall = ends[-1] if ends else None
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        mtime = None
+    zone = policy.zone_for(source, last_wall, mtime)
+    if zone.source == "inferred-mtime":
+        warnings.append(Diagnostic(source, None, f"no --log-tz: inferred {zone.name} from the file's mtime"))
+        disagreeing = _reflog_offsets_near(events, last_wall, zone)
+        if disagreeing:
+            warnings.append(Diagnostic(source, None, (
+                f"the inferred zone {zone.name} differs from the reflog's offsets around that time "
+                f"({', '.join(sorted(disagreeing))}); check --log-tz")))
+    elif zone.source == "machine-local" and last_wall is not None and last_wall.tzinfo is None:
+        warnings.append(Diagnostic(source, None, (
+            f"no --log-tz, and the file's mtime does not match its last line: "
+            f"times read in this machine's zone, {zone.name}")))
+    return zone
+
+
+def _reflog_offsets_near(events, last_wall, zone: Zone) -> set[str]:
+    """Offsets the reflog was written with within a day of the log's end, when they differ from the log's."""
+    if not events or last_wall is None:
+        return set()
+    end = last_wall.replace(tzinfo=zone.tzinfo).timestamp()
+    offsets = {e.time.utcoffset() for e in events if abs(e.ts - end) <= 86400}
+    mine = zone.tzinfo.utcoffset(None)
+    if not offsets or mine in offsets:
+        return set()
+    return {format_offset(o) for o in offsets if o is not None}
+
+
+def _to_run(source: str, parsed: ParsedRun, zone: Zone, events, tolerance_s: float) -> tuple[Run, list[Diagnostic]]:
+    notes: list[Diagnostic] = []
+    starts: list[datetime] = []
+    end = None
+    if parsed.start is not None:
+        starts, problem = wall_candidates(parsed.start, zone.tzinfo)
+        if problem:
+            notes.append(Diagnostic(source, parsed.first_line, (
+                f"the run's start {parsed.start_text} {problem} in {zone.name}: every reading was tried")))
+    if parsed.end is not None:
+        # An end in the repeated hour is taken as its later reading, so the run's window covers
+        # every HEAD move that could have happened during it.
+        end = max(wall_candidates(parsed.end, zone.tzinfo)[0], key=lambda moment: moment.timestamp())
+    tied = attribute(events, starts, end, tolerance_s)
+    if tied.attribution == "ambiguous":
+        named = " or ".join(c[:12] for c in tied.candidate_commits) or "no commit"
+        notes.append(Diagnostic(source, parsed.first_line, (
+            f"run starting {parsed.start_text} is ambiguous: it may have run on {named} "
+            f"(within {tolerance_s:g} s of a HEAD move, or a DST-ambiguous time)")))
     metrics = {}
     for name, values in parsed.series.items():
         summary = summarize(values, parsed.units.get(name, ""))
         if summary:
             metrics[name] = summary
-    return Run(
+    run = Run(
         id="",
         source=source,
         kind=parsed.kind,
-        start=start,
+        start=starts[0] if starts else None,
         end=end,
         start_local=parsed.start_text,
         tz=zone.name,
@@ -125,16 +184,27 @@ def _to_run(source: str, parsed: ParsedRun, zone: Zone, events) -> Run:
         commit=tied.commit,
         attribution=tied.attribution,
         events_during=tied.events_during,
+        candidate_commits=tied.candidate_commits,
         nccl_versions=list(parsed.nccl_versions),
         config=parsed.config,
         metrics=metrics,
         samples=_instant_samples(parsed.samples, zone) if parsed.samples is not None else None,
     )
+    return run, notes
 
 
 def _instant_samples(samples, zone: Zone):
+    """Sample times as instants; in a repeated hour a reading earlier than the previous one is its second pass."""
     for rows in samples.values():
+        previous = None
         for row in rows:
-            if row.get("time") is not None:
-                row["time"] = to_instant(row["time"], zone.tzinfo)
+            wall = row.get("time")
+            if wall is None:
+                continue
+            readings, _ = wall_candidates(wall, zone.tzinfo)
+            moment = readings[0]
+            # Same-zone aware datetimes compare by wall time, ignoring fold: compare instants.
+            if previous is not None and len(readings) > 1 and moment.timestamp() < previous.timestamp():
+                moment = max(readings, key=lambda m: m.timestamp())
+            row["time"] = previous = moment
     return samples

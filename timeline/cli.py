@@ -52,8 +52,18 @@ def build_command(
     repo: Optional[str] = typer.Option(
         None, "--repo", help="The checkout the server ran from: its root, a folder inside it, or a linked worktree."
     ),
-    log_tz: Optional[str] = typer.Option(
-        None, "--log-tz", help="Zone of the logs' wall-clock times: IANA name (Europe/Berlin), UTC, or +02:00."
+    log_tz: Optional[list[str]] = typer.Option(
+        None,
+        "--log-tz",
+        help="Zone of the logs' wall-clock times: IANA name (Europe/Berlin), UTC, or +02:00; or PATTERN=ZONE "
+        "for the logs whose path matches the glob (repeatable). Default: inferred from each file's mtime, "
+        "else this machine's zone.",
+    ),
+    display_tz: Optional[str] = typer.Option(
+        None, "--display-tz", help="Show the table's times in this zone (default: each log's own zone)."
+    ),
+    tolerance: float = typer.Option(
+        60.0, "--tolerance", min=0.0, help="Seconds: a run starting this close to a HEAD move is 'ambiguous'."
     ),
     json_path: Optional[str] = typer.Option(None, "--json", help="Write the JSON v1 document to FILE ('-' = stdout only)."),
     samples: bool = typer.Option(False, "--samples", help="Include every parsed stats line in the JSON."),
@@ -66,7 +76,10 @@ def build_command(
 
     out, err = _consoles()
     try:
-        code = build.run(paths or ["."], repo=repo, log_tz=log_tz, json_path=json_path, samples=samples, out=out, err=err)
+        code = build.run(
+            paths or ["."], repo=repo, log_tz=log_tz or [], display_tz=display_tz, tolerance_s=tolerance,
+            json_path=json_path, samples=samples, out=out, err=err,
+        )
     except TimelineError as error:
         raise _fail(error) from None
     raise typer.Exit(int(code))

@@ -1,22 +1,39 @@
 """Time zones: turning a log's zone-less wall-clock readings into instants.
 
 SGLang and vLLM print local wall-clock time with no zone (sglang-log-formats.md §1.1); the
-reflog stores UTC seconds (git-reflog.md §6). Every comparison happens in UTC; the zone a
-log's times are read in is always explicit and reported with how it was chosen.
+reflog stores UTC seconds (git-reflog.md §6). Every comparison happens in UTC; the zone each
+log's times are read in is explicit and reported with how it was chosen (``Zone.source``):
+
+- ``flag``: ``--log-tz ZONE``;
+- ``pattern``: ``--log-tz PATTERN=ZONE``, the first pattern matching the log's path;
+- ``inferred-mtime``: the file's last write (mtime) against its last wall-clock reading;
+- ``machine-local``: the analysing machine's zone, when nothing better is known;
+- ``in-line``: the line carried its own offset (docker ``-t`` prefixes); kept as is.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
-from pathlib import Path
+from pathlib import Path, PurePath
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from timeline.errors import UsageError
 
 _OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$")
+
+# Issue #5: a file's mtime agrees with its last line when the line was written at most this
+# long before the last write (log lines are flushed within seconds; shutdown noise follows).
+MTIME_AGREEMENT = timedelta(minutes=5)
+CLOCK_SLACK = timedelta(seconds=60)
+# Every UTC offset in use: whole hours from -12 to +14 and the odd ones (tzdata 2025).
+REAL_OFFSETS = sorted(
+    [timedelta(hours=h) for h in range(-12, 15)]
+    + [timedelta(minutes=m) for m in (-570, -210, -150, 210, 270, 330, 345, 390, 525, 570, 630, 765, 825)]
+)
 
 
 @dataclass(frozen=True)
@@ -25,7 +42,7 @@ class Zone:
 
     name: str
     tzinfo: tzinfo
-    source: str  # "flag" or "machine-local"
+    source: str  # "flag" | "pattern" | "inferred-mtime" | "machine-local" | "in-line"
 
 
 def parse_zone(spec: str) -> tzinfo:
@@ -44,7 +61,7 @@ def parse_zone(spec: str) -> tzinfo:
             raise UsageError(f"unknown time zone {spec!r}: offset out of range")
         return timezone(-delta if sign == "-" else delta)
     try:
-        # ZoneInfo also accepts relative paths; a zone name never has a leading dot.
+        # ZoneInfo also accepts relative paths; a zone name never starts with a dot or a slash.
         if text.startswith((".", "/")):
             raise ValueError(text)
         return ZoneInfo(text)
@@ -54,7 +71,7 @@ def parse_zone(spec: str) -> tzinfo:
         ) from None
 
 
-def machine_zone(environ: dict[str, str] | None = None, localtime: Path = Path("/etc/localtime")) -> Zone:
+def machine_zone(environ: Mapping[str, str] | None = None, localtime: Path = Path("/etc/localtime")) -> Zone:
     """The analysing machine's local zone, by name when it can be found (TZ, /etc/localtime)."""
     environ = os.environ if environ is None else environ
     tz_name = environ.get("TZ", "").lstrip(":")
@@ -73,18 +90,82 @@ def machine_zone(environ: dict[str, str] | None = None, localtime: Path = Path("
     return Zone(format_offset(offset), timezone(offset), "machine-local")
 
 
-def resolve_log_zone(spec: str | None, environ: dict[str, str] | None = None) -> Zone:
-    """The zone log times are read in: the ``--log-tz`` flag, else the machine's zone."""
-    if spec is None:
-        return machine_zone(environ)
-    return Zone(spec, parse_zone(spec), "flag")
+def infer_offset(last_wall: datetime, mtime: float) -> timedelta | None:
+    """The zone offset that makes a file's last wall-clock reading agree with its mtime.
+
+    The file was last written when its last line was printed, so the line's real instant is at
+    most a little before the mtime: ``wall - offset`` lies in ``[mtime - MTIME_AGREEMENT,
+    mtime + CLOCK_SLACK]``. Only offsets some zone uses are considered. Returns None when no
+    offset agrees (a copied or touched file, a file written to after its last timestamped line).
+    """
+    difference = last_wall.replace(tzinfo=timezone.utc) - datetime.fromtimestamp(mtime, timezone.utc)
+    for offset in REAL_OFFSETS:
+        delay = offset - difference  # how long before the mtime the last line was written
+        if -CLOCK_SLACK <= delay <= MTIME_AGREEMENT:
+            return offset
+    return None
 
 
-def to_instant(wall: datetime, zone: tzinfo) -> datetime:
-    """A log reading as an aware datetime in ``zone`` (kept as is when it carries its own offset)."""
+class ZonePolicy:
+    """Chooses the zone of each log from the ``--log-tz`` options, the file's mtime, or the machine.
+
+    ``specs`` are ``ZONE`` (all logs) and ``PATTERN=ZONE`` (logs whose path matches the glob,
+    matched from the right as ``pathlib.PurePath.match`` does, so ``node2/*`` matches
+    ``logs/node2/a.log``). Patterns win over the plain zone; the first matching pattern wins.
+    """
+
+    def __init__(self, specs: Sequence[str] = (), environ: Mapping[str, str] | None = None):
+        self.patterns: list[tuple[str, Zone]] = []
+        self.default: Zone | None = None
+        for spec in specs:
+            if "=" in spec:
+                pattern, _, name = spec.partition("=")
+                if not pattern:
+                    raise UsageError(f"--log-tz {spec!r}: empty pattern before '='")
+                self.patterns.append((pattern, Zone(name, parse_zone(name), "pattern")))
+            elif self.default is not None:
+                raise UsageError(f"--log-tz given twice without a pattern: {self.default.name!r} and {spec!r}")
+            else:
+                self.default = Zone(spec, parse_zone(spec), "flag")
+        self.machine = machine_zone(environ)
+
+    @property
+    def summary(self) -> Zone:
+        """The zone logs fall back to: the plain ``--log-tz``, else the machine's."""
+        return self.default or self.machine
+
+    def zone_for(self, source: str, last_wall: datetime | None, mtime: float | None) -> Zone:
+        for pattern, zone in self.patterns:
+            if PurePath(source).match(pattern):
+                return zone
+        if self.default is not None:
+            return self.default
+        if last_wall is not None and last_wall.tzinfo is None and mtime is not None:
+            offset = infer_offset(last_wall, mtime)
+            if offset is not None:
+                name = "UTC" if not offset else f"UTC{format_offset(offset)}"
+                return Zone(name, timezone(offset), "inferred-mtime")
+        return self.machine
+
+
+def wall_candidates(wall: datetime, zone: tzinfo) -> tuple[list[datetime], str | None]:
+    """Every instant a wall-clock reading can stand for in ``zone``.
+
+    The nominal reading (``fold=0``) comes first. One instant normally; two in the autumn overlap (the hour that happens twice) and in the
+    spring gap (the hour that never happens: the clock or the zone is wrong), with a note
+    saying which. Readings carrying their own offset are returned as they are.
+    """
     if wall.tzinfo is not None:
-        return wall
-    return wall.replace(tzinfo=zone)
+        return [wall], None
+    first = wall.replace(tzinfo=zone, fold=0)
+    second = wall.replace(tzinfo=zone, fold=1)
+    if first.utcoffset() == second.utcoffset():
+        return [first], None
+    instants = [first, second]  # nominal (fold=0) first
+    round_trip = first.astimezone(timezone.utc).astimezone(zone).replace(tzinfo=None, fold=0)
+    if round_trip != wall:
+        return instants, "never happens (spring-forward gap)"
+    return instants, "happens twice (autumn overlap)"
 
 
 def format_offset(offset: timedelta) -> str:

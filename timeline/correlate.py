@@ -3,6 +3,11 @@
 Method (git-reflog.md §7.4): HEAD at instant T is the ``new`` side of the last reflog event,
 in file order, whose time is at or before T. File order, not time order, because reflog
 clocks have 1-second resolution and can step backwards (§0.3).
+
+A start is not one instant when its wall-clock reading is ambiguous (a DST overlap or gap
+gives two candidates) or lies within the clock tolerance of a HEAD move (reflog and log
+clocks are different clocks, issue #5). Every candidate instant is tried; when they disagree
+on the commit, the run is ``ambiguous`` and every candidate commit is named.
 """
 
 from __future__ import annotations
@@ -13,40 +18,58 @@ from datetime import datetime
 
 from timeline.model import CodeEvent, is_zero_sha
 
+DEFAULT_TOLERANCE_S = 60.0
+
 
 @dataclass(frozen=True)
 class Attribution:
     commit: str | None
-    attribution: str  # "exact" | "mixed" | "before-reflog" | "no-repo" | "no-time"
+    attribution: str  # "exact" | "mixed" | "ambiguous" | "before-reflog" | "no-repo" | "no-time"
     events_during: list[str] = field(default_factory=list)
+    candidate_commits: list[str] = field(default_factory=list)
 
 
-def head_at(events: Sequence[CodeEvent], ts: float) -> tuple[str | None, bool]:
-    """The commit HEAD held at epoch ``ts``, and whether ``ts`` lies inside the reflog's coverage."""
+def head_at(events: Sequence[CodeEvent], ts: float) -> str | None:
+    """The commit HEAD held at epoch ``ts``; None before the reflog's first entry."""
     head: str | None = None
-    covered = False
     for event in events:
-        if event.ts > ts:
-            continue
-        covered = True
-        if not is_zero_sha(event.new):
+        if event.ts <= ts and not is_zero_sha(event.new):
             head = event.new
-    return head, covered
+    return head
 
 
-def attribute(events: Sequence[CodeEvent] | None, start: datetime | None, end: datetime | None) -> Attribution:
-    """Attribute one run (start/end are aware datetimes) to a commit.
+def attribute(
+    events: Sequence[CodeEvent] | None,
+    starts: Sequence[datetime],
+    end: datetime | None,
+    tolerance_s: float = DEFAULT_TOLERANCE_S,
+) -> Attribution:
+    """Attribute one run to a commit.
 
-    ``events`` is None when no repository was given.
+    ``starts`` holds every instant the run's first timestamp may stand for (empty: no time),
+    nominal first; ``end`` is its last timestamp; ``events`` is None without a repository.
     """
     if events is None:
         return Attribution(None, "no-repo")
-    if start is None:
+    if not starts:
         return Attribution(None, "no-time")
-    start_ts = start.timestamp()
-    commit, covered = head_at(events, start_ts)
-    if not covered or commit is None:
+    nominal = starts[0].timestamp()
+    probes = [nominal] + [s.timestamp() + d for s in starts for d in (-tolerance_s, 0.0, tolerance_s)]
+    outcomes = [head_at(events, ts) for ts in probes]
+    commit = outcomes[0]
+    latest_start = max(probes)
+    end_ts = max((end.timestamp() if end else nominal), nominal)
+    during = [e.id for e in events if e.changes_commit and latest_start < e.ts <= end_ts]
+    if len(set(outcomes)) > 1:  # None among them: one reading falls before the reflog's start
+        return Attribution(commit, "ambiguous", during, _distinct(outcomes))
+    if commit is None:
         return Attribution(None, "before-reflog")
-    end_ts = (end or start).timestamp()
-    during = [e.id for e in events if e.changes_commit and start_ts < e.ts <= end_ts]
     return Attribution(commit, "mixed" if during else "exact", during)
+
+
+def _distinct(commits) -> list[str]:
+    seen: list[str] = []
+    for commit in commits:
+        if commit is not None and commit not in seen:
+            seen.append(commit)
+    return seen

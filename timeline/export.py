@@ -67,6 +67,7 @@ def run_to_dict(run: Run) -> dict[str, Any]:
         "commit": run.commit,
         "attribution": run.attribution,
         "events_during": list(run.events_during),
+        "candidate_commits": list(run.candidate_commits),
         "nccl_versions": list(run.nccl_versions),
         "config": json_safe(run.config),
         "metrics": {name: asdict(summary) for name, summary in run.metrics.items()},

@@ -14,7 +14,12 @@ from timeline.model import CodeEvent, Run, Timeline, is_zero_sha
 from timeline.workload import workload_label
 
 MAX_COMMITS_SHOWN = 8
-ATTRIBUTION_STYLE = {"exact": "green", "mixed": "bold yellow", "before-reflog": "magenta"}
+ZONE_SOURCE_NOTE = {
+    "inferred-mtime": "inferred from the file's mtime",
+    "machine-local": "this machine's zone, assumed",
+    "pattern": "from --log-tz PATTERN=ZONE",
+}
+ATTRIBUTION_STYLE = {"exact": "green", "mixed": "bold yellow", "ambiguous": "bold yellow", "before-reflog": "magenta"}
 
 
 def short(sha: str | None) -> str:
@@ -33,18 +38,30 @@ def timeline_rows(timeline: Timeline) -> list[CodeEvent | Run]:
     return [row[3] for row in rows]
 
 
-def _display_zone(timeline: Timeline) -> tzinfo | None:
-    try:
-        return parse_zone(timeline.log_tz)
-    except UsageError:
-        return None
+def display_zone(timeline: Timeline, display: tzinfo | None) -> tuple[tzinfo | None, str]:
+    """The zone the table shows times in, and its name for the title.
+
+    ``--display-tz`` wins; else the logs' own zone when they share one (what the user saw);
+    else each row keeps its own zone (runs their log's, events the reflog writer's offset).
+    """
+    if display is not None:
+        return display, str(display)
+    names = {run.tz for run in timeline.runs if run.tz} or {timeline.log_tz}
+    if len(names) == 1:
+        (name,) = names
+        try:
+            return parse_zone(name), name
+        except UsageError:
+            pass
+    return None, "each log's own zone"
 
 
 def _when(moment: datetime | None, zone: tzinfo | None) -> str:
     if moment is None:
         return "(no time)"
-    shown = moment.astimezone(zone) if zone else moment
-    return shown.strftime("%Y-%m-%d %H:%M:%S")
+    if zone is None:  # rows keep their own zone: say which
+        return moment.strftime("%Y-%m-%d %H:%M:%S %z")
+    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _event_details(event: CodeEvent) -> Text:
@@ -81,12 +98,16 @@ def _run_details(run: Run) -> Text:
         text.append("\n" + " · ".join(facts))
     if run.events_during:
         text.append(f"\nHEAD moved during the run: {', '.join(run.events_during)}", style="yellow")
+    if run.candidate_commits:
+        text.append(f"\nmay have run on: {' or '.join(short(c) for c in run.candidate_commits)}", style="yellow")
+    if run.tz_source in ZONE_SOURCE_NOTE:
+        text.append(f"\nlog zone {run.tz} ({ZONE_SOURCE_NOTE[run.tz_source]})", style="dim")
     return text
 
 
-def timeline_table(timeline: Timeline) -> Table:
-    zone = _display_zone(timeline)
-    table = Table(title=f"Timeline (times in {timeline.log_tz})", expand=False, show_lines=True)
+def timeline_table(timeline: Timeline, display: tzinfo | None = None) -> Table:
+    zone, zone_name = display_zone(timeline, display)
+    table = Table(title=f"Timeline (times in {zone_name})", expand=False, show_lines=True)
     table.add_column("When", no_wrap=True)
     table.add_column("What", no_wrap=True)
     table.add_column("Commit", no_wrap=True)
@@ -100,13 +121,13 @@ def timeline_table(timeline: Timeline) -> Table:
             commit.append(f"\n{row.attribution}", style=ATTRIBUTION_STYLE.get(row.attribution, "dim"))
             when = _when(row.start, zone)
             if row.end is not None:
-                when += f"\n→ {_when(row.end, zone)[11:]}"
+                when += f"\n→ {_when(row.end, zone)[11:19]}"
             table.add_row(when, Text(f"{row.id} run"), commit, _run_details(row))
     return table
 
 
-def render_timeline(timeline: Timeline, console: Console) -> None:
-    console.print(timeline_table(timeline))
+def render_timeline(timeline: Timeline, console: Console, display: tzinfo | None = None) -> None:
+    console.print(timeline_table(timeline, display))
     if timeline.repo is None:
         console.print("No --repo given: runs are listed without commits.", style="dim")
 

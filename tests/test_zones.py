@@ -1,0 +1,197 @@
+"""Issue #5: the right instant for every log line, or an honest "ambiguous"."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from typer.testing import CliRunner
+
+from timeline.cli import app
+from timeline.scenario import Launch, sglang_launch_lines, write_sglang_log
+
+BERLIN = ZoneInfo("Europe/Berlin")
+CET = timezone(timedelta(hours=1))
+runner = CliRunner()
+
+
+def build_json(*args: str) -> dict:
+    result = runner.invoke(app, ["build", *args, "--json", "-"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def make_checkout(root: Path, git_script, moves: list[datetime]) -> tuple[Path, list[str]]:
+    """A clone at moves[0], then one upstream commit pulled at each later move; returns the shas HEAD held."""
+    upstream, checkout = root / "upstream", root / "checkout"
+    upstream.mkdir()
+    git_script.git(upstream, "init", "-q", at=moves[0] - timedelta(hours=1))
+    shas = [git_script.commit_file(upstream, "base", moves[0] - timedelta(hours=1))]
+    git_script.git(root, "clone", "-q", str(upstream), str(checkout), at=moves[0])
+    for number, moment in enumerate(moves[1:], 1):
+        shas.append(git_script.commit_file(upstream, f"change {number}", moment - timedelta(minutes=30)))
+        git_script.git(checkout, "pull", "-q", "origin", "main", at=moment)
+    return checkout, shas
+
+
+def write_log_written_at(path: Path, launch: Launch, zone) -> Path:
+    """A log whose mtime is when its last line was really written (as a live server leaves it)."""
+    write_sglang_log(path, [launch])
+    last = datetime.strptime(sglang_launch_lines(launch, __import__("random").Random(0))[-1][1:20], "%Y-%m-%d %H:%M:%S")
+    written = last.replace(tzinfo=zone).timestamp() + 2
+    os.utime(path, (written, written))
+    return path
+
+
+@pytest.fixture
+def berlin_story(tmp_path, git_script, monkeypatch):
+    """Berlin wall-clock logs and a reflog written with +0100, analysed on a machine in UTC."""
+    monkeypatch.setenv("TZ", "UTC")
+    clone, pull = datetime(2026, 3, 2, 9, 0, tzinfo=CET), datetime(2026, 3, 2, 18, 10, tzinfo=CET)
+    checkout, shas = make_checkout(tmp_path, git_script, [clone, pull])
+    logs = tmp_path / "logs"
+    write_log_written_at(logs / "before.log", Launch(datetime(2026, 3, 2, 17, 42), 20, 94.0), BERLIN)
+    write_log_written_at(logs / "after.log", Launch(datetime(2026, 3, 2, 18, 40), 12, 60.0), BERLIN)
+    return logs, checkout, shas
+
+
+def by_file(document: dict) -> dict[str, dict]:
+    return {Path(run["source"]).name: run for run in document["runs"]}
+
+
+def test_berlin_logs_with_log_tz_are_tied_right(berlin_story):
+    logs, checkout, (old, new) = berlin_story
+    runs = by_file(build_json(str(logs), "--repo", str(checkout), "--log-tz", "Europe/Berlin"))
+    assert (runs["before.log"]["commit"], runs["before.log"]["attribution"]) == (old, "exact")
+    assert (runs["after.log"]["commit"], runs["after.log"]["attribution"]) == (new, "exact")
+    start = datetime.fromisoformat(runs["before.log"]["start"])
+    assert start == datetime(2026, 3, 2, 16, 42, tzinfo=timezone.utc)
+    assert runs["before.log"]["start"] == "2026-03-02T17:42:00+01:00"
+    assert (runs["before.log"]["tz"], runs["before.log"]["tz_source"]) == ("Europe/Berlin", "flag")
+
+
+def test_berlin_logs_without_log_tz_get_the_zone_from_mtime_and_say_so(berlin_story):
+    logs, checkout, (old, new) = berlin_story
+    document = build_json(str(logs), "--repo", str(checkout))
+    runs = by_file(document)
+    assert (runs["before.log"]["commit"], runs["after.log"]["commit"]) == (old, new)
+    assert {r["attribution"] for r in runs.values()} == {"exact"}
+    assert {(r["tz"], r["tz_source"]) for r in runs.values()} == {("UTC+01:00", "inferred-mtime")}
+    assert datetime.fromisoformat(runs["before.log"]["start"]) == datetime(2026, 3, 2, 16, 42, tzinfo=timezone.utc)
+    said = [w["message"] for w in document["warnings"] if Path(w["source"]).name == "before.log"]
+    assert "no --log-tz: inferred UTC+01:00 from the file's mtime" in said
+    table = runner.invoke(app, ["build", str(logs), "--repo", str(checkout)]).stdout
+    assert "log zone UTC+01:00 (inferred" in table
+
+
+def test_without_mtime_agreement_the_machine_zone_is_assumed_and_said(berlin_story):
+    logs, checkout, _ = berlin_story
+    os.utime(logs / "before.log", (1e9, 1e9))  # a copied file: mtime tells nothing
+    document = build_json(str(logs), "--repo", str(checkout))
+    run = by_file(document)["before.log"]
+    assert (run["tz"], run["tz_source"]) == ("UTC", "machine-local")
+    assert any("mtime does not match" in w["message"] for w in document["warnings"])
+
+
+def test_inferred_zone_disagreeing_with_the_reflog_is_said(tmp_path, git_script, monkeypatch):
+    monkeypatch.setenv("TZ", "UTC")
+    checkout, _ = make_checkout(tmp_path, git_script, [datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)])
+    write_log_written_at(tmp_path / "logs" / "a.log", Launch(datetime(2026, 3, 2, 15, 0), 5, 90.0), ZoneInfo("Asia/Kolkata"))
+    document = build_json(str(tmp_path / "logs"), "--repo", str(checkout))
+    assert any("differs from the reflog's offsets" in w["message"] for w in document["warnings"])
+
+
+def test_zones_by_pattern(tmp_path, git_script):
+    pull = datetime(2026, 3, 2, 18, 10, tzinfo=timezone.utc)
+    checkout, (old, new) = make_checkout(tmp_path, git_script, [pull - timedelta(hours=9), pull])
+    # Both runs started at 17:50 UTC, before the pull; node1 logs Berlin time, node2 UTC.
+    write_sglang_log(tmp_path / "logs" / "node1" / "a.log", [Launch(datetime(2026, 3, 2, 18, 50), 5, 90.0)])
+    write_sglang_log(tmp_path / "logs" / "node2" / "a.log", [Launch(datetime(2026, 3, 2, 17, 50), 5, 90.0)])
+    document = build_json(
+        str(tmp_path / "logs"), "--repo", str(checkout), "--log-tz", "node2/*=UTC", "--log-tz", "Europe/Berlin"
+    )
+    runs = {Path(r["source"]).parent.name: r for r in document["runs"]}
+    assert {name: (r["tz"], r["tz_source"], r["commit"]) for name, r in runs.items()} == {
+        "node1": ("Europe/Berlin", "flag", old),
+        "node2": ("UTC", "pattern", old),
+    }
+    assert runs["node1"]["start"] == "2026-03-02T18:50:00+01:00"
+
+
+def test_run_10s_after_a_pull_is_ambiguous_naming_both_commits(tmp_path, git_script):
+    pull = datetime(2026, 3, 2, 18, 10, tzinfo=timezone.utc)
+    checkout, (old, new) = make_checkout(tmp_path, git_script, [pull - timedelta(hours=9), pull])
+    write_sglang_log(tmp_path / "a.log", [Launch(datetime(2026, 3, 2, 18, 10, 10), 5, 90.0)])
+    document = build_json(str(tmp_path / "a.log"), "--repo", str(checkout), "--log-tz", "UTC")
+    (run,) = document["runs"]
+    assert run["attribution"] == "ambiguous"
+    assert set(run["candidate_commits"]) == {old, new}
+    assert any("ambiguous" in w["message"] and w["line"] == 1 for w in document["warnings"])
+    strict = build_json(str(tmp_path / "a.log"), "--repo", str(checkout), "--log-tz", "UTC", "--tolerance", "5")
+    assert (strict["runs"][0]["attribution"], strict["runs"][0]["commit"]) == ("exact", new)
+
+
+def test_autumn_overlap_start_on_two_commits_is_ambiguous(tmp_path, git_script):
+    # 2026-10-25 02:30 happens twice in Berlin: 00:30 UTC and 01:30 UTC. A pull at 01:00 UTC
+    # lies between the two readings.
+    pull = datetime(2026, 10, 25, 1, 0, tzinfo=timezone.utc)
+    checkout, (old, new) = make_checkout(tmp_path, git_script, [pull - timedelta(hours=9), pull])
+    write_sglang_log(tmp_path / "a.log", [Launch(datetime(2026, 10, 25, 2, 30), 10, 90.0)])
+    document = build_json(str(tmp_path / "a.log"), "--repo", str(checkout), "--log-tz", "Europe/Berlin")
+    (run,) = document["runs"]
+    assert run["attribution"] == "ambiguous" and set(run["candidate_commits"]) == {old, new}
+    assert any("happens twice (autumn overlap)" in w["message"] for w in document["warnings"])
+
+
+def test_spring_gap_start_is_flagged(tmp_path, git_script):
+    # 2026-03-29 02:30 never happens in Berlin; its readings are 00:30 and 01:30 UTC.
+    pull = datetime(2026, 3, 29, 1, 0, tzinfo=timezone.utc)
+    checkout, (old, new) = make_checkout(tmp_path, git_script, [pull - timedelta(hours=9), pull])
+    write_sglang_log(tmp_path / "a.log", [Launch(datetime(2026, 3, 29, 2, 30), 10, 90.0)])
+    document = build_json(str(tmp_path / "a.log"), "--repo", str(checkout), "--log-tz", "Europe/Berlin")
+    (run,) = document["runs"]
+    assert run["attribution"] == "ambiguous" and set(run["candidate_commits"]) == {old, new}
+    assert any("never happens (spring-forward gap)" in w["message"] for w in document["warnings"])
+
+
+def test_run_across_the_autumn_change_keeps_its_real_duration(tmp_path):
+    # 01:50 CEST to 02:20 CET wall-clock: 30 minutes on the wall, 90 minutes in reality.
+    lines = [
+        "[2026-10-25 01:50:00] server_args=ServerArgs(model_path='m', tp_size=1)",
+        "[2026-10-25 02:40:00] Decode batch, #running-req: 1, #token: 10, token usage: 0.00, cuda graph: True, gen throughput (token/s): 90.00, #queue-req: 0",
+        "[2026-10-25 02:10:00] Decode batch, #running-req: 1, #token: 10, token usage: 0.00, cuda graph: True, gen throughput (token/s): 91.00, #queue-req: 0",
+        "[2026-10-25 02:20:00] Decode batch, #running-req: 1, #token: 10, token usage: 0.00, cuda graph: True, gen throughput (token/s): 92.00, #queue-req: 0",
+    ]
+    (tmp_path / "a.log").write_text("\n".join(lines) + "\n")
+    document = build_json(str(tmp_path / "a.log"), "--log-tz", "Europe/Berlin", "--samples")
+    (run,) = document["runs"]
+    start, end = (datetime.fromisoformat(run[k]) for k in ("start", "end"))
+    assert end - start == timedelta(minutes=90)
+    times = [datetime.fromisoformat(s["time"]) for s in run["samples"]["decode"]]
+    assert [t.astimezone(timezone.utc).strftime("%H:%M") for t in times] == ["00:40", "01:10", "01:20"]
+
+
+def test_display_tz_changes_the_table_only(berlin_story):
+    logs, checkout, _ = berlin_story
+    shown = runner.invoke(app, ["build", str(logs), "--repo", str(checkout), "--log-tz", "Europe/Berlin",
+                                "--display-tz", "UTC"]).stdout
+    assert "times in UTC" in shown and "16:42:00" in shown
+    default = runner.invoke(app, ["build", str(logs), "--repo", str(checkout), "--log-tz", "Europe/Berlin"]).stdout
+    assert "times in Europe/Berlin" in default and "17:42:00" in default
+
+
+def test_unknown_display_zone_is_exit_2(berlin_story):
+    logs, _, _ = berlin_story
+    result = runner.invoke(app, ["build", str(logs), "--display-tz", "Nowhere/Land"])
+    assert result.exit_code == 2 and "Nowhere/Land" in result.stderr
+
+
+def test_unknown_zone_in_a_pattern_is_exit_2_naming_it(berlin_story):
+    logs, _, _ = berlin_story
+    result = runner.invoke(app, ["build", str(logs), "--log-tz", "node2/*=Mars/Olympus"])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "'Mars/Olympus'" in result.stderr
