@@ -1,0 +1,256 @@
+"""Line framing shared by every log family.
+
+``LogLines`` opens a log file (plain, or gzip/bzip2/xz recognised by magic bytes), checks that
+it holds text, and yields ``(line_number, text)`` pairs:
+
+* the file is streamed in blocks, never read whole (logs can be gigabytes);
+* bytes are decoded as UTF-8 with ``errors="replace"`` (a leading UTF-8 BOM is dropped; a file
+  that starts with a UTF-16 BOM is decoded as UTF-16);
+* ANSI escape sequences are removed (only on lines that contain an ESC);
+* a CRLF line ending loses its ``\\r``; any other ``\\r`` splits the physical line into its
+  progress-update segments (tqdm), each yielded with the same line number, empty ones dropped;
+* line numbers are 1-based physical line numbers (``\\n``-terminated).
+
+Opening raises ``OSError`` for I/O problems, ``NotTextError`` for binary or unsupported
+compressed data, and one of ``STREAM_ERRORS`` for a compressed stream that is corrupt from the
+start; iterating raises ``ReadError`` when reading fails part-way (say, a cut .gz file), after
+yielding every line read before. ``parsers.parse_file`` turns all of these into diagnostics.
+"""
+
+from __future__ import annotations
+
+import bz2
+import codecs
+import gzip
+import lzma
+import os
+import re
+import zlib
+from itertools import count
+from typing import BinaryIO, Iterator
+
+__all__ = ["LogLines", "NotTextError", "ReadError", "STREAM_ERRORS", "strip_ansi", "split_progress"]
+
+HEAD_BYTES = 64 * 1024
+BLOCK_BYTES = 1 << 20
+# A physical line longer than this is cut; the rest of it (up to its newline) is skipped.
+MAX_LINE_CHARS = 8 << 20
+# Share of U+FFFD replacement characters in the first 64 KiB above which a file is not text.
+MAX_UNDECODABLE_SHARE = 0.30
+
+# Errors a decompressing stream can raise part-way through a file.
+STREAM_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError)
+
+_ANSI_RE = re.compile(
+    r"\x1b(?:"
+    r"\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves (ESC [ ... letter)
+    r"|\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: window titles, hyperlinks
+    r"|[@-Z\\-_]"  # two-character escapes
+    r")?"  # a lone ESC is dropped too
+)
+
+_COMPRESSED = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\xfd7zXZ\x00", "xz"),
+)
+_UNSUPPORTED = (
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed"),
+    (b"PK\x03\x04", "a zip archive"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
+)
+
+
+class NotTextError(Exception):
+    """The file does not hold a text log (binary data or an unsupported container)."""
+
+
+class ReadError(Exception):
+    """Reading failed part-way through the file; ``__cause__`` holds the underlying error."""
+
+
+def strip_ansi(text: str) -> str:
+    """Remove ANSI escape sequences (colours, cursor moves, OSC titles)."""
+    return _ANSI_RE.sub("", text) if "\x1b" in text else text
+
+
+def split_progress(text: str) -> list[str]:
+    """Split one physical line (without its ``\\n``) into its ``\\r``-separated segments."""
+    if text.endswith("\r"):
+        text = text[:-1]
+    if "\r" not in text:
+        return [text]
+    return [seg for seg in text.split("\r") if seg]
+
+
+def _is_bzip2(head: bytes) -> bool:
+    return len(head) >= 4 and head[:3] == b"BZh" and 0x31 <= head[3] <= 0x39
+
+
+def _encoding(head: bytes) -> str:
+    """UTF-16 when the file starts with its byte-order mark, else UTF-8 (BOM dropped)."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    return "utf-8-sig"
+
+
+def _binary_reason(head: bytes, encoding: str) -> str | None:
+    """Why the first bytes of a (decompressed) file are not a text log, or None."""
+    if not head:
+        return None
+    decoded = codecs.getincrementaldecoder(encoding)("replace").decode(head, False)
+    if "\x00" in decoded:
+        return "not a text log (binary data), skipped"
+    bad = decoded.count("\ufffd")
+    if bad and bad > MAX_UNDECODABLE_SHARE * len(decoded):
+        return "not a text log (mostly undecodable bytes), skipped"
+    return None
+
+
+class LogLines:
+    """An open text log: iterate to get ``(line_number, text)``. Use as a context manager."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        raw: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed in close()
+        self._raw = raw
+        self.compression: str | None = None
+        self.notes: list[tuple[int | None, str]] = []  # (line, message) worth a diagnostic
+        self.line_number = 0  # last physical line number yielded so far
+        try:
+            magic = raw.read(8)
+            raw.seek(0)
+            stream: BinaryIO = raw
+            for prefix, what in _UNSUPPORTED:
+                if magic.startswith(prefix):
+                    raise NotTextError(f"not a text log ({what}), skipped")
+            for prefix, name in _COMPRESSED:
+                if magic.startswith(prefix):
+                    self.compression = name
+            if self.compression is None and _is_bzip2(magic):
+                self.compression = "bzip2"
+            if self.compression == "gzip":
+                stream = gzip.GzipFile(fileobj=raw, mode="rb")
+            elif self.compression == "xz":
+                stream = lzma.LZMAFile(raw, mode="rb")
+            elif self.compression == "bzip2":
+                stream = bz2.BZ2File(raw, mode="rb")
+            self._stream = stream
+            self._broken: BaseException | None = None  # a decompression error met in the head
+            self._head = self._read_head(stream)
+            self.encoding = _encoding(self._head)
+            reason = _binary_reason(self._head, self.encoding)
+            if reason is not None:
+                raise NotTextError(reason)
+        except BaseException:
+            raw.close()
+            raise
+
+    def close(self) -> None:
+        try:
+            if self._stream is not self._raw:
+                self._stream.close()
+        finally:
+            self._raw.close()
+
+    def __enter__(self) -> LogLines:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _read_head(self, stream: BinaryIO) -> bytes:
+        """Up to HEAD_BYTES; a corrupt or cut compressed stream keeps what came before."""
+        read = getattr(stream, "read1", stream.read)
+        parts: list[bytes] = []
+        size = 0
+        while size < HEAD_BYTES:
+            try:
+                part = read(HEAD_BYTES - size)
+            except STREAM_ERRORS as exc:
+                if self.compression is None or not parts:
+                    raise
+                self._broken = exc
+                break
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+        return b"".join(parts)
+
+    def _blocks(self) -> Iterator[str]:
+        """Decoded text blocks; the decoder is flushed at the end."""
+        decoder = codecs.getincrementaldecoder(self.encoding)("replace")
+        text = decoder.decode(self._head, False)
+        if text:
+            yield text
+        if self._broken is not None:
+            raise ReadError(str(self._broken)) from self._broken
+        if len(self._head) >= HEAD_BYTES:
+            read = getattr(self._stream, "read1", self._stream.read)
+            while True:
+                try:
+                    block = read(BLOCK_BYTES)
+                except STREAM_ERRORS as exc:
+                    raise ReadError(str(exc)) from exc
+                if not block:
+                    break
+                text = decoder.decode(block, False)
+                if text:
+                    yield text
+        tail = decoder.decode(b"", True)
+        if tail:
+            yield tail
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        pending = ""
+        skipping = False  # the rest of an over-long line is being dropped, up to its newline
+        n = 0
+        for text in self._blocks():
+            if skipping:
+                cut = text.find("\n")
+                if cut < 0:
+                    continue
+                text = text[cut + 1 :]
+                skipping = False
+            if pending:
+                text = pending + text
+            lines = text.split("\n")
+            pending = lines.pop()
+            if len(pending) > MAX_LINE_CHARS:
+                lines.append(pending[:MAX_LINE_CHARS])
+                pending = ""
+                skipping = True
+                self.notes.append((n + len(lines), f"line longer than {MAX_LINE_CHARS} characters, cut"))
+            if not lines:
+                continue
+            if "\r" not in text and "\x1b" not in text:
+                # Fast path: nothing to clean anywhere in this block.
+                start = n + 1
+                n += len(lines)
+                self.line_number = n
+                yield from zip(count(start), lines)
+                continue
+            ansi_sub = _ANSI_RE.sub
+            for line in lines:
+                n += 1
+                self.line_number = n
+                if "\x1b" in line:
+                    line = ansi_sub("", line)
+                if "\r" in line:
+                    for seg in split_progress(line):
+                        yield n, seg
+                else:
+                    yield n, line
+        if pending:
+            n += 1
+            self.line_number = n
+            yield from _clean(n, pending)
+
+
+def _clean(n: int, line: str) -> Iterator[tuple[int, str]]:
+    if "\x1b" in line:
+        line = _ANSI_RE.sub("", line)
+    if "\r" in line:
+        for seg in split_progress(line):
+            yield n, seg
+    else:
+        yield n, line

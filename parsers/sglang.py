@@ -1,0 +1,541 @@
+"""SGLang server log parser (0.4.x - 0.5.x formats; 0.2/0.3 time-only stamps tolerated).
+
+Input: ``(line_number, text)`` pairs from ``parsers.framing``. Output: one ``ParsedRun`` per
+server launch, plus diagnostics. See ``/work/shared/reference/sglang-log-formats.md`` for the
+formats; the pieces, in order of a line:
+
+* optional outer wrappers: ``docker logs -t`` stamp, Slurm ``N: ``, Ray ``(Name pid=N, ip=A) ``;
+* the header ``[YYYY-MM-DD HH:MM:SS(.mmm) RANK-TAGS]`` (date optional for 0.2-0.3 logs; any
+  number of tags like ``TP0``, ``DP0 PP1 TP3 EP3``, ``ATTN_CP1``, ``MOE_DP0``), then ``] `` and
+  an optional ``LEVEL file.py:LINE: `` from custom logging configs;
+* the message. Recognised messages: ``server_args=...`` (configuration, starts a run),
+  ``Decode batch...`` / ``Prefill batch...`` (stats), and NCCL version lines (these also count
+  without a header, wherever they sit).
+
+Per run, ``series`` (always kept, ``array('d')``, present only when non-empty):
+``decode_throughput`` (tok/s, the ``gen throughput (token/s)`` of each Decode line, in file
+order, every rank that logs: with DP attention each DP rank prints its own line),
+``accept_len`` (tokens, speculative decoding) and ``prefill_input_throughput`` (tok/s).
+``samples`` (only with ``keep_samples``): ``{"decode": [...], "prefill": [...]}``, each a dict
+``{"time", "line", "rank", ["forward_ct"], **fields}`` with snake_case keys and typed values.
+
+Run splitting: every ``server_args=`` line starts a new run, unless the current one holds nothing
+but lines without a header (a launch's first warnings), or it is an identical repeat right after
+the previous one. Stats or NCCL lines before the first ``server_args=`` form a run of their own;
+header lines before it without any of those are reported and not counted as a run.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from datetime import datetime, timedelta
+from typing import Any, Iterable
+
+from parsers.pyrepr import parse_keyword_repr
+from parsers.records import Diagnostic, ParsedRun
+
+__all__ = [
+    "KIND",
+    "HEADER_RE",
+    "match_header",
+    "SGLangLogParser",
+    "normalize_key",
+    "parse_stats_message",
+    "stats_fields",
+    "field_number",
+    "parse_value",
+    "split_fields",
+    "nccl_version",
+]
+
+KIND = "sglang-server"
+
+_BRACKET = (
+    r"\[(?:(?P<date>\d{4}-\d\d-\d\d) )?(?P<time>\d\d:\d\d:\d\d(?:\.\d{1,6})?)"
+    r"(?P<rank>(?: (?:[A-Z_]+\d+|encode_server|encode_dp_worker\[\d+\]))*)"
+    r"\](?: |$)"
+)
+_LEVEL = r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.\-]+\.py:\d+: )"
+HEADER_RE = re.compile(
+    r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)? )?"  # docker logs -t
+    r"(?:\d{1,5}: )?"  # srun -l
+    r"(?:\([^()\[\]]*? pid=\d+[^()]*\) )?"  # Ray actor prefix
+    + _BRACKET
+    + _LEVEL
+    + "?"
+)
+"""The whole header. Groups: ``date`` (None for time-only stamps), ``time``, ``rank``."""
+
+# The common case, a line starting with "[" and plain rank tags, without the alternations.
+_FAST_HEADER_RE = re.compile(
+    r"\[(?:(?P<date>\d{4}-\d\d-\d\d) )?(?P<time>\d\d:\d\d:\d\d(?:\.\d{1,6})?)(?P<rank>(?: [A-Z_]+\d+)*)\](?: |$)"
+)
+_LEVEL_RE = re.compile(_LEVEL)
+_LEVEL_WORDS = ("DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL ")
+
+
+def match_header(text: str) -> re.Match[str] | None:
+    """The header match of a line (see ``HEADER_RE``), or None. Message = ``text[m.end():]``."""
+    if text[:1] == "[":
+        m = _FAST_HEADER_RE.match(text)
+        if m is not None:
+            end = m.end()
+            if not text.startswith(_LEVEL_WORDS, end) or _LEVEL_RE.match(text, end) is None:
+                return m
+    return HEADER_RE.match(text)
+
+
+_HEADER_FIRST = frozenset("[(0123456789")
+
+# "Decode batch, " / "Decode batch. " / "Decode batch [N], " and the <= 0.3.4 mixed-chunk form
+# "Prefill batch(mixed #running-req: N). ".
+_BATCH_RE = re.compile(r"(Prefill|Decode) batch(?:\(mixed #running-req: (\d+)\))?(?: \[(\d+)\])?[.,] ")
+_KEY_RE = re.compile(r"(?:^|, )([#A-Za-z][^:,]*?): ")
+_UNIT_RE = re.compile(r"\s*\([^()]*\)\s*$")
+_NON_ALNUM_RE = re.compile(r"[^0-9a-z]+")
+
+_USING_NCCL_RE = re.compile(r"is using nccl==(\d+)\.(\d*)(?:\.(\d*))?")
+_NCCL_VERSION_RE = re.compile(r"(?<![\w.])NCCL version (\d+)\.(\d+)\.(\d+)[^\s+]*\+cuda\d")
+
+# Sample keys the parser sets itself; stats fields with these names get a "_field" suffix.
+_RESERVED = frozenset({"time", "line", "rank", "forward_ct", "mixed"})
+
+_SERIES_UNITS = {"decode_throughput": "tok/s", "accept_len": "tokens", "prefill_input_throughput": "tok/s"}
+
+
+# --------------------------------------------------------------------------- stats lines
+
+
+_key_cache: dict[str, str] = {}
+
+
+def normalize_key(raw: str) -> str:
+    """``#running-req`` -> ``running_req``, ``gen throughput (token/s)`` -> ``gen_throughput``."""
+    key = _key_cache.get(raw)
+    if key is None:
+        key = _UNIT_RE.sub("", raw.replace("#", ""))
+        key = _NON_ALNUM_RE.sub("_", key.lower()).strip("_") or "field"
+        if len(_key_cache) < 4096:
+            _key_cache[raw] = key
+    return key
+
+
+_NUM_FIRST = frozenset("0123456789-+.")
+
+
+def parse_value(text: str) -> Any:
+    """Type a stats value: int, float, ``True``/``False``, ``12.3%`` -> 12.3, else the text."""
+    if not text:
+        return text
+    if text[0] in _NUM_FIRST:
+        try:
+            if text[-1] == "%":
+                return float(text[:-1])
+            if "." in text or "e" in text or "E" in text or "n" in text:
+                return float(text)
+            return int(text)
+        except ValueError:
+            try:
+                return float(text)
+            except ValueError:
+                return text
+    if text == "True":
+        return True
+    if text == "False":
+        return False
+    if text in ("inf", "nan"):
+        return float(text)
+    return text
+
+
+def split_fields(body: str) -> list[tuple[str, str]]:
+    """Split ``key: value, key: value[, ]`` into raw ``(key, value)`` pairs, in order.
+
+    Values keep inner ``, `` when no key follows (``#token: full=1, swa=2``).
+    """
+    pairs: list[tuple[str, str]] = []
+    key = None
+    end = 0
+    for m in _KEY_RE.finditer(body):
+        if key is not None:
+            pairs.append((key, body[end : m.start()]))
+        key = m.group(1)
+        end = m.end()
+    if key is not None:
+        value = body[end:].rstrip()
+        if value.endswith(","):
+            value = value[:-1].rstrip()
+        pairs.append((key, value))
+    return pairs
+
+
+def stats_fields(body: str) -> dict[str, Any]:
+    """Every ``key: value`` of a stats line body, keys normalised and values typed.
+
+    Keys equal to the sample's own keys (``time``, ``line``, ``rank``, ``forward_ct``, ``mixed``)
+    get a ``_field`` suffix (0.4.7 PD prefill lines print a ``time:`` field).
+    """
+    fields: dict[str, Any] = {}
+    for raw_key, raw_value in split_fields(body):
+        key = normalize_key(raw_key)
+        if key in _RESERVED:
+            key += "_field"
+        fields[key] = parse_value(raw_value.strip())
+    return fields
+
+
+def parse_stats_message(message: str) -> tuple[str, int | None, dict[str, Any]] | None:
+    """``Decode batch, #running-req: 1, ...`` -> ``("decode", None, {"running_req": 1, ...})``.
+
+    Returns None when the message is not a stats line. The middle item is the ``[N]`` forward
+    counter when printed.
+    """
+    m = _BATCH_RE.match(message)
+    if m is None:
+        return None
+    fields = stats_fields(message[m.end() :])
+    if m.group(2):
+        fields = {"mixed": True, "running_req": int(m.group(2)), **fields}
+    counter = int(m.group(3)) if m.group(3) else None
+    return ("decode" if m.group(1) == "Decode" else "prefill"), counter, fields
+
+
+_needles: dict[str, tuple[str, str]] = {}
+
+
+def field_number(body: str, label: str) -> float | None:
+    """The number printed for ``label`` in a stats line body, or None.
+
+    Same result as ``split_fields`` + ``parse_value`` for that label (the last occurrence wins;
+    the value runs up to the next ``, key: `` or the end), without splitting the whole body.
+    """
+    needles = _needles.get(label)
+    if needles is None:
+        needles = _needles[label] = (", " + label + ": ", label + ": ")
+    inner, head = needles
+    i = body.rfind(inner)
+    if i >= 0:
+        start = i + len(inner)
+    elif body.startswith(head):
+        start = len(head)
+    else:
+        return None
+    j = body.find(",", start)
+    if j < 0:
+        text = body[start:]
+    else:
+        text = body[start:j]
+        if _KEY_RE.match(body, j) is None and body[j + 1 :].strip():
+            # What follows the comma is not a new key: the value goes on. Rare; split fully.
+            for raw_key, raw_value in reversed(split_fields(body)):
+                if raw_key == label:
+                    text = raw_value
+                    break
+    try:
+        return float(text)
+    except ValueError:
+        value = parse_value(text.strip())
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+# --------------------------------------------------------------------------- NCCL
+
+
+def nccl_version(text: str) -> str | None:
+    """The NCCL version a line announces, normalised to ``X.Y.Z``, or None.
+
+    Shapes: ``sglang is using nccl==2.21.5`` (also ``vLLM``/diffusion; ``2.21.`` means
+    ``2.21.0``), bare ``NCCL version 2.21.5+cuda12.4`` and
+    ``host:pid:tid [0] NCCL INFO NCCL version 2.27.3+cuda12.9``.
+    """
+    if "nccl==" in text:
+        m = _USING_NCCL_RE.search(text)
+        if m:
+            return ".".join(str(int(p)) if p else "0" for p in m.groups())
+    if "NCCL version" in text:
+        m = _NCCL_VERSION_RE.search(text)
+        if m:
+            return ".".join(str(int(p)) for p in m.groups())
+    return None
+
+
+# --------------------------------------------------------------------------- time stamps
+
+
+def _stamp(date: str | None, time: str) -> datetime | None:
+    """Naive datetime for ``YYYY-MM-DD`` + ``HH:MM:SS[.fff]``; None without a date or if invalid."""
+    if date is None:
+        return None
+    try:
+        frac = time[9:]
+        return datetime(
+            int(date[0:4]),
+            int(date[5:7]),
+            int(date[8:10]),
+            int(time[0:2]),
+            int(time[3:5]),
+            int(time[6:8]),
+            int(frac.ljust(6, "0")) if frac else 0,
+        )
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def _stamp_parts(stamp: Any) -> tuple[str | None, str, str]:
+    """(date, time, original text) of a header match or of a ``(date, time, text)`` tuple."""
+    if isinstance(stamp, tuple):
+        return stamp
+    date = stamp.group("date")
+    return date, stamp.group("time"), stamp.string[stamp.start("date") : stamp.end("time")]
+
+
+class _Segment:
+    """A run being built."""
+
+    __slots__ = (
+        "first_line",
+        "last_line",
+        "first_stamp",
+        "last_stamp",
+        "headers",
+        "headers_since_config",
+        "config",
+        "config_text",
+        "nccl",
+        "decode",
+        "accept",
+        "prefill_tp",
+        "stats",
+        "samples",
+    )
+
+    def __init__(self, keep_samples: bool) -> None:
+        self.first_line: int | None = None
+        self.last_line: int | None = None
+        # Header match objects (or (date, time, text) tuples for time-only stamps).
+        self.first_stamp: Any = None
+        self.last_stamp: Any = None
+        self.headers = 0
+        self.headers_since_config = 0
+        self.config: dict[str, Any] | None = None
+        self.config_text: str | None = None
+        self.nccl: list[str] = []
+        self.decode = array("d")
+        self.accept = array("d")
+        self.prefill_tp = array("d")
+        self.stats = 0
+        self.samples: dict[str, list[dict[str, Any]]] | None = (
+            {"decode": [], "prefill": []} if keep_samples else None
+        )
+
+    def has_content(self) -> bool:
+        return self.config is not None or self.stats > 0 or bool(self.nccl)
+
+    def to_run(self) -> ParsedRun:
+        run = ParsedRun(kind=KIND, first_line=self.first_line, last_line=self.last_line)
+        if self.first_stamp is not None:
+            date, time, run.start_text = _stamp_parts(self.first_stamp)
+            run.start = _stamp(date, time)
+        if self.last_stamp is not None:
+            date, time, _ = _stamp_parts(self.last_stamp)
+            run.end = _stamp(date, time)
+        run.nccl_versions = list(self.nccl)
+        run.config = self.config if self.config is not None else {}
+        for name, values in (
+            ("decode_throughput", self.decode),
+            ("accept_len", self.accept),
+            ("prefill_input_throughput", self.prefill_tp),
+        ):
+            if values:
+                run.series[name] = values
+                run.units[name] = _SERIES_UNITS[name]
+        run.samples = self.samples
+        return run
+
+
+class SGLangLogParser:
+    """Feed it ``(line_number, text)`` pairs, then call ``finish()`` for runs and diagnostics."""
+
+    def __init__(self, source: str, *, keep_samples: bool = False) -> None:
+        self.source = source
+        self.keep_samples = keep_samples
+        self.runs: list[ParsedRun] = []
+        self.diagnostics: list[Diagnostic] = []
+        self._seg = _Segment(keep_samples)
+        self._any_header = False
+        self._dateless_line: int | None = None
+        self._no_throughput_line: int | None = None  # decode lines without a numeric gen throughput
+        self._no_throughput_count = 0
+        self._stamp_cache: tuple[str | None, str, datetime | None] = (None, "", None)
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _diag(self, line: int | None, message: str) -> None:
+        self.diagnostics.append(Diagnostic(self.source, line, message))
+
+    def _close_segment(self) -> None:
+        seg = self._seg
+        if seg.headers:
+            self._any_header = True
+        if seg.has_content():
+            self.runs.append(seg.to_run())
+        elif seg.headers:
+            self._diag(
+                seg.first_line,
+                f"lines {seg.first_line}-{seg.last_line} hold SGLang log lines but no server_args, "
+                "stats or NCCL lines; not counted as a run",
+            )
+
+    def _sample_time(self, date: str | None, time: str) -> datetime | None:
+        cached_date, cached_time, value = self._stamp_cache
+        if cached_time == time and cached_date == date:
+            return value
+        value = _stamp(date, time)
+        self._stamp_cache = (date, time, value)
+        return value
+
+    # -- the main loop ------------------------------------------------------------------
+
+    def feed(self, lineno: int, text: str) -> None:
+        self.feed_all(((lineno, text),))
+
+    def feed_all(self, lines: Iterable[tuple[int, str]]) -> None:
+        """The per-line loop, written for speed: cheap ``in`` tests before any regex."""
+        fast_match = _FAST_HEADER_RE.match
+        full_match = HEADER_RE.match
+        level_match = _LEVEL_RE.match
+        level_words = _LEVEL_WORDS
+        header_first = _HEADER_FIRST
+        seg = self._seg
+        for lineno, text in lines:
+            if not text:
+                continue
+            first = text[0]
+            if first == "[":  # match_header(), inlined
+                m = fast_match(text)
+                if m is None or (text.startswith(level_words, m.end()) and level_match(text, m.end())):
+                    m = full_match(text)
+            elif first in header_first:
+                m = full_match(text)
+            elif first in " \t" and text.isspace():
+                continue
+            else:
+                m = None
+            if m is not None:
+                message = text[m.end() :]
+                if message.startswith("server_args="):
+                    seg = self._config_line(lineno, message)
+                if seg.first_line is None:
+                    seg.first_line = lineno
+                seg.last_line = lineno
+                if m.group("date") is None:
+                    stamp = self._dateless_stamp(seg, lineno, m)
+                else:
+                    stamp = m
+                if seg.first_stamp is None:
+                    seg.first_stamp = stamp
+                seg.last_stamp = stamp
+                seg.headers += 1
+                seg.headers_since_config += 1
+                if "batch" in message:
+                    self._stats_line(seg, lineno, stamp, m, message)
+            else:
+                if seg.first_line is None:
+                    seg.first_line = lineno
+                seg.last_line = lineno
+            if "nccl==" in text or "NCCL version" in text:
+                version = nccl_version(text)
+                if version is not None and version not in seg.nccl:
+                    seg.nccl.append(version)
+
+    def _dateless_stamp(self, seg: _Segment, lineno: int, m: re.Match[str]) -> tuple[str | None, str, str]:
+        """A time-only stamp (SGLang <= 0.3.2) takes the run's last date, a day later after
+        midnight; with no date seen in the run it stays dateless (times left empty)."""
+        time = m.group("time")
+        date = None
+        if seg.last_stamp is not None:
+            date, last_time, _ = _stamp_parts(seg.last_stamp)
+            if date is not None and time[:8] < last_time[:8]:
+                day = _stamp(date, "00:00:00")
+                date = (day + timedelta(days=1)).strftime("%Y-%m-%d") if day is not None else None
+        if date is None and self._dateless_line is None:
+            self._dateless_line = lineno
+        return (date, time, time)
+
+    def _config_line(self, lineno: int, message: str) -> _Segment:
+        seg = self._seg
+        raw = message[len("server_args=") :].rstrip()
+        repeat = seg.config_text == raw and seg.headers_since_config == 0 and not seg.stats
+        if repeat:
+            return seg
+        if seg.has_content() or seg.headers:
+            self._close_segment()
+            seg = self._seg = _Segment(self.keep_samples)
+        fields, problems = parse_keyword_repr(raw)
+        seg.config = fields
+        seg.config_text = raw
+        seg.headers_since_config = -1  # the server_args line itself is counted next
+        if problems:
+            self._diag(lineno, "server_args: " + "; ".join(problems) + f" (read {len(fields)} fields)")
+        return seg
+
+    def _stats_line(self, seg: _Segment, lineno: int, stamp: Any, m: re.Match[str], message: str) -> None:
+        b = _BATCH_RE.match(message)
+        if b is None:
+            return
+        body = message[b.end() :]
+        seg.stats += 1
+        decode = message[0] == "D"
+        # Series come straight from the exact labels (fast: no full field split).
+        if decode:
+            value = field_number(body, "gen throughput (token/s)")
+            if value is None:
+                self._no_throughput_count += 1
+                if self._no_throughput_line is None:
+                    self._no_throughput_line = lineno
+            else:
+                seg.decode.append(value)
+            if "accept len: " in body:
+                accept = field_number(body, "accept len")
+                if accept is not None:
+                    seg.accept.append(accept)
+        elif "input throughput" in body:
+            value = field_number(body, "input throughput (token/s)")
+            if value is not None:
+                seg.prefill_tp.append(value)
+        if seg.samples is not None:
+            date, time, _ = _stamp_parts(stamp)
+            rank = m.group("rank").strip() or None
+            sample: dict[str, Any] = {"time": self._sample_time(date, time), "line": lineno, "rank": rank}
+            if b.group(3):
+                sample["forward_ct"] = int(b.group(3))
+            if b.group(2):
+                sample["mixed"] = True
+                sample["running_req"] = int(b.group(2))
+            sample.update(stats_fields(body))
+            seg.samples["decode" if decode else "prefill"].append(sample)
+
+    def finish(self) -> tuple[list[ParsedRun], list[Diagnostic]]:
+        self._close_segment()
+        self._seg = _Segment(self.keep_samples)
+        if self._dateless_line is not None:
+            self._diag(
+                self._dateless_line,
+                "time stamps without a date (SGLang <= 0.3.2 format): times left empty",
+            )
+        if self._no_throughput_count:
+            self._diag(
+                self._no_throughput_line,
+                f"{self._no_throughput_count} Decode batch line(s) without a numeric gen throughput"
+                f" (first at line {self._no_throughput_line})",
+            )
+        if not self.runs and not self._any_header:
+            self._diag(None, "no SGLang server log lines found")
+        self.diagnostics.sort(key=lambda d: (d.line is None, d.line or 0))
+        return self.runs, self.diagnostics

@@ -1,0 +1,182 @@
+"""parsers.framing and parse_file's handling of unreadable, binary and compressed files."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+from pathlib import Path
+
+import pytest
+
+from parsers import framing, parse_file
+from parsers.framing import LogLines, NotTextError, split_progress, strip_ansi
+
+DECODE = "[2026-01-01 12:00:00 TP0] Decode batch, #running-req: 1, #token: 9, token usage: 0.00, cuda graph: True, gen throughput (token/s): 42.50, #queue-req: 0"
+
+
+def lines_of(path: Path) -> list[tuple[int, str]]:
+    with LogLines(path) as log:
+        return list(log)
+
+
+def test_physical_line_numbers_and_blank_lines(write_log) -> None:
+    assert lines_of(write_log("a\n\nb\nc")) == [(1, "a"), (2, ""), (3, "b"), (4, "c")]
+
+
+def test_crlf_endings_lose_their_cr(write_log) -> None:
+    assert lines_of(write_log("a\r\nb\r\n")) == [(1, "a"), (2, "b")]
+
+
+def test_carriage_returns_split_progress_updates(write_log) -> None:
+    path = write_log("bar 10%\rbar 50%\rbar 100%\r\n" + "x\r\r\n" + "\r\r\n" + "tail\r" + DECODE + "\n")
+    assert lines_of(path) == [
+        (1, "bar 10%"), (1, "bar 50%"), (1, "bar 100%"), (2, "x"), (4, "tail"), (4, DECODE),
+    ]
+
+
+def test_ansi_sequences_are_removed(write_log) -> None:
+    path = write_log("\x1b[36m(SGLangEngine pid=1)\x1b[0m x\n\x1b]0;title\x07y\x1b[1;31mz\x1b[0m\n")
+    assert lines_of(path) == [(1, "(SGLangEngine pid=1) x"), (2, "yz")]
+    assert strip_ansi("plain") == "plain"
+    assert strip_ansi("\x1b[2K\x1b[1Gdone") == "done"
+
+
+def test_split_progress() -> None:
+    assert split_progress("a\rb") == ["a", "b"]
+    assert split_progress("a\r") == ["a"]
+    assert split_progress("\r\r") == []
+
+
+def test_invalid_utf8_is_replaced(write_log) -> None:
+    assert lines_of(write_log(b"ok \xff\xfe end\n")) == [(1, "ok \ufffd\ufffd end")]
+
+
+def test_utf8_bom_is_dropped_and_utf16_is_decoded(write_log) -> None:
+    assert lines_of(write_log(b"\xef\xbb\xbfabc\n")) == [(1, "abc")]
+    assert lines_of(write_log("abc\r\ndef\r\n".encode("utf-16"), "ps.log")) == [(1, "abc"), (2, "def")]
+
+
+def test_block_boundaries_split_lines_and_characters(write_log, monkeypatch) -> None:
+    monkeypatch.setattr(framing, "HEAD_BYTES", 7)
+    monkeypatch.setattr(framing, "BLOCK_BYTES", 5)
+    text = "\u00e9t\u00e9 \u2588\u2588\nsecond line\r\nthird\rpart\n" + "x" * 23 + "\nend"
+    assert lines_of(write_log(text)) == [
+        (1, "\u00e9t\u00e9 \u2588\u2588"), (2, "second line"), (3, "third"), (3, "part"), (4, "x" * 23), (5, "end"),
+    ]
+
+
+def test_overlong_line_is_cut_and_numbering_continues(write_log, monkeypatch) -> None:
+    monkeypatch.setattr(framing, "HEAD_BYTES", 8)
+    monkeypatch.setattr(framing, "BLOCK_BYTES", 8)
+    monkeypatch.setattr(framing, "MAX_LINE_CHARS", 20)
+    path = write_log("short\n" + "y" * 100 + "\nafter\n")
+    with LogLines(path) as log:
+        got = list(log)
+        notes = log.notes
+    assert got[0] == (1, "short")
+    assert got[1][0] == 2 and got[1][1].startswith("y") and len(got[1][1]) <= 28
+    assert got[2] == (3, "after")
+    assert notes and notes[0][0] == 2
+
+
+@pytest.mark.parametrize("opener", [gzip.open, bz2.open, lzma.open])
+def test_compressed_files_are_opened_by_magic(tmp_path: Path, opener) -> None:
+    path = tmp_path / "server.log"  # no telling suffix
+    with opener(path, "wb") as out:
+        out.write((DECODE + "\n").encode() * 3)
+    parsed = parse_file(path)
+    assert list(parsed.runs[0].series["decode_throughput"]) == [42.5, 42.5, 42.5]
+    assert parsed.diagnostics == []
+
+
+def test_gz_suffix_on_plain_text_is_fine(write_log) -> None:
+    parsed = parse_file(write_log(DECODE + "\n", "plain.log.gz"))
+    assert list(parsed.runs[0].series["decode_throughput"]) == [42.5]
+
+
+@pytest.mark.parametrize("count", [20, 2000])  # inside and beyond the 64 KiB sniffed at open
+def test_truncated_gzip_keeps_what_was_read(tmp_path: Path, count: int) -> None:
+    path = tmp_path / "cut.log.gz"
+    data = gzip.compress(("\n".join([DECODE] * count) + "\n").encode())
+    path.write_bytes(data[: len(data) - 12])
+    parsed = parse_file(path)
+    assert len(parsed.runs) == 1
+    assert 0 < len(parsed.runs[0].series["decode_throughput"]) <= count
+    assert all(d.line is None or d.line > 0 for d in parsed.diagnostics)
+    assert any("read error in the gzip stream" in d.message for d in parsed.diagnostics), parsed.diagnostics
+
+
+def test_a_parser_bug_becomes_a_diagnostic(write_log, monkeypatch) -> None:
+    from parsers.sglang import SGLangLogParser
+
+    def boom(*args, **kwargs):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(SGLangLogParser, "_stats_line", boom)
+    path = write_log("[2026-01-01 10:00:00] server_args=ServerArgs(a=1)\n" + DECODE + "\n")
+    parsed = parse_file(path)
+    assert [r.config for r in parsed.runs] == [{"a": 1}]
+    assert any("internal parser error near line 2" in d.message for d in parsed.diagnostics)
+
+
+def test_corrupt_gzip_header_is_one_diagnostic(write_log) -> None:
+    parsed = parse_file(write_log(b"\x1f\x8b\x08\x00garbage-not-deflate" * 3, "bad.gz"))
+    assert parsed.runs == []
+    assert len(parsed.diagnostics) == 1 and parsed.diagnostics[0].line is None
+
+
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        (b"\x00\x01\x02ELF" + bytes(range(256)) * 4, "binary"),
+        (bytes(range(128, 256)) * 40, "not a text log"),
+        (b"\x28\xb5\x2f\xfd" + b"zstd frame", "zstd"),
+        (b"PK\x03\x04" + b"zip", "zip"),
+    ],
+)
+def test_binary_files_give_one_diagnostic(write_log, content: bytes, needle: str) -> None:
+    path = write_log(content, "blob.bin")
+    parsed = parse_file(path, source="blob.bin")
+    assert parsed.runs == []
+    assert len(parsed.diagnostics) == 1
+    diag = parsed.diagnostics[0]
+    assert (diag.source, diag.line) == ("blob.bin", None)
+    assert needle in diag.message and "skipped" in diag.message
+    with pytest.raises(NotTextError):
+        LogLines(path)
+
+
+def test_directory_missing_and_unreadable_files(tmp_path: Path, monkeypatch) -> None:
+    for path, needle in [(tmp_path, "directory"), (tmp_path / "nope.log", "no such file")]:
+        parsed = parse_file(path)
+        assert parsed.runs == [] and len(parsed.diagnostics) == 1
+        assert parsed.diagnostics[0].line is None and needle in parsed.diagnostics[0].message
+
+    locked = tmp_path / "locked.log"
+    locked.write_text(DECODE + "\n")
+    if os.geteuid() != 0:
+        locked.chmod(0)
+        parsed = parse_file(locked)
+        assert "permission denied" in parsed.diagnostics[0].message
+
+    def deny(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(framing, "open", deny, raising=False)
+    parsed = parse_file(locked, source="locked.log")
+    assert parsed.runs == []
+    assert [str(d) for d in parsed.diagnostics] == ["locked.log: cannot read: permission denied, skipped"]
+
+
+def test_empty_file(write_log) -> None:
+    parsed = parse_file(write_log(b""))
+    assert parsed.runs == []
+    assert [d.message for d in parsed.diagnostics] == ["no SGLang server log lines found"]
+
+
+def test_source_defaults_to_str_of_path(write_log) -> None:
+    path = write_log(DECODE + "\n")
+    assert parse_file(path).source == str(path)
+    assert parse_file(str(path), source="x/y.log").source == "x/y.log"
