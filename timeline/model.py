@@ -14,7 +14,8 @@ from typing import Any
 from parsers.records import Diagnostic
 
 __all__ = ["Diagnostic", "CommitInfo", "CodeEvent", "MetricSummary", "Run", "RepoInfo", "Timeline",
-           "ZERO_SHA_CHARS", "is_zero_sha"]
+           "ZERO_SHA_CHARS", "is_zero_sha",
+           "SteadyValue", "ShiftSide", "Suspect", "Confounder", "Bisect", "Shift", "Culprit"]
 
 ZERO_SHA_CHARS = frozenset("0")
 
@@ -90,6 +91,99 @@ class Run:
     config: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, MetricSummary] = field(default_factory=dict)
     samples: dict[str, list[dict[str, Any]]] | None = None
+    # The run's one number for comparisons (timeline.detect.steady_decode; docs/shifts.md).
+    steady: SteadyValue | None = None
+
+
+@dataclass(frozen=True)
+class SteadyValue:
+    """One number per run: the median of the steady decode lines (or the bench client's result).
+
+    ``spread`` is the robust spread of those lines, 1.4826 x MAD of their natural logs (about a
+    relative standard deviation); None with fewer than 3 lines or for a bench client result.
+    """
+
+    metric: str
+    unit: str
+    value: float
+    n: int
+    skipped: int
+    spread: float | None
+    source: str  # "decode-lines" or "bench-client"
+
+
+@dataclass(frozen=True)
+class ShiftSide:
+    """One side of a shift: the version next to the boundary and the runs pooled on that side."""
+
+    commit: str
+    runs: list[str]
+    value: float  # geometric mean of the runs' steady values
+    commits: list[str] = field(default_factory=list)  # every version pooled, nearest last/first
+
+
+@dataclass(frozen=True)
+class Suspect:
+    """A commit that differs between the two sides of a shift."""
+
+    sha: str
+    subject: str
+    change: str  # "arrived" (in the newer side only) or "left"
+    event: str  # the event id that brought it in or took it away
+    author_date: datetime | None = None
+    paths: list[str] | None = None  # None when the git module did not provide them
+    unlikely: bool = False  # touches only docs, tests or CI
+    cleared: str | None = None  # why narrowing set it aside, if it did
+
+
+@dataclass(frozen=True)
+class Confounder:
+    """Another difference between the two sides: a server argument or the NCCL version."""
+
+    field: str
+    from_value: Any
+    to_value: Any
+
+
+@dataclass(frozen=True)
+class Bisect:
+    command: str
+    steps: int
+    commits: int
+
+
+@dataclass
+class Shift:
+    """The test at one boundary between two versions of one workload (docs/shifts.md)."""
+
+    id: str
+    group: str
+    metric: str
+    unit: str
+    from_side: ShiftSide
+    to_side: ShiftSide
+    change_pct: float
+    p_value: float | None
+    verdict: str | None  # "regression", "improvement", "inconclusive" or None (under the minimum effect)
+    method: str  # "pooled-t" or "line-spread"
+    single_run: bool = False
+    more_runs: tuple[int, int] | None = None  # extra runs (from side, to side) that would decide it
+    events: list[str] = field(default_factory=list)
+    suspects: list[Suspect] = field(default_factory=list)
+    confounders: list[Confounder] = field(default_factory=list)
+    bisect: Bisect | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Culprit:
+    """A commit narrowing singled out, most likely first in ``Timeline.culprits``."""
+
+    sha: str
+    subject: str
+    shifts: list[str]
+    reason: str
+    likelihood: str  # "prime", "sole" or "possible"
 
 
 @dataclass(frozen=True)
@@ -109,6 +203,9 @@ class Timeline:
     events: list[CodeEvent]
     runs: list[Run]
     warnings: list[Diagnostic]
+    # Filled by timeline.shifts.find_shifts (docs/shifts.md).
+    shifts: list[Shift] = field(default_factory=list)
+    culprits: list[Culprit] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON v1 document (see README, "JSON contract")."""

@@ -1,0 +1,300 @@
+"""timeline.detect: the statistics, one number per run, and the boundary test.
+
+The seeded simulations at the end pin the detector's power and false-flag rate in the asv style
+(prior-art §4.6 and Appendix B): they would fail if a change to the method cost power or raised
+false alarms.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from timeline import detect
+from timeline.detect import (
+    Settings,
+    Version,
+    betainc,
+    normal_two_sided_p,
+    pooled_sigma,
+    steady_decode,
+    t_quantile,
+    t_two_sided_p,
+)
+
+# --------------------------------------------------------------------------- distributions
+
+# Two-sided 1% critical values of Student's t (any statistics table).
+T_CRITICAL_1PCT = {1: 63.657, 2: 9.925, 3: 5.841, 4: 4.604, 10: 3.169, 16: 2.921, 30: 2.750, 120: 2.617}
+
+
+@pytest.mark.parametrize("df, t", sorted(T_CRITICAL_1PCT.items()))
+def test_t_tail_matches_the_tables(df, t):
+    assert t_two_sided_p(t, df) == pytest.approx(0.01, rel=2e-3)
+    assert t_quantile(0.01, df) == pytest.approx(t, rel=2e-4)
+
+
+def test_t_tail_edges_and_known_values():
+    assert t_two_sided_p(0.0, 5) == 1.0
+    assert t_two_sided_p(math.inf, 5) == 0.0
+    assert t_two_sided_p(-2.0, 7) == t_two_sided_p(2.0, 7)
+    # One degree of freedom is the Cauchy distribution: P(|T| >= t) = 1 - 2 atan(t) / pi.
+    for t in (0.3, 1.0, 4.0, 50.0):
+        assert t_two_sided_p(t, 1) == pytest.approx(1 - 2 * math.atan(t) / math.pi, rel=1e-9)
+    # Two degrees of freedom: P(|T| >= t) = 1 - t / sqrt(2 + t^2).
+    for t in (0.5, 2.0, 9.0):
+        assert t_two_sided_p(t, 2) == pytest.approx(1 - t / math.sqrt(2 + t * t), rel=1e-9)
+    # Many degrees of freedom: the normal tail.
+    assert t_two_sided_p(2.5758293, 1e6) == pytest.approx(0.01, rel=1e-3)
+    with pytest.raises(ValueError):
+        t_two_sided_p(1.0, 0)
+
+
+def test_incomplete_beta():
+    assert betainc(2, 3, 0.4) == pytest.approx(0.5248, abs=1e-12)  # 1 - sum of binomial terms
+    assert betainc(1, 1, 0.3) == pytest.approx(0.3)
+    assert betainc(0.5, 0.5, 0.5) == pytest.approx(0.5)
+    for a, b, x in ((2.5, 0.5, 0.2), (8, 0.5, 0.9), (0.5, 30, 0.01)):
+        assert betainc(a, b, x) == pytest.approx(1 - betainc(b, a, 1 - x), abs=1e-12)
+    assert betainc(3, 4, 0.0) == 0.0 and betainc(3, 4, 1.0) == 1.0
+
+
+def test_normal_tail():
+    assert normal_two_sided_p(0) == 1.0
+    assert normal_two_sided_p(1.959964) == pytest.approx(0.05, rel=1e-5)
+    assert normal_two_sided_p(-2.5758293) == pytest.approx(0.01, rel=1e-5)
+
+
+# --------------------------------------------------------------------------- one number per run
+
+
+def test_idle_gap_lines_are_left_out():
+    lines = [94.0, 93.5, 0.39, 94.4, 93.8, 12.0, 94.1, 94.2]  # 0.39 after a pause; 12 while refilling
+    steady = steady_decode(lines)
+    assert steady is not None
+    assert (steady.n, steady.skipped) == (6, 2)
+    assert steady.value == pytest.approx(94.0, abs=0.1)
+    assert steady.spread is not None and steady.spread < 0.01
+    assert steady.source == "decode-lines" and steady.metric == "decode_throughput"
+
+
+def test_running_req_zero_lines_are_idle():
+    steady = steady_decode([50.0, 60.0, 61.0, 59.0], running=[0, 1, 1, 1])
+    assert steady is not None and (steady.n, steady.skipped) == (3, 1)
+    assert steady.value == 60.0
+
+
+def test_a_run_with_many_pauses_still_has_a_level():
+    lines = [0.4, 90.0, 0.3, 91.0, 0.5, 89.0, 90.5, 0.2, 90.2]
+    steady = steady_decode(lines)
+    assert steady is not None and steady.n == 5 and steady.value == pytest.approx(90.2)
+
+
+def test_nothing_usable_gives_no_value():
+    assert steady_decode([]) is None
+    assert steady_decode([0.0, float("nan"), -1.0]) is None
+    two = steady_decode([90.0, 91.0])
+    assert two is not None and two.spread is None  # too few lines for a spread
+
+
+# --------------------------------------------------------------------------- the boundary test
+
+
+def _as_tuple(value):
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,)
+
+
+def versions(*levels, spread=None):
+    """One Version per level: a number (one run) or a tuple (several runs); ``spread`` for every run."""
+    out = []
+    for level in levels:
+        values = _as_tuple(level)
+        out.append(Version(values, (spread,) * len(values) if spread is not None else ()))
+    return out
+
+
+def test_pooled_sigma_uses_versions_with_replicates():
+    sigma, df = pooled_sigma([Version((100.0, 102.0, 98.0)), Version((90.0,)), Version((80.0, 81.0))])
+    assert df == 3
+    logs = [[math.log(v) for v in vs] for vs in ((100.0, 102.0, 98.0), (80.0, 81.0))]
+    squares = sum(sum((x - sum(v) / len(v)) ** 2 for x in v) for v in logs)
+    assert sigma == pytest.approx(math.sqrt(squares / 3))
+    assert pooled_sigma([Version((1.0,)), Version((2.0,))]) == (None, 0)
+
+
+def test_a_clear_drop_with_replicates_is_a_regression():
+    (boundary,) = detect.detect(versions((100.1, 99.8, 100.3), (90.2, 89.9, 90.1)))
+    assert boundary.verdict == "regression" and boundary.method == "pooled-t" and not boundary.single_run
+    assert boundary.change == pytest.approx(90.0667 / 100.0667 - 1, rel=1e-3)
+    assert boundary.p_value < 0.01 and boundary.df == 4
+
+
+def test_direction_follows_the_metric():
+    settings = Settings(higher_is_better=False)  # a latency
+    (boundary,) = detect.detect(versions((100.1, 99.8, 100.3), (90.2, 89.9, 90.1)), settings)
+    assert boundary.verdict == "improvement"
+
+
+def test_under_the_minimum_effect_there_is_no_verdict():
+    (boundary,) = detect.detect(versions((100.0, 100.1, 99.9), (98.0, 98.1, 97.9)))
+    assert boundary.p_value < 1e-4  # significant, but only a 2% change
+    assert boundary.verdict is None and boundary.quiet
+    (boundary,) = detect.detect(versions((100.0, 100.1, 99.9), (98.0, 98.1, 97.9)), Settings(min_effect=0.01))
+    assert boundary.verdict == "regression"
+
+
+def test_a_big_but_noisy_change_is_inconclusive_and_says_how_many_runs_would_decide():
+    (boundary,) = detect.detect(versions((100.0, 108.0, 93.0), (93.0, 99.0, 86.0)))
+    assert boundary.verdict == "inconclusive" and boundary.p_value >= 0.01
+    more_from, more_to = boundary.more_runs
+    assert more_from > 0 and more_to > 0
+    # With that many more runs at the same mean and spread the pooled test passes; with one fewer
+    # a side it would not.
+    sigma, df = pooled_sigma(versions((100.0, 108.0, 93.0), (93.0, 99.0, 86.0)))
+    delta = abs(math.log1p(boundary.change))
+
+    def passes(extra_from: int, extra_to: int) -> bool:
+        a, b = 3 + extra_from, 3 + extra_to
+        return t_two_sided_p(delta / (sigma * math.sqrt(1 / a + 1 / b)), df + extra_from + extra_to) < 0.01
+
+    assert passes(more_from, more_to)
+    assert not passes(more_from - 1, more_to - 1)
+
+
+def test_one_run_a_side_far_beyond_its_line_spread_is_called_but_flagged():
+    # The story from the seeds: 94 -> 60 tok/s, each run's lines varying by about 2%.
+    (boundary,) = detect.detect(versions(94.0, 60.0, spread=0.02))
+    assert boundary.verdict == "regression" and boundary.single_run and boundary.method == "line-spread"
+
+
+def test_one_run_a_side_near_the_noise_is_inconclusive():
+    (boundary,) = detect.detect(versions(100.0, 95.0, spread=0.01))  # 5%: under 2 x the minimum effect
+    assert boundary.verdict == "inconclusive" and not boundary.single_run
+    assert boundary.more_runs is not None
+    (boundary,) = detect.detect(versions(100.0, 88.0, spread=0.03))  # 12%: under 5 x the 3% spread
+    assert boundary.verdict == "inconclusive"
+
+
+def test_one_run_a_side_without_a_line_spread_is_never_called():
+    (boundary,) = detect.detect(versions(100.0, 50.0))
+    assert boundary.verdict == "inconclusive" and boundary.p_value is None
+    assert any("line spread is unknown" in note for note in boundary.notes)
+
+
+def test_regression_and_recovery_are_both_seen_at_full_size():
+    first, second = detect.detect(versions((100.1, 99.8, 100.3), (90.2, 89.9, 90.1), (99.4, 99.7, 99.5)))
+    assert (first.left, first.right, second.left, second.right) == ((0,), (1,), (1,), (2,))
+    assert (first.verdict, second.verdict) == ("regression", "improvement")
+    assert first.change == pytest.approx(-0.10, abs=0.002)
+    assert second.change == pytest.approx(0.105, abs=0.002)
+
+
+def test_windows_pool_two_versions_at_the_same_level():
+    boundaries = detect.detect(versions((100.0, 101.0), (100.5, 99.5), (90.0, 91.0), (90.5, 89.5)))
+    step = boundaries[1]
+    assert (step.left, step.right) == ((0, 1), (2, 3))
+    assert step.verdict == "regression"
+    assert [b.verdict for b in boundaries] == [None, "regression", None]
+
+
+def test_a_creep_seen_by_two_overlapping_windows_is_flagged_once():
+    boundaries = detect.detect(
+        versions((100.0, 100.2, 99.8), (100.1, 99.9, 100.0), (97.6, 97.4, 97.5), (95.0, 95.2, 94.8), (95.1, 94.9, 95.0))
+    )
+    flagged = [b for b in boundaries if b.verdict == "regression"]
+    assert len(flagged) == 1
+    absorbed = [b for b in boundaries if b.absorbed_by is not None]
+    assert absorbed and absorbed[0].absorbed_by == flagged[0].index and absorbed[0].verdict is None
+
+
+def test_fewer_than_two_versions_have_no_boundary():
+    assert detect.detect([]) == [] and detect.detect(versions(100.0)) == []
+
+
+def test_versions_reject_bad_values():
+    with pytest.raises(ValueError):
+        Version(())
+    with pytest.raises(ValueError):
+        Version((0.0,))
+    with pytest.raises(ValueError):
+        Version((1.0, 2.0), (0.01,))
+
+
+def test_detect_is_pure():
+    """No I/O, no git, no clock: only the standard library's maths and the model's data classes."""
+    tree = ast.parse(Path(detect.__file__).read_text(encoding="utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add(node.module)
+    assert imported <= {"__future__", "math", "statistics", "collections.abc", "dataclasses", "functools", "timeline.model"}
+    assert "open(" not in Path(detect.__file__).read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- asv-style simulations
+
+SEEDS = 400
+
+
+def simulate(drop: float, runs: int, count: int, at: int, noise: float = 0.03, seeds: int = SEEDS):
+    """(share of seeds where the boundary at ``at`` is a regression, share with a flag elsewhere)."""
+    caught = elsewhere = 0
+    for seed in range(seeds):
+        rng = random.Random(seed)
+        series = [
+            Version(tuple(100.0 * (1 - drop if k >= at else 1) * math.exp(rng.gauss(0, noise)) for _ in range(runs)))
+            for k in range(count)
+        ]
+        boundaries = detect.detect(series)
+        caught += any(b.index == at and b.verdict == "regression" for b in boundaries)
+        elsewhere += any(b.verdict in ("regression", "improvement") and (b.index != at or not drop) for b in boundaries)
+    return caught / seeds, elsewhere / seeds
+
+
+def test_two_versions_a_side_three_runs_each_ten_percent_drop_is_caught():
+    caught, elsewhere = simulate(0.10, runs=3, count=4, at=2)
+    assert caught >= 0.95 and elsewhere <= 0.03
+
+
+def test_two_versions_a_side_three_runs_each_flat_series_raises_no_flag():
+    _, flagged = simulate(0.0, runs=3, count=4, at=2)
+    assert flagged <= 0.05
+
+
+def test_eight_versions_three_runs_each_like_the_prior_art_simulation():
+    caught, elsewhere = simulate(0.10, runs=3, count=8, at=4)
+    assert caught >= 0.95 and elsewhere <= 0.10
+    _, flagged = simulate(0.0, runs=3, count=8, at=4)
+    assert flagged <= 0.10  # about 1% per boundary, 7 boundaries (prior-art §4.6: 0.06)
+
+
+def test_a_five_percent_drop_is_caught_more_often_with_more_runs():
+    three, _ = simulate(0.05, runs=3, count=8, at=4, seeds=200)
+    five, _ = simulate(0.05, runs=5, count=8, at=4, seeds=200)
+    assert 0.3 <= three < five and five >= 0.7
+
+
+def test_one_run_a_version_without_line_spreads_never_guesses():
+    caught, flagged = simulate(0.30, runs=1, count=8, at=4, seeds=50)
+    assert caught == 0 and flagged == 0
+
+
+def test_one_run_a_side_line_spread_rule_rates():
+    """Runs varying 3% from launch to launch, lines 2% within a run: a 36% drop is always called,
+    a flat pair almost never."""
+    called = false = 0
+    for seed in range(SEEDS):
+        rng = random.Random(seed)
+        run = lambda level: level * math.exp(rng.gauss(0, 0.03))  # noqa: E731
+        (drop,) = detect.detect([Version((run(94.0),), (0.02,)), Version((run(60.0),), (0.02,))])
+        (flat,) = detect.detect([Version((run(94.0),), (0.02,)), Version((run(94.0),), (0.02,))])
+        called += drop.verdict == "regression" and drop.single_run
+        false += flat.verdict in ("regression", "improvement")
+    assert called == SEEDS
+    assert false / SEEDS <= 0.03

@@ -1,0 +1,429 @@
+"""Is the change at a version boundary real? Numbers in, verdicts out.
+
+PURE: no I/O, no git, no clock, no randomness; the standard library only (``math``). The
+grouping of runs into versions, the suspects and the wording live in ``timeline.shifts`` and
+``timeline.suspects``; ``docs/shifts.md`` explains the whole method for users.
+
+The method is the recommendation of the prior-art study (shared/reference/prior-art.md, §4.7,
+simulated in §4.6 and Appendix B), applied where the reflog says the code changed:
+
+* **One number per run** (``steady_decode``): the median gen throughput of the run's steady
+  decode lines. Decode lines inside one run are autocorrelated, never replicates.
+* **Versions**: consecutive runs on one commit. All tests work on natural logs of the run values,
+  so changes are relative and noise is a coefficient of variation.
+* **Pooled noise** (``pooled_sigma``): the within-version standard deviation pooled over every
+  version of the workload that has two runs or more, ``sqrt(sum SS_i / (N - K))`` with
+  ``N - K`` degrees of freedom (conbench's shared spread; Student's pooled two-sample t).
+* **Windows**: at the boundary between versions ``b-1`` and ``b``, up to ``window`` (2) versions a
+  side are pooled, ``[b-2, b)`` against ``[b, b+2)``, but a window never reaches across a
+  neighbouring boundary whose own adjacent change is a change of its own (at least the minimum
+  effect, and significant on the adjacent pooled test when there is a pooled estimate): that
+  version is at another level and would dilute the comparison. This is what lets a regression
+  and its recovery on the next boundary both be seen at their full size.
+* **The test**: ``t = (mean_to - mean_from) / (sigma * sqrt(1/n_from + 1/n_to))`` against
+  Student's t with the pooled degrees of freedom; a shift is flagged when ``p < alpha`` (0.01)
+  and ``|change| >= min_effect`` (3%). Among two neighbouring boundaries flagged the same way whose
+  windows overlap, only the one with the smaller p keeps its verdict (Hunter's windowing at the
+  level of versions, prior-art §4.6 reading 3).
+* **Verdicts**: ``regression`` / ``improvement`` by the metric's direction, ``inconclusive`` when
+  the change passes the size threshold but not the test (with ``more_runs``: how many more runs a
+  side would decide it if the change and the noise stay as observed), ``None`` under the threshold.
+* **One run a side** (no between-run noise, fewer than 2 pooled degrees of freedom): each run's own
+  steady-line spread is a floor for its noise. The change is called (``single_run=True``, "rerun
+  to confirm") only when it is far beyond both that floor and the minimum effect: at least
+  ``SINGLE_RUN_SPREAD_FACTOR`` (5) times the larger spread, at least ``SINGLE_RUN_EFFECT_FACTOR``
+  (2) times the minimum effect, and ``p < alpha`` for a normal test with the floor as a known
+  sigma; anything smaller is inconclusive.
+
+Student's t distribution is computed without scipy through the regularized incomplete beta
+function: for ``nu`` degrees of freedom the two-sided tail is ``P(|T| >= t) = I_x(nu/2, 1/2)``
+with ``x = nu / (nu + t^2)`` (Abramowitz & Stegun 26.7.1 with 26.5.27; DLMF 8.17.2), and
+``I_x(a, b)`` is evaluated by its continued fraction (DLMF 8.17.22) with the modified Lentz
+algorithm, as in Numerical Recipes (3rd ed., §6.4, ``betacf``). The normal tail is ``erfc``.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from timeline.model import SteadyValue
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "DEFAULT_MIN_EFFECT",
+    "Boundary",
+    "Settings",
+    "Version",
+    "betainc",
+    "detect",
+    "normal_two_sided_p",
+    "pooled_sigma",
+    "robust_spread",
+    "steady_decode",
+    "t_quantile",
+    "t_two_sided_p",
+]
+
+DEFAULT_ALPHA = 0.01
+DEFAULT_MIN_EFFECT = 0.03
+DEFAULT_WINDOW = 2
+
+IDLE_FRACTION = 0.5  # a decode line under half the run's upper-quartile throughput is an idle-gap line
+MIN_SPREAD_LINES = 3  # fewer steady lines than this: the run's spread is unknown
+MIN_POOLED_DF = 2  # fewer pooled degrees of freedom: no between-run noise estimate
+SINGLE_RUN_SPREAD_FACTOR = 5.0
+SINGLE_RUN_EFFECT_FACTOR = 2.0
+SPREAD_FLOOR = 0.005  # a run's spread is never taken below 0.5% (values are printed to 2 decimals)
+ASSUMED_RUN_NOISE = 0.03  # planning "more runs" with no between-run estimate (prior-art §4.6)
+MAX_PLANNED_RUNS = 30  # per side; beyond this the change is too close to the noise to chase
+
+
+# --------------------------------------------------------------------------- distributions
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function, modified Lentz (Numerical Recipes §6.4)."""
+    tiny, eps = 1e-300, 1e-15
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < eps:
+            break
+    return h
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function ``I_x(a, b)`` for ``a, b > 0``, ``0 <= x <= 1``."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    front = math.exp(log_front)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_two_sided_p(t: float, df: float) -> float:
+    """``P(|T| >= |t|)`` for Student's t with ``df`` degrees of freedom: ``I_{df/(df+t^2)}(df/2, 1/2)``."""
+    if df <= 0:
+        raise ValueError("degrees of freedom must be positive")
+    if math.isinf(t):
+        return 0.0
+    if t == 0.0:
+        return 1.0
+    return min(1.0, max(0.0, betainc(df / 2.0, 0.5, df / (df + t * t))))
+
+
+@lru_cache(maxsize=512)
+def t_quantile(p_two_sided: float, df: float) -> float:
+    """The ``t`` with ``P(|T| >= t) = p_two_sided`` (bisection on ``t_two_sided_p``)."""
+    low, high = 0.0, 1.0
+    while t_two_sided_p(high, df) > p_two_sided:
+        high *= 2.0
+        if high > 1e12:
+            return math.inf
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if t_two_sided_p(middle, df) > p_two_sided:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-12 * high:
+            break
+    return (low + high) / 2.0
+
+
+def normal_two_sided_p(z: float) -> float:
+    """``P(|Z| >= |z|)`` for a standard normal ``Z``."""
+    return math.erfc(abs(z) / math.sqrt(2.0))
+
+
+# --------------------------------------------------------------------------- one number per run
+
+
+def robust_spread(logs: Sequence[float]) -> float:
+    """1.4826 x the median absolute deviation: a standard deviation that ignores outliers."""
+    center = statistics.median(logs)
+    return 1.4826 * statistics.median(abs(v - center) for v in logs)
+
+
+def steady_decode(
+    values: Sequence[float],
+    running: Sequence[object] | None = None,
+    *,
+    unit: str = "tok/s",
+) -> SteadyValue | None:
+    """A run's one number: the median gen throughput of its steady decode lines.
+
+    Idle-gap lines are left out first: lines whose ``#running-req`` is 0 (when ``running`` gives
+    it, aligned with ``values``), lines without a positive finite throughput, and lines whose
+    throughput collapsed under ``IDLE_FRACTION`` (half) of the run's upper-quartile throughput.
+    SGLang divides the tokens since the previous decode line by the time since then, so the first
+    line after a pause reads near zero (0.39 tok/s in a 94 tok/s run); the upper quartile is the
+    reference so that a run with many pauses still has a steady level to compare with.
+    Returns None when no line is left.
+    """
+    kept: list[float] = []
+    skipped = 0
+    candidates: list[float] = []
+    for index, value in enumerate(values):
+        busy = running[index] if running is not None and index < len(running) else None
+        if isinstance(busy, (int, float)) and not isinstance(busy, bool) and busy == 0:
+            skipped += 1
+            continue
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+            skipped += 1
+            continue
+        candidates.append(float(value))
+    if not candidates:
+        return None
+    reference = statistics.quantiles(candidates, n=4, method="inclusive")[2] if len(candidates) > 1 else candidates[0]
+    for value in candidates:
+        if value < IDLE_FRACTION * reference:
+            skipped += 1
+        else:
+            kept.append(value)
+    spread = robust_spread([math.log(v) for v in kept]) if len(kept) >= MIN_SPREAD_LINES else None
+    return SteadyValue(
+        metric="decode_throughput",
+        unit=unit,
+        value=statistics.median(kept),
+        n=len(kept),
+        skipped=skipped,
+        spread=spread,
+        source="decode-lines",
+    )
+
+
+# --------------------------------------------------------------------------- boundaries
+
+
+@dataclass(frozen=True)
+class Version:
+    """The runs of one version: one positive number per run and each run's line spread (or None)."""
+
+    values: tuple[float, ...]
+    spreads: tuple[float | None, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.values or any(not (v > 0 and math.isfinite(v)) for v in self.values):
+            raise ValueError("a version needs at least one positive finite value")
+        if self.spreads and len(self.spreads) != len(self.values):
+            raise ValueError("one spread per value")
+
+
+@dataclass(frozen=True)
+class Settings:
+    min_effect: float = DEFAULT_MIN_EFFECT
+    alpha: float = DEFAULT_ALPHA
+    window: int = DEFAULT_WINDOW
+    higher_is_better: bool = True
+
+
+@dataclass
+class Boundary:
+    """The test between versions ``index - 1`` and ``index``."""
+
+    index: int
+    left: tuple[int, ...]  # version indices pooled on the "from" side, in order
+    right: tuple[int, ...]  # ... and on the "to" side
+    from_value: float  # geometric mean of the from-side runs
+    to_value: float
+    change: float  # to_value / from_value - 1
+    p_value: float | None
+    method: str  # "pooled-t" or "line-spread"
+    sigma: float | None  # the noise used, in natural-log units (about a coefficient of variation)
+    df: int | None  # degrees of freedom of a pooled-t test
+    verdict: str | None
+    single_run: bool = False
+    more_runs: tuple[int, int] | None = None
+    quiet: bool = False  # |change| under the minimum effect: nothing moved here
+    absorbed_by: int | None = None  # the neighbouring boundary that kept the verdict for the same change
+    notes: list[str] = field(default_factory=list)
+
+
+def _logs(version: Version) -> list[float]:
+    return [math.log(v) for v in version.values]
+
+
+def pooled_sigma(versions: Sequence[Version]) -> tuple[float | None, int]:
+    """The within-version standard deviation of log values pooled over versions with >= 2 runs.
+
+    Returns ``(sigma, df)`` with ``df = N - K`` over those versions; ``(None, 0)`` when none has two runs.
+    """
+    squares, df = 0.0, 0
+    for version in versions:
+        logs = _logs(version)
+        if len(logs) < 2:
+            continue
+        mean = math.fsum(logs) / len(logs)
+        squares += math.fsum((v - mean) ** 2 for v in logs)
+        df += len(logs) - 1
+    if df == 0:
+        return None, 0
+    return math.sqrt(squares / df), df
+
+
+def _window(index: int, versions: int, crossable: list[bool], size: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    left = [index - 1]
+    while len(left) < size and left[0] - 1 >= 0 and crossable[left[0]]:
+        left.insert(0, left[0] - 1)
+    right = [index]
+    while len(right) < size and right[-1] + 1 < versions and crossable[right[-1] + 1]:
+        right.append(right[-1] + 1)
+    return tuple(left), tuple(right)
+
+
+def _plan_more_runs(delta: float, sigma: float, n_from: int, n_to: int, df: int, alpha: float) -> tuple[int, int] | None:
+    """Extra runs (from side, to side) after which a pooled t-test would pass, if the change and
+    the noise stayed as they are; None when even ``MAX_PLANNED_RUNS`` a side would not."""
+    for n in range(2, MAX_PLANNED_RUNS + 1):
+        a, b = max(n_from, n), max(n_to, n)
+        if (a, b) == (n_from, n_to):
+            continue
+        new_df = df + (a - n_from) + (b - n_to)
+        if new_df < 1:
+            continue
+        if abs(delta) >= t_quantile(alpha, new_df) * sigma * math.sqrt(1 / a + 1 / b):
+            return a - n_from, b - n_to
+    return None
+
+
+def detect(versions: Sequence[Version], settings: Settings = Settings()) -> list[Boundary]:
+    """Test every boundary between consecutive versions (see the module docstring)."""
+    count = len(versions)
+    if count < 2:
+        return []
+    logs = [_logs(v) for v in versions]
+    means = [math.fsum(v) / len(v) for v in logs]
+    sigma_pooled, df = pooled_sigma(versions)
+    pooled = sigma_pooled is not None and df >= MIN_POOLED_DF
+
+    def separates(b: int) -> bool:
+        """The adjacent change at boundary b is a change of its own: a window stops there."""
+        delta = means[b] - means[b - 1]
+        if abs(math.expm1(delta)) < settings.min_effect:
+            return False
+        if not pooled or not sigma_pooled:
+            return True
+        se = sigma_pooled * math.sqrt(1 / len(logs[b]) + 1 / len(logs[b - 1]))
+        return t_two_sided_p(delta / se, df) < settings.alpha
+
+    # crossable[b]: a window may reach across boundary b (index 0 unused).
+    crossable = [False] + [not separates(b) for b in range(1, count)]
+
+    boundaries = []
+    for index in range(1, count):
+        left, right = _window(index, count, crossable, max(1, settings.window))
+        xs = [v for i in left for v in logs[i]]
+        ys = [v for i in right for v in logs[i]]
+        mean_x, mean_y = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
+        delta = mean_y - mean_x
+        change = math.expm1(delta)
+        big = abs(change) >= settings.min_effect
+        scale = math.sqrt(1 / len(xs) + 1 / len(ys))
+        notes: list[str] = []
+        single_run = False
+        decisive = False
+        plan_sigma: float | None
+        if pooled:
+            assert sigma_pooled is not None
+            method, sigma, used_df = "pooled-t", sigma_pooled, df
+            if sigma > 0:
+                p_value = t_two_sided_p(delta / (sigma * scale), df)
+            else:
+                p_value = 0.0 if delta != 0 else 1.0
+            decisive = p_value < settings.alpha
+            plan_sigma = sigma
+        else:
+            method, used_df = "line-spread", None
+            single_run = True
+            spreads = [s for i in left + right for s in (versions[i].spreads or (None,) * len(versions[i].values))]
+            if spreads and all(s is not None for s in spreads):
+                floor = max(SPREAD_FLOOR, *(s for s in spreads if s is not None))
+                if sigma_pooled is not None:
+                    floor = max(floor, sigma_pooled)
+                sigma = floor
+                p_value = normal_two_sided_p(delta / (sigma * scale))
+                decisive = (
+                    p_value < settings.alpha
+                    and abs(delta) >= SINGLE_RUN_SPREAD_FACTOR * sigma
+                    and abs(change) >= SINGLE_RUN_EFFECT_FACTOR * settings.min_effect
+                )
+                plan_sigma = max(sigma, ASSUMED_RUN_NOISE)
+            else:
+                sigma, p_value, plan_sigma = None, None, ASSUMED_RUN_NOISE
+                notes.append("a run's own line spread is unknown (fewer than 3 steady decode lines)")
+        if not big:
+            verdict = None
+        elif decisive:
+            worse = (delta < 0) == settings.higher_is_better
+            verdict = "regression" if worse else "improvement"
+        else:
+            verdict = "inconclusive"
+        more = None
+        if verdict == "inconclusive" and plan_sigma is not None:
+            more = _plan_more_runs(delta, plan_sigma, len(xs), len(ys), df, settings.alpha)
+            if more is None:
+                notes.append(f"too close to the noise: even {MAX_PLANNED_RUNS} runs a side would hardly decide it")
+        boundaries.append(
+            Boundary(
+                index=index,
+                left=left,
+                right=right,
+                from_value=math.exp(mean_x),
+                to_value=math.exp(mean_y),
+                change=change,
+                p_value=p_value,
+                method=method,
+                sigma=sigma,
+                df=used_df,
+                verdict=verdict,
+                single_run=single_run and verdict in ("regression", "improvement"),
+                more_runs=more,
+                quiet=not big,
+                notes=notes,
+            )
+        )
+    _keep_best_of_overlapping(boundaries)
+    return boundaries
+
+
+def _keep_best_of_overlapping(boundaries: list[Boundary]) -> None:
+    """Two neighbouring boundaries flagged the same way whose windows overlap saw one change:
+    the one with the larger p loses its verdict."""
+    for first, second in zip(boundaries, boundaries[1:]):
+        if first.verdict not in ("regression", "improvement") or first.verdict != second.verdict:
+            continue
+        overlap = second.index in first.right or first.index - 1 in second.left
+        if not overlap:
+            continue
+        p_first = first.p_value if first.p_value is not None else 1.0
+        p_second = second.p_value if second.p_value is not None else 1.0
+        loser, winner = (second, first) if p_first <= p_second else (first, second)
+        loser.verdict = None
+        loser.single_run = False
+        loser.absorbed_by = winner.index
