@@ -15,6 +15,7 @@ from timeline.correlate import DEFAULT_TOLERANCE_S, attribute
 from timeline.environment import Environment
 from timeline.errors import UsageError
 from timeline.model import Diagnostic, MetricSummary, RepoInfo, Run, Timeline
+from timeline.shifts import find_shifts, steady_of
 
 LOG_SUFFIXES = (".log", ".txt", ".out")
 COMPRESSED_SUFFIXES = ("", ".gz", ".bz2", ".xz")
@@ -94,12 +95,14 @@ def build(
         zone = _zone_of(policy, source, path, parsed.runs, events, warnings)
         for parsed_run in parsed.runs:
             run, notes = _to_run(source, parsed_run, zone, events, tolerance_s)
+            run.steady = steady_of(parsed_run)
             runs.append(run)
             warnings.extend(notes)
 
     runs.sort(key=lambda r: (r.start is None, r.start.timestamp() if r.start else 0.0, r.source, r.first_line or 0))
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
+    shifts, culprits = find_shifts(runs, events or [])
     return Timeline(
         generated_at=env.now(),
         log_tz=policy.summary.name,
@@ -108,6 +111,8 @@ def build(
         events=history.events if history else [],
         runs=runs,
         warnings=warnings,
+        shifts=shifts,
+        culprits=culprits,
     )
 
 

@@ -67,6 +67,9 @@ def build_command(
     ),
     json_path: Optional[str] = typer.Option(None, "--json", help="Write the JSON v1 document to FILE ('-' = stdout only)."),
     samples: bool = typer.Option(False, "--samples", help="Include every parsed stats line in the JSON."),
+    fail_on_regression: bool = typer.Option(
+        False, "--fail-on-regression", help="Exit with status 3 when a shift has the verdict 'regression' (for CI)."
+    ),
 ) -> None:
     """Tie each run in the logs to the commit HEAD held when it started, next to the code events.
 
@@ -79,6 +82,7 @@ def build_command(
         code = build.run(
             paths or ["."], repo=repo, log_tz=log_tz or [], display_tz=display_tz, tolerance_s=tolerance,
             json_path=json_path, samples=samples, out=out, err=err,
+            fail_on_regression=fail_on_regression,
         )
     except TimelineError as error:
         raise _fail(error) from None

@@ -9,3 +9,4 @@ class ExitCode(IntEnum):
     OK = 0  # done; warnings may have been reported
     ERROR = 1  # an error stopped the work
     USAGE = 2  # bad usage: a missing path, an unknown zone, a bad option
+    REGRESSION = 3  # --fail-on-regression: a shift has the verdict "regression"

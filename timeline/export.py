@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from timeline.clock import iso
-from timeline.model import CodeEvent, Run, Timeline
+from timeline.model import CodeEvent, Culprit, Run, Shift, ShiftSide, Timeline
 
 SCHEMA_VERSION = 1
 
@@ -32,6 +32,8 @@ def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
         "events": [event_to_dict(e) for e in timeline.events],
         "runs": [run_to_dict(r) for r in timeline.runs],
         "warnings": [{"source": w.source, "line": w.line, "message": w.message} for w in timeline.warnings],
+        "shifts": [shift_to_dict(s) for s in timeline.shifts],
+        "culprits": [culprit_to_dict(c) for c in timeline.culprits],
     }
 
 
@@ -71,10 +73,56 @@ def run_to_dict(run: Run) -> dict[str, Any]:
         "nccl_versions": list(run.nccl_versions),
         "config": json_safe(run.config),
         "metrics": {name: asdict(summary) for name, summary in run.metrics.items()},
+        "steady": None if run.steady is None else asdict(run.steady),
     }
     if run.samples is not None:
         document["samples"] = {kind: [json_safe(row) for row in rows] for kind, rows in run.samples.items()}
     return document
+
+
+def shift_to_dict(shift: Shift) -> dict[str, Any]:
+    """One shift (docs/json-v1.md, "shifts[]")."""
+
+    def side(s: ShiftSide) -> dict[str, Any]:
+        return {"commit": s.commit, "runs": list(s.runs), "value": s.value, "commits": list(s.commits)}
+
+    return {
+        "id": shift.id,
+        "group": shift.group,
+        "metric": shift.metric,
+        "unit": shift.unit,
+        "from": side(shift.from_side),
+        "to": side(shift.to_side),
+        "change_pct": shift.change_pct,
+        "p_value": shift.p_value,
+        "method": shift.method,
+        "verdict": shift.verdict,
+        "single_run": shift.single_run,
+        "more_runs": None if shift.more_runs is None else {"from": shift.more_runs[0], "to": shift.more_runs[1]},
+        "events": list(shift.events),
+        "suspects": [
+            {
+                "sha": s.sha,
+                "subject": s.subject,
+                "change": s.change,
+                "event": s.event,
+                "author_date": iso(s.author_date) if s.author_date is not None else None,
+                "paths": None if s.paths is None else list(s.paths),
+                "unlikely": s.unlikely,
+                "cleared": s.cleared,
+            }
+            for s in shift.suspects
+        ],
+        "confounders": [{"field": c.field, "from": json_safe(c.from_value), "to": json_safe(c.to_value)}
+                        for c in shift.confounders],
+        "bisect": None if shift.bisect is None else asdict(shift.bisect),
+        "notes": list(shift.notes),
+    }
+
+
+def culprit_to_dict(culprit: Culprit) -> dict[str, Any]:
+    return {"sha": culprit.sha, "subject": culprit.subject, "shifts": list(culprit.shifts),
+            "reason": culprit.reason, "likelihood": culprit.likelihood}
 
 
 def json_safe(value: Any) -> Any:

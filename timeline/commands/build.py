@@ -27,6 +27,7 @@ def run(
     out: Console,
     err: Console,
     env: Environment | None = None,
+    fail_on_regression: bool = False,
 ) -> ExitCode:
     display = parse_zone(display_tz) if display_tz else None
     timeline = build(paths, repo=repo, log_tz=log_tz, keep_samples=samples, tolerance_s=tolerance_s, env=env)
@@ -35,4 +36,6 @@ def run(
     if json_path != "-":
         render_timeline(timeline, out, display)
     render_warnings(timeline, err)
+    if fail_on_regression and any(s.verdict == "regression" for s in timeline.shifts):
+        return ExitCode.REGRESSION
     return ExitCode.OK

@@ -128,6 +128,9 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None) -> Table:
 
 def render_timeline(timeline: Timeline, console: Console, display: tzinfo | None = None) -> None:
     console.print(timeline_table(timeline, display))
+    from timeline.render.shifts import render_shifts
+
+    render_shifts(timeline, console)
     if timeline.repo is None:
         console.print("No --repo given: runs are listed without commits.", style="dim")
 

@@ -1,0 +1,120 @@
+"""The timeline as GitHub-flavoured markdown, to paste in an issue: one table each for the runs, the
+code events, the shifts, the suspects, the confounders and the culprits.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from timeline.clock import iso
+from timeline.model import Timeline
+from timeline.render.shifts import (
+    fmt_change,
+    fmt_p,
+    fmt_value,
+    side_text,
+    suspect_status,
+    verdict_detail,
+    verdict_word,
+)
+from timeline.suspects import short_sha
+from timeline.workload import workload_label
+
+__all__ = ["timeline_markdown"]
+
+
+def _cell(value: object) -> str:
+    text = "-" if value is None or value == "" else str(value)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+
+
+def _table(headers: list[str], rows: list[list[object]]) -> list[str]:
+    if not rows:
+        return ["_none_"]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def _time(moment: datetime | None) -> str:
+    return "-" if moment is None else iso(moment).replace("T", " ")
+
+
+def timeline_markdown(timeline: Timeline) -> str:
+    """Runs, events, shifts, suspects, confounders and culprits, one markdown table each."""
+    out: list[str] = ["# Timeline", ""]
+    if timeline.repo is not None:
+        out += [f"Checkout `{timeline.repo.path}`, HEAD `{short_sha(timeline.repo.head)}`; log times read in {timeline.log_tz}.", ""]
+    else:
+        out += ["No --repo given: runs are listed without commits.", ""]
+
+    out += ["## Runs", ""]
+    rows = []
+    for run in timeline.runs:
+        where = run.source if run.first_line is None else f"{run.source}:{run.first_line}-{run.last_line}"
+        steady = run.steady
+        rows.append([
+            run.id, _time(run.start), short_sha(run.commit) if run.commit else "-", run.attribution,
+            f"`{where}`", workload_label(run.config) or "-", ", ".join(run.nccl_versions) or "-",
+            "-" if steady is None else f"{fmt_value(steady.value)} {steady.unit} (n={steady.n})",
+        ])
+    out += _table(["Run", "Start", "Commit", "Attribution", "Source", "Workload", "NCCL", "Steady decode"], rows)
+
+    out += ["", "## Code events", ""]
+    rows = []
+    for event in timeline.events:
+        move = f"{short_sha(event.old)} → {short_sha(event.new)}" if event.changes_commit else short_sha(event.new)
+        commits = [f"+ {short_sha(c.sha)} {c.subject}" for c in event.commits]
+        commits += [f"- {short_sha(c.sha)} {c.subject}" for c in event.commits_removed]
+        rows.append([event.id, _time(event.time), event.kind, move, event.message, "\n".join(commits) or "-"])
+    out += _table(["Event", "Time", "Kind", "Move", "Message", "Commits"], rows)
+
+    out += ["", "## Shifts", ""]
+    rows = []
+    for shift in timeline.shifts:
+        verdict = f"**{verdict_word(shift)}**" if shift.verdict in ("regression", "improvement") else verdict_word(shift)
+        detail = verdict_detail(shift)
+        if detail:
+            verdict += f" ({detail})"
+        rows.append([
+            shift.id, shift.group,
+            side_text(shift.from_side.commit, shift.from_side.runs, shift.from_side.value, shift.unit),
+            side_text(shift.to_side.commit, shift.to_side.runs, shift.to_side.value, shift.unit),
+            fmt_change(shift.change_pct), fmt_p(shift.p_value), verdict,
+            ", ".join(shift.events) or "-", "\n".join(shift.notes) or "-",
+        ])
+    out += _table(["Shift", "Workload", "From", "To", "Change", "p", "Verdict", "Events", "Notes"], rows)
+    bisects = [s for s in timeline.shifts if s.bisect is not None]
+    if bisects:
+        out.append("")
+        for shift in bisects:
+            assert shift.bisect is not None
+            out.append(f"- {shift.id}: `{shift.bisect.command}` ({shift.bisect.commits} commits, about {shift.bisect.steps} steps)")
+
+    out += ["", "## Suspects", ""]
+    rows = []
+    for shift in timeline.shifts:
+        for suspect in shift.suspects:
+            rows.append([
+                shift.id, f"`{short_sha(suspect.sha)}`", suspect.subject, suspect.change,
+                _time(suspect.author_date) if suspect.author_date is not None else "-",
+                "-" if suspect.paths is None else "\n".join(f"`{p}`" for p in suspect.paths) or "-",
+                suspect_status(suspect),
+            ])
+    out += _table(["Shift", "Commit", "Subject", "Change", "Author date", "Paths", "Status"], rows)
+
+    out += ["", "## Confounders", ""]
+    rows = [
+        [shift.id, f"`{c.field}`", repr(c.from_value), repr(c.to_value)]
+        for shift in timeline.shifts
+        for c in shift.confounders
+    ]
+    out += _table(["Shift", "Field", "From", "To"], rows)
+
+    out += ["", "## Culprits", ""]
+    rows = [
+        [number, f"`{short_sha(c.sha)}`", c.subject, c.likelihood, ", ".join(c.shifts), c.reason]
+        for number, c in enumerate(timeline.culprits, 1)
+    ]
+    out += _table(["#", "Commit", "Subject", "Likelihood", "Shifts", "Reason"], rows)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,255 @@
+"""Shifts: runs of one workload, grouped into versions, tested at every boundary the reflog drew.
+
+``find_shifts(runs, events)`` is what ``build`` calls once the runs are tied to commits. It is pure
+(no I/O, no git): comparable groups and versions here, the statistics in ``timeline.detect``, the
+suspects and narrowing in ``timeline.suspects``. docs/shifts.md explains the method to users.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from parsers.records import ParsedRun
+from timeline.detect import Boundary, Settings, Version, detect, steady_decode
+from timeline.model import CodeEvent, Confounder, Culprit, Run, Shift, ShiftSide, SteadyValue
+from timeline.suspects import narrow, net_suspects, short_sha
+from timeline.workload import workload_label
+
+__all__ = ["METRIC", "GROUP_FIELDS", "steady_of", "group_key", "find_shifts"]
+
+METRIC = "decode_throughput"  # higher is better
+BENCH_RESULT_SERIES = "output_throughput"  # a bench client's own result, preferred when a run has one
+
+# What makes two runs comparable (issue 6, point 1). Sizes default to 1, dtypes to "auto".
+_SIZES = ("tp_size", "dp_size", "ep_size", "pp_size")
+_SPECULATIVE = ("speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
+_DTYPES = ("quantization", "dtype", "kv_cache_dtype")
+_BENCH = ("dataset_name", "num_prompts", "request_rate", "max_concurrency", "random_input_len", "random_output_len")
+GROUP_FIELDS = ("model_path", *_SIZES, *_SPECULATIVE, *_DTYPES, *_BENCH)
+
+# Server arguments that cannot change throughput: never reported as confounders.
+COSMETIC_FIELDS = frozenset({
+    "host", "port", "nccl_port", "dist_init_addr", "api_key", "admin_api_key", "served_model_name",
+    "tokenizer_path", "log_level", "log_level_http", "log_requests", "log_requests_level", "show_time_cost",
+    "decode_log_interval", "file_storage_path", "crash_dump_folder", "model_path", "speculative_draft_model_path",
+})
+
+
+def steady_of(parsed: ParsedRun) -> SteadyValue | None:
+    """The run's one number: the bench client's result when it has one, else ``steady_decode``.
+
+    With per-line samples (``--samples``) the ``#running-req`` of each line is used too.
+    """
+    bench = parsed.series.get(BENCH_RESULT_SERIES)
+    if bench:
+        value = float(bench[-1])
+        if math.isfinite(value) and value > 0:
+            return SteadyValue(BENCH_RESULT_SERIES, parsed.units.get(BENCH_RESULT_SERIES, "tok/s"), value, 1, 0, None,
+                               "bench-client")
+    unit = parsed.units.get(METRIC, "tok/s")
+    rows = (parsed.samples or {}).get("decode") if parsed.samples is not None else None
+    if rows:
+        values = [row.get("gen_throughput") for row in rows if "gen_throughput" in row]
+        running = [row.get("running_req") for row in rows if "gen_throughput" in row]
+        return steady_decode(values, running, unit=unit)
+    series = parsed.series.get(METRIC)
+    return steady_decode(series, unit=unit) if series else None
+
+
+def _model(config: dict[str, Any]) -> str | None:
+    for key in ("model_path", "served_model_name"):
+        value = config.get(key)
+        if isinstance(value, str) and value.strip("/"):
+            return value.rstrip("/").rsplit("/", 1)[-1]
+    return None
+
+
+def _frozen(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def group_key(run: Run) -> tuple | None:
+    """The workload a run measured, as a hashable key; None without a configuration."""
+    config = run.config
+    if not config:
+        return None
+    key: list[Any] = [run.kind, _model(config)]
+    for name in _SIZES:
+        value = config.get(name)
+        key.append(1 if value is None else value)
+    algorithm = config.get("speculative_algorithm")
+    key.append(algorithm)
+    key.extend(_frozen(config.get(name)) if algorithm else None for name in _SPECULATIVE[1:])
+    for name in _DTYPES:
+        value = config.get(name)
+        key.append("auto" if value in (None, "", "auto") and name != "quantization" else value)
+    key.extend(_frozen(config.get(name)) for name in _BENCH if name in config)
+    return tuple(_frozen(k) for k in key)
+
+
+_EXCLUDED_WHY = {
+    "mixed": "HEAD moved during the run (mixed)",
+    "ambiguous": "the commit it ran on is ambiguous",
+    "before-reflog": "it is older than the reflog",
+    "no-repo": "no --repo",
+    "no-time": "it has no time stamp",
+}
+
+
+def _eligible(run: Run) -> bool:
+    return run.attribution == "exact" and run.commit is not None and run.steady is not None and run.start is not None
+
+
+def _versions(runs: list[Run]) -> list[list[Run]]:
+    versions: list[list[Run]] = []
+    for run in runs:
+        if versions and versions[-1][0].commit == run.commit:
+            versions[-1].append(run)
+        else:
+            versions.append([run])
+    return versions
+
+
+def _side_value(values: Sequence[Any]) -> Any:
+    distinct = []
+    for value in values:
+        if value not in distinct:
+            distinct.append(value)
+    return distinct[0] if len(distinct) == 1 else distinct
+
+
+def _confounders(before: list[Run], after: list[Run]) -> list[Confounder]:
+    """Other differences between the sides: server arguments both sides print, and NCCL versions.
+
+    A field only one side prints (a new server argument the pulled code added) is part of the code
+    change, not a confounder.
+    """
+    found: list[Confounder] = []
+    names = [n for n in before[0].config if n not in COSMETIC_FIELDS and n not in GROUP_FIELDS]
+    for name in names:
+        if not all(name in r.config for r in before + after):
+            continue
+        old = [_frozen(r.config[name]) for r in before]
+        new = [_frozen(r.config[name]) for r in after]
+        if set(old) != set(new):
+            found.append(Confounder(name, _side_value([r.config[name] for r in before]),
+                                    _side_value([r.config[name] for r in after])))
+    old_nccl = [",".join(r.nccl_versions) or None for r in before]
+    new_nccl = [",".join(r.nccl_versions) or None for r in after]
+    if set(old_nccl) != set(new_nccl) and any(old_nccl) and any(new_nccl):
+        found.append(Confounder("nccl_version", _side_value(old_nccl), _side_value(new_nccl)))
+    return found
+
+
+def _events_between(events: Sequence[CodeEvent], after: float, until: float) -> list[CodeEvent]:
+    return [e for e in events if after < e.ts <= until]
+
+
+def _round(value: float, digits: int) -> float:
+    return float(round(value, digits))
+
+
+def _p(value: float | None) -> float | None:
+    return None if value is None else float(f"{value:.3g}")
+
+
+def find_shifts(
+    runs: Sequence[Run],
+    events: Sequence[CodeEvent],
+    settings: Settings = Settings(),
+) -> tuple[list[Shift], list[Culprit]]:
+    """Every boundary between versions of every workload, tested; then the culprits, most likely first."""
+    groups: dict[tuple, list[Run]] = {}
+    for run in runs:
+        key = group_key(run)
+        if key is not None:
+            groups.setdefault(key, []).append(run)
+
+    labels: dict[tuple, str] = {}
+    for key, members in groups.items():
+        label = workload_label(members[0].config) or "(unknown workload)"
+        taken = set(labels.values())
+        number, unique = 2, label
+        while unique in taken:
+            unique, number = f"{label} #{number}", number + 1
+        labels[key] = unique
+
+    shifts: list[Shift] = []
+    culprits: list[Culprit] = []
+    for key, members in groups.items():
+        eligible = [r for r in members if _eligible(r)]
+        versions = _versions(eligible)
+        if len(versions) < 2:
+            continue
+        boundaries = detect(
+            [Version(tuple(r.steady.value for r in v), tuple(r.steady.spread for r in v)) for v in versions],  # type: ignore[union-attr]
+            settings,
+        )
+        group_shifts = [
+            _shift(len(shifts) + n + 1, labels[key], b, versions, members, events, settings)
+            for n, b in enumerate(boundaries)
+        ]
+        by_index = {b.index: s for b, s in zip(boundaries, group_shifts)}
+        for boundary, shift in zip(boundaries, group_shifts):
+            if boundary.absorbed_by is not None:
+                shift.notes.append(f"the same change as {by_index[boundary.absorbed_by].id}, seen through the window")
+        quiet = {s.id for b, s in zip(boundaries, group_shifts) if b.quiet}
+        culprits.extend(narrow(group_shifts, quiet, settings.higher_is_better))
+        shifts.extend(group_shifts)
+    culprits.sort(key=lambda c: {"prime": 0, "sole": 1, "possible": 2}[c.likelihood])
+    return shifts, culprits
+
+
+def _shift(
+    number: int,
+    group: str,
+    boundary: Boundary,
+    versions: list[list[Run]],
+    members: list[Run],
+    events: Sequence[CodeEvent],
+    settings: Settings,
+) -> Shift:
+    before, after = versions[boundary.index - 1], versions[boundary.index]
+    left = [r for i in boundary.left for r in versions[i]]
+    right = [r for i in boundary.right for r in versions[i]]
+    last_before = max(r.start.timestamp() for r in before)  # type: ignore[union-attr]
+    first_after = min(r.start.timestamp() for r in after)  # type: ignore[union-attr]
+    between = _events_between(events, last_before, first_after)
+    steady = left[0].steady
+    notes: list[str] = []
+    for side, indices in (("from", boundary.left), ("to", boundary.right)):
+        if len(indices) > 1:
+            commits = ", ".join(short_sha(versions[i][0].commit) for i in indices)
+            notes.append(f"the {side} side pools {len(indices)} versions at the same level ({commits})")
+    for run in members:
+        if run.start is not None and last_before < run.start.timestamp() < first_after and not _eligible(run):
+            why = _EXCLUDED_WHY.get(run.attribution, "it has no decode throughput" if run.steady is None else run.attribution)
+            notes.append(f"{run.id} left out: {why}")
+    if not any(e.changes_commit for e in between):
+        notes.append("no code event between the two sides in the reflog")
+    notes.extend(boundary.notes)
+    return Shift(
+        id=f"s{number}",
+        group=group,
+        metric=steady.metric if steady else METRIC,
+        unit=steady.unit if steady else "tok/s",
+        from_side=ShiftSide(before[0].commit or "", [r.id for r in left], _round(boundary.from_value, 3),
+                            [versions[i][0].commit or "" for i in boundary.left]),
+        to_side=ShiftSide(after[0].commit or "", [r.id for r in right], _round(boundary.to_value, 3),
+                          [versions[i][0].commit or "" for i in boundary.right]),
+        change_pct=_round(boundary.change * 100, 2),
+        # The line-spread rule has no between-run noise to compute a p-value from (its normal-test
+        # p uses the floor, a lower bound on the noise, so it would overstate the certainty).
+        p_value=_p(boundary.p_value) if boundary.method == "pooled-t" else None,
+        verdict=boundary.verdict,
+        method=boundary.method,
+        single_run=boundary.single_run,
+        more_runs=boundary.more_runs,
+        events=[e.id for e in between],
+        suspects=net_suspects(between),
+        confounders=_confounders(left, right),
+        notes=notes,
+    )
