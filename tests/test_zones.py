@@ -135,27 +135,24 @@ def test_run_10s_after_a_pull_is_ambiguous_naming_both_commits(tmp_path, git_scr
     assert (strict["runs"][0]["attribution"], strict["runs"][0]["commit"]) == ("exact", new)
 
 
-def test_autumn_overlap_start_on_two_commits_is_ambiguous(tmp_path, git_script):
-    # 2026-10-25 02:30 happens twice in Berlin: 00:30 UTC and 01:30 UTC. A pull at 01:00 UTC
-    # lies between the two readings.
-    pull = datetime(2026, 10, 25, 1, 0, tzinfo=timezone.utc)
+@pytest.mark.parametrize(
+    "day, problem",
+    [
+        # 2026-10-25 02:30 happens twice in Berlin: 00:30 and 01:30 UTC.
+        (25, "happens twice (autumn overlap)"),
+        # 2026-03-29 02:30 never happens in Berlin; its readings are 00:30 and 01:30 UTC.
+        (29, "never happens (spring-forward gap)"),
+    ],
+)
+def test_dst_start_on_two_commits_is_ambiguous(tmp_path, git_script, day, problem):
+    month = 10 if day == 25 else 3
+    pull = datetime(2026, month, day, 1, 0, tzinfo=timezone.utc)  # between the two readings
     checkout, (old, new) = make_checkout(tmp_path, git_script, [pull - timedelta(hours=9), pull])
-    write_sglang_log(tmp_path / "a.log", [Launch(datetime(2026, 10, 25, 2, 30), 10, 90.0)])
+    write_sglang_log(tmp_path / "a.log", [Launch(datetime(2026, month, day, 2, 30), 10, 90.0)])
     document = build_json(str(tmp_path / "a.log"), "--repo", str(checkout), "--log-tz", "Europe/Berlin")
     (run,) = document["runs"]
     assert run["attribution"] == "ambiguous" and set(run["candidate_commits"]) == {old, new}
-    assert any("happens twice (autumn overlap)" in w["message"] for w in document["warnings"])
-
-
-def test_spring_gap_start_is_flagged(tmp_path, git_script):
-    # 2026-03-29 02:30 never happens in Berlin; its readings are 00:30 and 01:30 UTC.
-    pull = datetime(2026, 3, 29, 1, 0, tzinfo=timezone.utc)
-    checkout, (old, new) = make_checkout(tmp_path, git_script, [pull - timedelta(hours=9), pull])
-    write_sglang_log(tmp_path / "a.log", [Launch(datetime(2026, 3, 29, 2, 30), 10, 90.0)])
-    document = build_json(str(tmp_path / "a.log"), "--repo", str(checkout), "--log-tz", "Europe/Berlin")
-    (run,) = document["runs"]
-    assert run["attribution"] == "ambiguous" and set(run["candidate_commits"]) == {old, new}
-    assert any("never happens (spring-forward gap)" in w["message"] for w in document["warnings"])
+    assert any(problem in w["message"] for w in document["warnings"])
 
 
 def test_run_across_the_autumn_change_keeps_its_real_duration(tmp_path):
