@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import NamedTuple
 
 from parsers.records import Diagnostic
 
@@ -39,14 +40,18 @@ _LINE = re.compile(
 # Built per id length (40 or 64): a message ending in a full SHA-1 glued to the next entry
 # yields an 80-hex run, and only the file's own id length finds the right boundary.
 _CANDIDATES = {n: re.compile(rb"(?=[0-9a-f]{%d} [0-9a-f]{%d} )" % (n, n)) for n in (40, 64)}
+_HEXDIGITS = b"0123456789abcdef"
+# "old new " of a possibly glued entry (anywhere but at the very start of a line)
+_PAIRS = {n: re.compile(rb"[0-9a-f]{%d} [0-9a-f]{%d} " % (n, n)) for n in (40, 64)}
 _FIRST_ID = re.compile(rb"^([0-9a-f]{64}|[0-9a-f]{40}) ", re.M)
 MAX_LINE_BYTES = 1024 * 1024
 
 _SNIPPET_CHARS = 60
 
 
-@dataclass(frozen=True)
-class ReflogEntry:
+class ReflogEntry(NamedTuple):
+    """One reflog entry. Immutable (a named tuple: cheap to build for 100,000-line logs)."""
+
     old: str
     new: str
     name: str
@@ -66,9 +71,12 @@ class ReflogEntry:
     @property
     def display_message(self) -> str:
         """The message for people: undecodable bytes become U+FFFD; '' when there was none."""
-        if self.message is None:
+        message = self.message
+        if message is None:
             return ""
-        return self.message.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        if message.isascii():
+            return message
+        return message.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
     @property
     def message_is_utf8(self) -> bool:
@@ -163,6 +171,11 @@ def parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Ref
 
     ``sha_length`` (40 or 64) is the repository's id length, used to find glued entries;
     by default it is taken from the file's first line that starts with an id.
+
+    Speed: a well-formed line of the file's own id length is taken apart with a few bytes
+    operations (no regex); only lines that fail those checks, or that are long enough to hide
+    a glued entry and do, take the careful per-line path (``_split``). Both paths give
+    identical results for the lines the fast one takes.
     """
     out = ReflogParse()
     diag = out.diagnostics.append
@@ -172,26 +185,26 @@ def parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Ref
     if sha_length not in (40, 64):
         first = _FIRST_ID.search(data)
         sha_length = len(first.group(1)) if first else 40
-    candidates = _CANDIDATES[sha_length]
-    lines = data.split(b"\n")
-    tail = lines.pop()                       # b"" when the file ends with LF
-    numbered = [(no, raw, True) for no, raw in enumerate(lines, 1)]
-    if tail:
-        numbered.append((len(lines) + 1, tail, False))
-    out.lines = len(numbered)
-    cr_reported = False
-    for no, raw, terminated in numbered:
+    n = sha_length
+    candidates = _CANDIDATES[n]
+    pair = _PAIRS[n]
+    entries = out.entries
+    append = entries.append
+    state = {"cr": False}
+
+    def slow(no: int, raw: bytes, terminated: bool) -> None:
+        """The careful path for one physical line (CR, empty, garbage, glued, unterminated)."""
         if raw.endswith(b"\r"):
             raw = raw[:-1]
-            if not cr_reported:
-                cr_reported = True
+            if not state["cr"]:
+                state["cr"] = True
                 diag(Diagnostic(source, no, "CRLF line ending (git never writes one); tolerated"))
         if not raw.strip():
             diag(Diagnostic(source, no, "empty line skipped"))
-            continue
+            return
         if len(raw) > MAX_LINE_BYTES:
             diag(Diagnostic(source, no, f"line longer than {MAX_LINE_BYTES} bytes skipped"))
-            continue
+            return
         if not terminated:
             diag(Diagnostic(source, no, "last line has no trailing newline: kept, but git ignores "
                                         "it (a write in progress, or a truncated file)"))
@@ -202,19 +215,81 @@ def parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Ref
                 diag(Diagnostic(source, no, f"{what}: {_snippet(piece)}"))
                 continue
             entry = _entry(m, msg, no, glued, terminated)
-            out.entries.append(entry)
+            append(entry)
             if glued:
                 diag(Diagnostic(source, no, "entry glued onto the previous one (that line lost its "
                                             "newline); recovered"))
-            if entry.ts == 0:
-                diag(Diagnostic(source, no, "timestamp 0: kept, but git ignores this entry"))
-            if not entry.message_is_utf8:
-                diag(Diagnostic(source, no, "message is not valid UTF-8; shown with replacement "
-                                            "characters"))
-            if len(entry.old) != len(entry.new):
-                diag(Diagnostic(source, no, "old and new ids have different lengths "
-                                            "(SHA-1 mixed with SHA-256)"))
+            _entry_diagnostics(entry, source, no, diag)
+
+    lines = data.split(b"\n")
+    tail = lines.pop()                       # b"" when the file ends with LF
+    n1, n2, n3 = n + 1, 2 * n + 1, 2 * n + 2
+    # a line shorter than this cannot hold a second ("glued") entry after the first
+    glue_min = 4 * n + 12
+    psearch, pmatch = pair.search, pair.match
+    new_entry = tuple.__new__
+    hexdigits = _HEXDIGITS
+    no = 0
+    for raw in lines:
+        no += 1
+        size = len(raw)
+        tab = raw.find(b"\t", n3)
+        if tab < 0:
+            head, msg = raw[n3:], None
+        else:
+            head, msg = raw[n3:tab], raw[tab + 1:]
+        parts = head.rsplit(b" ", 2)
+        old, new = raw[:n], raw[n1:n2]
+        if (len(parts) != 3 or size <= n3 or raw[n] != 32 or raw[n2] != 32
+                or size > MAX_LINE_BYTES or old.strip(hexdigits) or new.strip(hexdigits)
+                or not parts[1].isdigit() or len(parts[2]) != 5 or not parts[2][1:].isdigit()
+                or parts[2][0] not in (43, 45) or raw[-1] == 13
+                or (size >= glue_min and (pmatch(raw, n1) is not None
+                                          or psearch(raw, n3) is not None))):
+            slow(no, raw, True)
+            continue
+        ident, ts, tz = parts
+        lt, gt = ident.rfind(b" <"), ident.rfind(b">")
+        if 0 <= lt < gt:
+            name, email = ident[:lt], ident[lt + 2:gt]
+        elif ident.startswith(b"<") and gt > 0:
+            name, email = b"", ident[1:gt]
+        else:
+            name, email = ident, b""
+        utf8 = True
+        text = None
+        if msg is not None:
+            try:
+                text = msg.decode("utf-8")
+            except UnicodeDecodeError:
+                text = msg.decode("utf-8", "surrogateescape")
+                utf8 = False
+        entry = new_entry(ReflogEntry, (
+            old.decode("ascii"), new.decode("ascii"), name.decode("utf-8", "surrogateescape"),
+            email.decode("utf-8", "surrogateescape"), int(ts), tz.decode("ascii"), text, no,
+            False, True))
+        append(entry)
+        if entry.ts == 0:
+            diag(Diagnostic(source, no, "timestamp 0: kept, but git ignores this entry"))
+        if not utf8:
+            diag(Diagnostic(source, no, "message is not valid UTF-8; shown with replacement "
+                                        "characters"))
+    if tail:
+        no += 1
+        slow(no, tail, False)
+    out.lines = no
     return out
+
+
+def _entry_diagnostics(entry: ReflogEntry, source: str, no: int, diag) -> None:
+    if entry.ts == 0:
+        diag(Diagnostic(source, no, "timestamp 0: kept, but git ignores this entry"))
+    if not entry.message_is_utf8:
+        diag(Diagnostic(source, no, "message is not valid UTF-8; shown with replacement "
+                                    "characters"))
+    if len(entry.old) != len(entry.new):
+        diag(Diagnostic(source, no, "old and new ids have different lengths "
+                                    "(SHA-1 mixed with SHA-256)"))
 
 
 def load_reflog(path: Path, roots: tuple[Path, ...]) -> tuple[bytes | None, list[Diagnostic]]:
