@@ -38,6 +38,17 @@ def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
 
 
 def event_to_dict(event: CodeEvent) -> dict[str, Any]:
+    def commit_to_dict(commit) -> dict[str, Any]:
+        return {
+            "sha": commit.sha,
+            "subject": commit.subject,
+            "author": commit.author,
+            "author_email": commit.author_email,
+            "author_date": iso(commit.author_date),
+            "committer_date": iso(commit.committer_date),
+            "paths": None if commit.paths is None else list(commit.paths),
+        }
+
     return {
         "id": event.id,
         "time": iso(event.time),
@@ -47,10 +58,15 @@ def event_to_dict(event: CodeEvent) -> dict[str, Any]:
         "old": event.old,
         "new": event.new,
         "changes_commit": event.changes_commit,
-        "commits": [{"sha": c.sha, "subject": c.subject} for c in event.commits],
-        "commits_removed": [{"sha": c.sha, "subject": c.subject} for c in event.commits_removed],
+        "commits": [commit_to_dict(c) for c in event.commits],
+        "commits_removed": [commit_to_dict(c) for c in event.commits_removed],
         "source": event.source,
         "line": event.line,
+        "files_may_differ": event.files_may_differ,
+        "approximate": event.approximate,
+        "detail": event.detail,
+        "note": event.note,
+        "old_inferred": event.old_inferred,
     }
 
 

@@ -31,6 +31,14 @@ class CommitInfo:
 
     sha: str
     subject: str
+    # From the commit object (git module, ``timeline.git.objects``); None = not known.
+    author: str | None = None
+    author_email: str | None = None
+    author_date: datetime | None = None        # aware, in the author's recorded offset
+    committer_date: datetime | None = None     # aware, in the committer's recorded offset
+    # Paths the commit touched versus its first parent (all of them for a root commit);
+    # None = not known (object query failed, or a shallow-clone boundary commit).
+    paths: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -56,6 +64,18 @@ class CodeEvent:
     commits_removed: list[CommitInfo] = field(default_factory=list)
     source: str = ""
     line: int | None = None
+    # The files on disk may not match ``new``: a reset (--soft/--mixed keep the files, the
+    # reflog does not say which), a stash, ``reset: moving to HEAD``, a rebase stopped on a
+    # conflict, or a branch moved from elsewhere (HEAD moved, files did not).
+    files_may_differ: bool = False
+    # The time comes from a file's modification time, not from a reflog entry (no reflog).
+    approximate: bool = False
+    # Sub-kind: pull/merge "fast-forward" | "merge" | "rebase"; rebase "aborted" | "unfinished".
+    detail: str | None = None
+    # A sentence for people on what is special about this event (or None).
+    note: str | None = None
+    # ``old`` was not recorded but taken from the next-older entry (reftable via git reflog).
+    old_inferred: bool = False
 
 
 @dataclass(frozen=True)

@@ -104,12 +104,28 @@ def test_missing_object_is_a_diagnostic_not_fatal(bench):
     assert [c.subject for c in h.events[1].commits] == ["c2"]            # the rest still works
 
 
-def test_empty_reflog_file(bench):
+def test_empty_reflog_file_falls_back_to_the_branch_log(bench):
     repo, log, _, c2 = setup_repo(bench)
     log.write_bytes(b"")
     h = read_history(repo)
-    assert h.events == [] and h.head == c2
-    assert [(d.line, d.message) for d in h.diagnostics] == [(None, "reflog is empty (expired by gc?)")]
+    branch_log = str(repo / ".git" / "logs" / "refs" / "heads" / "main")
+    assert h.head == c2 and h.head_log == branch_log
+    assert [(e.kind, e.message, e.ref, e.source) for e in h.events] == [
+        ("commit", "commit (initial): c1", "refs/heads/main", branch_log),
+        ("commit", "commit: c2", "refs/heads/main", branch_log)]
+    assert [(d.line, d.message.split(":")[0]) for d in h.diagnostics] == [
+        (None, "reflog is empty (expired by gc?)"), (None, "HEAD's reflog is empty")]
+    assert "using the log of refs/heads/main instead" in h.diagnostics[1].message
+    assert h.coverage.reason == "branch-log"
+
+
+def test_empty_head_and_branch_logs_give_approximate_events(bench):
+    repo, log, _, c2 = setup_repo(bench)
+    log.write_bytes(b"")
+    (repo / ".git" / "logs" / "refs" / "heads" / "main").write_bytes(b"")
+    h = read_history(repo)
+    assert h.approximate and [e.approximate for e in h.events] == [True]
+    assert h.events[0].new == c2
 
 
 def test_chain_gap_is_reported(bench):
@@ -127,9 +143,12 @@ def test_symlinked_log_is_rejected(bench, tmp_path):
     log.unlink()
     log.symlink_to(outside)
     h = read_history(repo)
-    assert h.events == []
-    assert [d.message for d in h.diagnostics] == ["reflog is a symbolic link; refused"]
+    assert [d.message for d in h.diagnostics][:1] == ["reflog is a symbolic link; refused"]
     assert h.diagnostics[0].source == str(log)
+    # the refused HEAD log is not read; the branch log (checked on its own) stands in for it
+    assert "HEAD's reflog is unreadable" in h.diagnostics[1].message and len(h.diagnostics) == 2
+    assert [e.ref for e in h.events] == ["refs/heads/main"] * 2
+    assert not h.approximate
 
 
 def test_symlinked_logs_directory_is_rejected(bench, tmp_path):
@@ -138,8 +157,9 @@ def test_symlinked_logs_directory_is_rejected(bench, tmp_path):
     os.rename(repo / ".git" / "logs", outside)
     (repo / ".git" / "logs").symlink_to(outside)
     h = read_history(repo)
-    assert h.events == []
-    assert len(h.diagnostics) == 1 and "leads outside the git directory" in h.diagnostics[0].message
+    assert h.events == [] and not h.approximate        # refused logs are not "no reflog"
+    assert len(h.diagnostics) == 2
+    assert all("leads outside the git directory" in d.message for d in h.diagnostics)
 
 
 def test_fifo_log_is_rejected_without_blocking(bench):
@@ -149,8 +169,8 @@ def test_fifo_log_is_rejected_without_blocking(bench):
     start = time.monotonic()
     h = read_history(repo)
     assert time.monotonic() - start < 5
-    assert h.events == []
-    assert [d.message for d in h.diagnostics] == ["reflog is not a regular file; refused"]
+    assert [d.message for d in h.diagnostics][:1] == ["reflog is not a regular file; refused"]
+    assert [e.ref for e in h.events] == ["refs/heads/main"] * 2    # branch log fallback
 
 
 def test_symlinked_head_ref_is_refused(bench, tmp_path):

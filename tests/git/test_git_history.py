@@ -274,7 +274,12 @@ def test_shallow_clone_commits_listed_with_a_diagnostic(bench):
     assert kinds(h) == ["clone", "pull"]
     assert subjects(h.events[0].commits) == ["u2"]
     assert subjects(h.events[1].commits) == ["u4", "u3"]
-    assert [d.message for d in h.diagnostics] == ["shallow clone: commit lists stop at the shallow boundary"]
+    assert [d.message for d in h.diagnostics][:1] == ["shallow clone: commit lists stop at the shallow boundary"]
+    # the clone's commit u2 is the shallow boundary: its missing parents are reported, not fatal
+    (boundary,) = h.diagnostics[1:]
+    assert boundary.line == 1 and "shallow-clone boundary" in boundary.message
+    assert h.events[0].commits[0].paths is None          # git would list every file as added
+    assert h.events[1].commits[0].paths == ("file.txt",)
 
 
 def test_rebase_stopped_on_a_conflict_is_reported_as_unterminated(bench):

@@ -37,11 +37,15 @@ def test_linked_worktree_uses_its_own_head_log(bench):
     assert h.git_dir == str(repo / ".git" / "worktrees" / "wt")
     assert h.head_log == str(repo / ".git" / "worktrees" / "wt" / "logs" / "HEAD")
     assert h.head == wt_commit and h.branch == "refs/heads/wtb"
-    # first line of a new worktree's HEAD log has no message (no TAB)
+    # first line of a new worktree's HEAD log has no message (no TAB); with the
+    # "reset: moving to HEAD" git worktree add writes next, it is one "worktree" event
     assert [(e.kind, e.message) for e in h.events] == [
-        ("other", ""), ("reset", "reset: moving to HEAD"), ("commit", "commit: wt-commit")]
+        ("worktree", ""), ("commit", "commit: wt-commit")]
+    assert h.spans["e1"] == (1, 2, 2)
+    assert not h.events[0].files_may_differ
     assert h.events[0].changes_commit and [c.subject for c in h.events[0].commits] == ["c1"]
-    assert [c.subject for c in h.events[2].commits] == ["wt-commit"]
+    assert [c.subject for c in h.events[1].commits] == ["wt-commit"]
+    assert h.coverage.reason == "worktree-created"
     assert h.diagnostics == []
 
     main = read_history(repo)                   # the main worktree is unaffected
@@ -60,22 +64,34 @@ def test_not_a_repository_raises_one_line_naming_the_path(tmp_path):
         read_history(tmp_path / "missing")
 
 
-def test_reftable_repository_is_reported_clearly(bench):
+@pytest.fixture
+def old_git(monkeypatch):
+    """Pretend the git on PATH is older than 2.45, whatever this machine has."""
+    from timeline.git import reftable
+    monkeypatch.setattr(reftable, "git_version", lambda git=None: (2, 39, 5))
+
+
+def test_reftable_repository_is_reported_clearly(bench, old_git):
     repo = bench.init()
     bench.commit("c1")
     with open(repo / ".git" / "config", "a") as fh:
         fh.write("[extensions]\n\trefStorage = reftable\n")
-    with pytest.raises(GitError, match="reftable ref storage is not supported yet") as err:
-        read_history(repo)
-    assert str(repo) in str(err.value)
+    assert locate(repo).ref_storage == "reftable"
+    h = read_history(repo)
+    assert h.events == [] and h.ref_storage == "reftable" and h.coverage.reason == "unread"
+    (d,) = h.diagnostics
+    assert str(repo) in d.message and "reftable ref storage" in d.message
+    assert "needs git >= 2.45 on PATH (found: 2.39.5)" in d.message
+    assert "no reflog" not in d.message.lower()           # the reflog exists: never say there is none
 
 
-def test_reftable_tables_list_is_detected_too(bench):
+def test_reftable_tables_list_is_detected_too(bench, old_git):
     repo = bench.init()
     (repo / ".git" / "reftable").mkdir()
     (repo / ".git" / "reftable" / "tables.list").write_text("")
-    with pytest.raises(GitError, match="reftable"):
-        read_history(repo)
+    assert locate(repo).ref_storage == "reftable"
+    h = read_history(repo)
+    assert h.events == [] and "reftable" in h.diagnostics[0].message
 
 
 def test_bad_dot_git_file_and_escaping_commondir_are_refused(bench, tmp_path):

@@ -12,39 +12,48 @@ Grouping (file order, never time order):
   ``(finish)`` or ``(abort)`` of the same command, is ONE group;
 - the two lines ``git branch -m`` writes when renaming the current branch (``X -> 0`` then
   ``0 -> X``) are ONE group that does not change the commit;
+- in a linked worktree's own HEAD log, the message-less first line ``0 -> X`` that
+  ``git worktree add`` writes, plus its ``reset: moving to HEAD`` at the same commit, are ONE
+  group of kind ``worktree``;
 - every other entry is its own group.
+
+``detail_for`` gives a group's sub-kind: how a pull or merge went (``fast-forward``,
+``merge``, ``rebase``), whether a rebase was aborted or left unfinished.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from timeline.git.reflog import ReflogEntry
 from timeline.model import is_zero_sha
 
-__all__ = ["KINDS", "Action", "Group", "parse_action", "classify", "group_entries",
-           "is_branch_rename", "match_stashes"]
+__all__ = ["KINDS", "DETAILS", "Action", "Group", "parse_action", "classify", "classify_action",
+           "group_entries", "is_branch_rename", "match_stashes", "detail_for"]
 
 KINDS = ("clone", "commit", "amend", "merge", "pull", "checkout", "reset", "rebase",
-         "cherry-pick", "revert", "am", "stash", "branch", "other")
+         "cherry-pick", "revert", "am", "stash", "branch", "worktree", "fetch", "push", "other")
+# ``detail`` values: pull/merge mode, or how a rebase burst ended
+DETAILS = ("fast-forward", "merge", "rebase", "aborted", "unfinished")
 
 _PHASE = re.compile(r"\s*\((?P<phase>[A-Za-z-]+)\)\s*$")
 _CMD_KIND = {
     "clone": "clone", "commit": "commit", "merge": "merge", "pull": "pull",
     "checkout": "checkout", "switch": "checkout", "reset": "reset", "rebase": "rebase",
     "cherry-pick": "cherry-pick", "revert": "revert", "am": "am", "stash": "stash",
-    "branch": "branch",
+    "branch": "branch", "fetch": "fetch", "push": "push",
 }
 _COMMIT_PHASE_KIND = {"amend": "amend", "merge": "merge", "cherry-pick": "cherry-pick",
                       "revert": "revert", "initial": "commit"}
 _BURST_END = ("finish", "abort")
 _STASH_MSG = re.compile(r"^(?:WIP on|On) (?:[^:]*): (?:(?P<abbrev>[0-9a-f]{4,64}) )?")
 STASH_WINDOW_S = 2
+WORKTREE_WINDOW_S = 2
 
 
-@dataclass(frozen=True)
-class Action:
+class Action(NamedTuple):
     """``"pull --rebase origin main (pick): local1"`` -> cmd "pull", phase "pick",
     action "pull --rebase origin main (pick)", rest "local1"."""
 
@@ -61,6 +70,8 @@ class Group:
     burst: bool = False          # a collapsed (start)..(finish|abort) run
     closed: bool = True          # False: a burst with no (finish)/(abort) entry
     rename: bool = False         # a current-branch rename pair (never a code change)
+    aborted: bool = False        # a burst closed by (abort)
+    action: Action | None = None  # the first entry's parsed message, when known
 
     @property
     def first(self) -> ReflogEntry:
@@ -76,6 +87,19 @@ def parse_action(message: str | None) -> Action | None:
     ``"<action>: "`` prefix (custom ``update-ref -m`` texts, no message at all)."""
     if not message:
         return None
+    cached = _ACTION_CACHE.get(message)
+    if cached is not None:
+        return cached
+    action = _parse_action(message)
+    if action is not None and len(_ACTION_CACHE) < 4096 and len(message) < 200:
+        _ACTION_CACHE[message] = action
+    return action
+
+
+_ACTION_CACHE: dict[str, Action] = {}
+
+
+def _parse_action(message: str) -> Action | None:
     head, sep, rest = message.partition(": ")
     if not sep:
         if not message.endswith(":"):
@@ -85,22 +109,60 @@ def parse_action(message: str | None) -> Action | None:
     if not head:
         return None
     phase = None
-    m = _PHASE.search(head)
-    if m:
-        phase = m["phase"].lower()
-    cmd = head.split(None, 1)[0].lower()
-    return Action(cmd=cmd, phase=phase, action=head, rest=rest)
+    if head[-1] == ")":
+        m = _PHASE.search(head)
+        if m:
+            phase = m["phase"].lower()
+    cut = head.find(" ")
+    cmd = (head if cut < 0 else head[:cut]).split(None, 1)[0].lower()
+    return Action(cmd, phase, head, rest)
 
 
 def classify(message: str | None) -> str:
     """Entry message -> one of ``KINDS``."""
-    a = parse_action(message)
+    if message == "update by push" or message == "push":
+        return "push"
+    return classify_action(parse_action(message))
+
+
+def classify_action(a: Action | None) -> str:
     if a is None:
         return "other"
     kind = _CMD_KIND.get(a.cmd, "other")
     if kind == "commit" and a.phase:
         kind = _COMMIT_PHASE_KIND.get(a.phase, "commit")
     return kind
+
+
+def detail_for(group: "Group") -> str | None:
+    """A group's sub-kind (one of ``DETAILS``), or None.
+
+    - pull: ``rebase`` for a ``(start)``..``(finish)`` burst (``pull --rebase``, or
+      ``pull.rebase`` from config, whose text has no ``--rebase``), else ``fast-forward`` /
+      ``merge`` from the message's outcome (``pull --rebase: Fast-forward`` is a fast-forward:
+      there was nothing to rebase);
+    - merge: ``fast-forward`` or ``merge`` (also ``commit (merge)`` after a conflict);
+    - rebase (and ``pull --rebase``) bursts that were aborted: ``aborted``; left without a
+      ``(finish)``: ``unfinished``.
+    """
+    kind = group.kind
+    if group.burst:
+        if group.aborted:
+            return "aborted"
+        if not group.closed:
+            return "unfinished"
+        return "rebase" if kind == "pull" else None
+    if kind not in ("pull", "merge"):
+        return None
+    message = group.first.message or ""
+    if message.endswith((": Fast-forward", ": fast-forward")):
+        return "fast-forward"
+    if "Merge made by" in message or message.startswith("commit (merge):"):
+        return "merge"
+    a = group.action if group.action is not None else parse_action(message)
+    if kind == "pull" and a is not None and a.phase is not None:
+        return "rebase"            # a lone (pick)/(finish) line of a damaged burst
+    return None
 
 
 def is_branch_rename(message: str | None) -> bool:
@@ -134,19 +196,36 @@ def _burst_end(actions: list[Action | None], start: int) -> tuple[int, bool]:
     return last_member, False
 
 
-def group_entries(entries: list[ReflogEntry]) -> list[Group]:
-    """Group HEAD-log entries (in file order) into logical moves of HEAD."""
+def group_entries(entries: list[ReflogEntry], *, linked_worktree: bool = False) -> list[Group]:
+    """Group HEAD-log entries (in file order) into logical moves of HEAD.
+
+    ``linked_worktree``: the entries are a linked worktree's own HEAD log, whose first line
+    (message-less, from a zero id) is the worktree's creation.
+    """
     actions = [parse_action(e.message) for e in entries]
     groups: list[Group] = []
     i = 0
-    while i < len(entries):
+    count = len(entries)
+    if linked_worktree and entries:
+        e = entries[0]
+        if e.message is None and is_zero_sha(e.old) and not is_zero_sha(e.new):
+            members = [e]
+            nxt = entries[1] if count > 1 else None
+            if (nxt is not None and nxt.message == "reset: moving to HEAD" and nxt.old == nxt.new == e.new
+                    and abs(nxt.ts - e.ts) <= WORKTREE_WINDOW_S):
+                members.append(nxt)
+            groups.append(Group(members, kind="worktree"))
+            i = len(members)
+    while i < count:
         e, a = entries[i], actions[i]
         if a is not None and a.phase == "start":
             end, closed = _burst_end(actions, i)
-            kind = classify(e.message)
+            kind = classify_action(a)
             if kind == "other":           # e.g. a custom GIT_REFLOG_ACTION driving a rebase
                 kind = "rebase"
-            groups.append(Group(entries[i:end + 1], kind=kind, burst=True, closed=closed))
+            aborted = closed and actions[end] is not None and actions[end].phase == "abort"
+            groups.append(Group(entries[i:end + 1], kind=kind, burst=True, closed=closed,
+                                aborted=aborted, action=a))
             i = end + 1
             continue
         if is_branch_rename(e.message):
@@ -159,7 +238,8 @@ def group_entries(entries: list[ReflogEntry]) -> list[Group]:
             groups.append(Group([e], kind="branch", rename=True))
             i += 1
             continue
-        groups.append(Group([e], kind=classify(e.message)))
+        kind = "push" if e.message == "update by push" else classify_action(a)
+        groups.append(Group([e], kind, False, True, False, False, a))
         i += 1
     return groups
 

@@ -26,7 +26,8 @@ from timeline.git.errors import GitError
 
 __all__ = [
     "GitLocation", "UnsafeFile", "locate", "read_file_safely", "path_inside",
-    "resolve_inside", "read_config", "resolve_head", "HeadState",
+    "resolve_inside", "read_config", "resolve_head", "HeadState", "valid_refname",
+    "regular_file_mtime", "read_small", "packed_ref",
     "MAX_REFLOG_BYTES", "MAX_SMALL_FILE_BYTES", "MAX_PACKED_REFS_BYTES",
 ]
 
@@ -53,10 +54,15 @@ class GitLocation:
     common_dir: Path    # shared: objects, refs, packed-refs, config, logs/refs
     bare: bool = False
     object_format: str = "sha1"
+    ref_storage: str = "files"   # "files" or "reftable" (no .git/logs at all)
 
     @property
     def sha_length(self) -> int:
         return 64 if self.object_format == "sha256" else 40
+
+    @property
+    def linked_worktree(self) -> bool:
+        return self.git_dir != self.common_dir
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,20 @@ def _read_small(path: Path, limit: int = MAX_SMALL_FILE_BYTES) -> bytes | None:
         return read_file_safely(path, limit=limit)
     except FileNotFoundError:
         return None
+
+
+read_small = _read_small
+
+
+def regular_file_mtime(path: Path, roots: tuple[Path, ...]) -> float | None:
+    """The modification time of a regular file whose directory resolves inside ``roots``
+    (``lstat``: a symlink is not followed and counts as absent); None when absent or refused."""
+    try:
+        safe = resolve_inside(roots, path.parent, path.name)
+        st = os.lstat(safe)
+    except (OSError, UnsafeFile):
+        return None
+    return st.st_mtime if stat.S_ISREG(st.st_mode) else None
 
 
 # --------------------------------------------------------------------------- config
@@ -296,20 +316,34 @@ def locate(repo: str | os.PathLike) -> GitLocation:
     if data is not None:
         config = read_config(data)
     refstorage = config.get("extensions.refstorage", "").lower()
+    ref_storage = "files"
     if (refstorage and refstorage != "files") or any(
             os.path.lexists(d / "reftable" / "tables.list") for d in (common_dir, git_dir)):
-        raise GitError(f"{worktree}: reftable ref storage is not supported yet "
-                       "(this repository keeps its reflogs in binary tables, not in .git/logs)")
+        if refstorage not in ("", "files", "reftable"):
+            raise GitError(f"{worktree}: unknown ref storage {refstorage!r}")
+        ref_storage = "reftable"
     object_format = config.get("extensions.objectformat", "sha1").lower() or "sha1"
     if object_format not in ("sha1", "sha256"):
         raise GitError(f"{worktree}: unknown object format {object_format!r}")
     if config.get("core.bare", "").lower() in ("true", "yes", "on", "1") and worktree == git_dir:
         bare = True
     return GitLocation(worktree=worktree, git_dir=git_dir, common_dir=common_dir,
-                       bare=bare, object_format=object_format)
+                       bare=bare, object_format=object_format, ref_storage=ref_storage)
 
 
 # --------------------------------------------------------------------------- HEAD
+
+def valid_refname(name: str) -> bool:
+    """A ref name we accept from inside the repository (``refs/...``, git's rules, no ``..``)."""
+    return _valid_refname(name)
+
+
+def packed_ref(loc: GitLocation, name: str) -> str | None:
+    try:
+        return _packed_ref(loc, name)
+    except UnsafeFile:
+        return None
+
 
 def _valid_refname(name: str) -> bool:
     if not name.startswith("refs/") or name.endswith("/") or ".." in name or "@{" in name:

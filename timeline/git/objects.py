@@ -7,25 +7,45 @@ The shadow is ``git init -q --bare`` in a temporary directory of our own whose
 with an environment stripped of every ``GIT_*`` variable plus a fixed safe set, with
 ``--no-pager -c core.commitGraph=false``, cwd = the shadow. Only validated hex ids are passed,
 after ``--end-of-options``.
+
+Commit descriptions (sha, subject, author, author and committer dates, touched paths) come
+from ONE ``git log --name-only -z`` per range (or one for a batch of single commits). ``log``
+reads ``log.showSignature``, mailmap and diff settings from config, but the only config it
+sees is the shadow's own (empty, system and global config disabled) plus our ``-c``
+overrides; ``--no-textconv --no-ext-diff --no-renames`` keep the diff to tree comparisons
+(``--name-only`` never reads blobs, attributes or the index).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 
 from timeline.git.locate import UnsafeFile, path_inside, read_file_safely, resolve_inside
 from timeline.model import CommitInfo
 
-__all__ = ["ObjectStore", "ObjectStoreError", "safe_env", "valid_sha", "MAX_COMMITS_PER_SIDE"]
+__all__ = ["ObjectStore", "ObjectStoreError", "safe_env", "valid_sha", "MAX_COMMITS_PER_SIDE",
+           "git_version", "run_safe_git", "SAFE_CONFIG"]
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
-MAX_COMMITS_PER_SIDE = 5000
+_VERSION = re.compile(rb"git version (\d+)\.(\d+)(?:\.(\d+))?")
+MAX_COMMITS_PER_SIDE = 50_000
+# Our own -c overrides on every git call (they win over the shadow's config, which is empty).
+SAFE_CONFIG = ("core.commitGraph=false", "core.fsmonitor=false", "core.hooksPath=/dev/null",
+               "gc.auto=0", "log.showSignature=false", "log.mailmap=false", "core.quotePath=false",
+               "diff.renames=false", "core.pager=cat", "protocol.allow=never",
+               "gpg.program=/bin/false", "core.askPass=/bin/false")
+# Fields of one commit in ``git log`` output: after a per-call random record marker
+# (a subject cannot forge a record boundary it cannot guess), fixed-format fields first.
+_LOG_FIELDS = "%m%H%x1f%aI%x1f%cI%x1f%ae%x1f%an%x1f%s"
 _TIMEOUT_S = 300
 _NO_WALK_CHUNK = 500
 _WORKERS = 4
@@ -58,6 +78,38 @@ def safe_env() -> dict[str, str]:
     return env
 
 
+def run_safe_git(git: str, args: list[str], *, cwd: str | os.PathLike, git_dir: str | None = None,
+                 input: bytes | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run ``git`` with ``safe_env()``, ``--no-pager`` and ``SAFE_CONFIG``; never raises for a
+    non-zero exit (the caller reads ``returncode``). ``OSError``/timeouts propagate."""
+    cmd = [git, "--no-pager"]
+    if git_dir is not None:
+        cmd.append(f"--git-dir={git_dir}")
+    for item in SAFE_CONFIG:
+        cmd += ["-c", item]
+    cmd += args
+    return subprocess.run(cmd, input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          stdin=None if input is not None else subprocess.DEVNULL,
+                          cwd=cwd, env=safe_env(), timeout=timeout, check=False)
+
+
+@lru_cache(maxsize=8)
+def git_version(git: str | None = None) -> tuple[int, int, int] | None:
+    """``(2, 39, 5)`` for the git at ``git`` (default: the one on PATH); None when absent."""
+    git = git or shutil.which("git")
+    if not git:
+        return None
+    try:
+        proc = subprocess.run([git, "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              stdin=subprocess.DEVNULL, cwd="/", env=safe_env(), timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = _VERSION.search(proc.stdout)
+    if proc.returncode != 0 or not m:
+        return None
+    return int(m[1]), int(m[2]), int(m[3] or 0)
+
+
 class ObjectStore:
     """A shadow bare repository borrowing an untrusted object store, read-only.
 
@@ -75,6 +127,7 @@ class ObjectStore:
         self.git = git or shutil.which("git")
         self.env = safe_env()
         self.shallow = False
+        self.shallow_commits: frozenset[str] = frozenset()
         self.shallow_problem: str | None = None
         self._tmp: tempfile.TemporaryDirectory | None = None
         self.dir: Path | None = None
@@ -130,19 +183,15 @@ class ObjectStore:
             return
         (self.dir / "shallow").write_bytes(data)   # type: ignore[operator]
         self.shallow = True
+        self.shallow_commits = frozenset(lines)
 
     # ------------------------------------------------------------------ running git
     def _run(self, args: list[str], *, input: bytes | None = None, cwd: Path | None = None,
              git_dir: bool = True) -> bytes:
-        cmd = [self.git, "--no-pager"]
-        if git_dir:
-            cmd.append(f"--git-dir={self.dir}")
-        cmd += ["-c", "core.commitGraph=false", "-c", "core.fsmonitor=false",
-                "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", *args]
         try:
-            proc = subprocess.run(cmd, input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  stdin=None if input is not None else subprocess.DEVNULL,
-                                  cwd=cwd or self.dir, env=self.env, timeout=_TIMEOUT_S, check=False)
+            proc = run_safe_git(self.git, args, cwd=cwd or self.dir,  # type: ignore[arg-type]
+                                git_dir=str(self.dir) if git_dir else None, input=input,
+                                timeout=_TIMEOUT_S)
         except (OSError, subprocess.SubprocessError) as exc:
             raise ObjectStoreError(f"git {args[0]} failed: {exc}") from None
         if proc.returncode != 0:
@@ -174,33 +223,41 @@ class ObjectStore:
                 result[parts[0]] = None if parts[1] == "missing" else parts[1]
         return result
 
+    def _log(self, revs: list[str], *extra: str) -> tuple[bytes, bytes]:
+        """``git log`` with commit fields and touched paths: ``(record marker, raw output)``."""
+        marker = secrets.token_hex(8)
+        return ("\x1e" + marker).encode(), self._run(["log", "--no-textconv", "--no-ext-diff", "--no-renames", "--no-color",
+                          "--no-show-signature", "--no-notes", "--diff-merges=first-parent",
+                          "--name-only", "-z", f"--format=%x1e{marker}{_LOG_FIELDS}", *extra,
+                          "--end-of-options", *revs])
+
     def describe(self, shas) -> dict[str, CommitInfo]:
-        """``{sha: CommitInfo}`` for the given commits themselves (no walk)."""
+        """``{sha: CommitInfo}`` for the given commits themselves (no walk): one ``git log
+        --no-walk`` per 500 commits."""
         wanted = list(dict.fromkeys(self._check(shas)))
         found: dict[str, CommitInfo] = {}
         for i in range(0, len(wanted), _NO_WALK_CHUNK):
             chunk = wanted[i:i + _NO_WALK_CHUNK]
-            out = self._run(["rev-list", "--no-walk=unsorted", "--no-commit-header",
-                             "--format=%H%x1f%s", "--end-of-options", *chunk])
-            for info in _parse_commits(out):
-                found[info[1].sha] = info[1]
+            marker, out = self._log(chunk, "--no-walk=unsorted")
+            for _mark, info in _parse_log(out, marker, self.shallow_commits):
+                found[info.sha] = info
         return found
 
     def between(self, old: str, new: str) -> tuple[list[CommitInfo], list[CommitInfo], bool]:
-        """One ``rev-list --left-right old...new``: ``(arrived, left, truncated)``.
+        """One ``git log --left-right old...new``: ``(arrived, left, truncated)``.
 
         ``arrived`` = reachable from new but not old (what the move brought in), ``left`` =
         reachable from old but not new (what left HEAD's history). Forward move: ``left`` is
-        empty; backward: ``arrived`` is empty; divergent: both. Newest first, as rev-list
-        gives them. Each side is capped at ``MAX_COMMITS_PER_SIDE``.
+        empty; backward: ``arrived`` is empty; divergent: both. Newest first, as git gives
+        them. Each side is capped at ``MAX_COMMITS_PER_SIDE``. However long the range, this is
+        ONE git process: subjects, authors, dates and paths come in the same output.
         """
         old, new = self._check([old, new])
-        out = self._run(["rev-list", "--left-right", "--no-commit-header",
-                         "--format=%m%H%x1f%s", "--end-of-options", f"{old}...{new}"])
+        marker, out = self._log([f"{old}...{new}"], "--left-right")
         arrived: list[CommitInfo] = []
         left: list[CommitInfo] = []
         truncated = False
-        for mark, info in _parse_commits(out, marked=True):
+        for mark, info in _parse_log(out, marker, self.shallow_commits):
             side = left if mark == "<" else arrived
             if len(side) < MAX_COMMITS_PER_SIDE:
                 side.append(info)
@@ -224,15 +281,36 @@ class ObjectStore:
             return dict(pool.map(one, pairs))
 
 
-def _parse_commits(out: bytes, marked: bool = False):
-    for line in out.split(b"\n"):
-        if not line:
+def _date(raw: bytes) -> datetime | None:
+    try:
+        return datetime.fromisoformat(raw.decode("ascii"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def _parse_log(out: bytes, marker: bytes, shallow: frozenset[str] = frozenset()):
+    """``git log -z --name-only --format=<marker>%m%H...`` output -> ``(mark, CommitInfo)``.
+
+    Each record: the format line, NUL, LF, then the touched paths, each NUL-terminated.
+    A commit listed in ``shallow`` (a shallow-clone boundary: its parents are not here) gets
+    ``paths=None``: git would compare it with an empty tree and list every file.
+    """
+    for record in out.split(marker)[1:]:
+        head, _, rest = record.partition(b"\0")
+        fields = head.split(b"\x1f", 5)
+        if len(fields) != 6:
             continue
-        mark = ""
-        if marked:
-            mark, line = line[:1].decode("ascii", "replace"), line[1:]
-        sha, _, subject = line.partition(b"\x1f")
-        text = sha.decode("ascii", "replace")
-        if not _SHA.match(text):
+        mark_sha, author_date, committer_date, email, name, subject = fields
+        mark, sha = mark_sha[:1].decode("ascii", "replace"), mark_sha[1:].decode("ascii", "replace")
+        if not _SHA.match(sha):
             continue
-        yield mark, CommitInfo(sha=text, subject=subject.decode("utf-8", "replace"))
+        if rest.startswith(b"\n"):
+            rest = rest[1:]
+        paths: tuple[str, ...] | None = tuple(
+            p.decode("utf-8", "replace") for p in rest.split(b"\0") if p)
+        if sha in shallow:
+            paths = None
+        yield mark, CommitInfo(
+            sha=sha, subject=subject.decode("utf-8", "replace"),
+            author=name.decode("utf-8", "replace"), author_email=email.decode("utf-8", "replace"),
+            author_date=_date(author_date), committer_date=_date(committer_date), paths=paths)
