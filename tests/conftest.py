@@ -1,11 +1,41 @@
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from timeline.scenario import DemoScenario, GitScript, build_demo
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # captured_log, reflog_repo and timeline_build come from timeline's own pytest plugin, which
+    # `pip install -e .` registers (entry point pytest11); register it when running without it.
+    manager = config.pluginmanager
+    if not (manager.has_plugin("timeline") or manager.has_plugin("timeline.pytest_plugin") or manager.is_blocked("timeline")):
+        manager.import_plugin("timeline.pytest_plugin")
+
+
+@pytest.fixture(autouse=True)
+def exported_documents(monkeypatch: pytest.MonkeyPatch):
+    """Every JSON document a test exports (CLI --json, Timeline.to_dict...) is checked, when the
+    test ends, against the shipped JSON Schema, strictly: no field the schema does not describe."""
+    from timeline import export
+    from timeline.schema import validate
+
+    produced: list[dict] = []
+    original = export.timeline_to_dict
+
+    def recording(timeline):
+        document = original(timeline)
+        produced.append(document)
+        return document
+
+    monkeypatch.setattr(export, "timeline_to_dict", recording)
+    yield produced
+    for document in produced:
+        validate(json.loads(json.dumps(document)), strict=True)
 
 
 @pytest.fixture
