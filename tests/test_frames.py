@@ -1,0 +1,153 @@
+"""The pandas API: Timeline.runs_frame(), samples_frame(), events_frame(), shifts_frame()."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+import pandas as pd
+import pytest
+
+from timeline.frames import SamplesNotKeptError
+from timeline.scenario import Launch, write_sglang_log
+
+T = lambda hh, mm: datetime(2026, 3, 2, hh, mm, tzinfo=timezone.utc)  # noqa: E731
+UTC = pd.DatetimeTZDtype("ns", "UTC")
+
+
+@pytest.fixture
+def story(tmp_path, reflog_repo):
+    """Clone (c1, c2), a run, a pull of c3..c5, a run, a reset to c4, a run: all in UTC."""
+    repo = reflog_repo([("clone", T(9, 0), 2), ("pull", T(12, 0), 3), ("reset", T(15, 0), "HEAD~1")])
+    logs = tmp_path / "logs"
+    write_sglang_log(logs / "a.log", [Launch(datetime(2026, 3, 2, 10, 0), 10, 100.0)], seed=1)
+    write_sglang_log(logs / "b.log", [Launch(datetime(2026, 3, 2, 13, 0), 10, 90.0),
+                                      Launch(datetime(2026, 3, 2, 16, 0), 10, 99.5)], seed=2)
+    return repo, logs
+
+
+def test_runs_frame_has_one_typed_row_per_run(story, timeline_build):
+    repo, logs = story
+    frame = timeline_build(logs, repo=repo.path).runs_frame()
+    assert list(frame["id"]) == ["r1", "r2", "r3"]
+    assert list(frame["commit"]) == [repo.shas["c2"], repo.shas["c5"], repo.shas["c4"]]
+    assert frame["start"].dtype == UTC and frame["end"].dtype == UTC
+    assert frame["start"].iloc[0] == pd.Timestamp("2026-03-02T10:00:00Z")
+    for column in ("commit", "attribution", "group", "kind"):
+        assert isinstance(frame[column].dtype, pd.CategoricalDtype), column
+    assert frame["decode_throughput_median"].dtype == "float64"
+    assert frame["decode_throughput_n"].dtype == "Int64" and frame["tp_size"].dtype == "Int64"
+    assert frame["decode_throughput_median"].tolist() == pytest.approx([100.0, 90.0, 99.5], rel=0.03)
+    assert set(frame["attribution"]) == {"exact"}
+    assert frame["group"].iloc[0] == "Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3"
+    assert frame["events_during"].tolist() == [[], [], []]
+    assert frame["nccl_versions"].tolist() == [["2.27.5"]] * 3
+    # The analyses a notebook does in one line work on it.
+    by_commit = frame.groupby("commit", observed=True)["decode_throughput_median"].mean()
+    assert by_commit[repo.shas["c5"]] == pytest.approx(90.0, rel=0.03)
+
+
+def test_samples_frame_has_one_row_per_stats_line(story, timeline_build):
+    repo, logs = story
+    built = timeline_build(logs, repo=repo.path, keep_samples=True)
+    frame = built.samples_frame()
+    runs = built.runs_frame()
+    decode = frame[frame["kind"] == "decode"]
+    assert len(decode) == int(runs["decode_throughput_n"].sum())
+    assert len(frame) == len(decode) + int(runs["prefill_input_throughput_n"].fillna(0).sum())
+    assert list(frame.columns[:7]) == ["run", "commit", "group", "kind", "time", "line", "rank"]
+    assert frame["time"].dtype == UTC and frame["time"].is_monotonic_increasing
+    assert frame["gen_throughput"].dtype == "float64" and frame["accept_len"].dtype == "float64"
+    assert frame["running_req"].dtype == "Int64" and frame["line"].dtype == "Int64"
+    assert frame["cuda_graph"].dtype == "boolean"
+    for column in ("run", "commit", "kind", "rank"):
+        assert isinstance(frame[column].dtype, pd.CategoricalDtype), column
+    # Every sample carries its run's commit.
+    r2 = frame[frame["run"] == "r2"]
+    assert set(r2["commit"]) == {repo.shas["c5"]}
+    assert r2["gen_throughput"].median() == pytest.approx(runs.set_index("id").loc["r2", "decode_throughput_median"])
+
+
+def test_samples_frame_without_kept_samples_says_how_to_get_them(story, timeline_build):
+    repo, logs = story
+    with pytest.raises(SamplesNotKeptError, match=r"keep_samples=True"):
+        timeline_build(logs, repo=repo.path).samples_frame()
+
+
+def test_events_frame(story, timeline_build):
+    repo, logs = story
+    frame = timeline_build(logs, repo=repo.path).events_frame()
+    assert list(frame["kind"]) == ["clone", "pull", "reset"]
+    assert isinstance(frame["kind"].dtype, pd.CategoricalDtype)
+    assert frame["time"].dtype == UTC and frame["time"].iloc[1] == pd.Timestamp("2026-03-02T12:00:00Z")
+    assert frame["changes_commit"].dtype == "boolean" and frame["n_commits"].dtype == "Int64"
+    pull, reset = frame.iloc[1], frame.iloc[2]
+    assert (pull["old"], pull["new"]) == (repo.shas["c2"], repo.shas["c5"])
+    assert set(pull["commits"]) == {repo.shas[c] for c in ("c3", "c4", "c5")} and pull["n_commits"] == 3
+    assert reset["commits_removed"] == [repo.shas["c5"]] and reset["n_commits_removed"] == 1
+
+
+def test_shifts_frame_is_empty_but_typed_without_shifts(tmp_path, timeline_build):
+    write_sglang_log(tmp_path / "one.log", [Launch(datetime(2026, 3, 2, 10, 0), 10, 100.0)])
+    frame = timeline_build(tmp_path).shifts_frame()
+    assert frame.empty
+    assert {"id", "group", "verdict", "change_pct", "from_commit", "to_commit", "suspects"} <= set(frame.columns)
+    assert frame["change_pct"].dtype == "float64"
+
+
+def test_shifts_frame_matches_the_json_shifts(story, timeline_build):
+    repo, logs = story
+    built = timeline_build(logs, repo=repo.path)
+    if not hasattr(built, "shifts"):
+        pytest.skip("this timeline has no shift detection")
+    shifts = built.to_dict()["shifts"]
+    frame = built.shifts_frame()
+    assert len(frame) == len(shifts) > 0
+    assert list(frame["id"]) == [s["id"] for s in shifts]
+    assert list(frame["verdict"].astype(object)) == [s["verdict"] for s in shifts]
+    assert frame["change_pct"].tolist() == pytest.approx([s["change_pct"] for s in shifts])
+    assert list(frame["from_commit"].astype(object)) == [s["from"]["commit"] for s in shifts]
+    assert frame["from_runs"].tolist() == [s["from"]["runs"] for s in shifts]
+    assert frame["suspects"].tolist() == [[x["sha"] for x in s["suspects"]] for s in shifts]
+    regression = frame[frame["verdict"] == "regression"].iloc[0]
+    assert (regression["from_commit"], regression["to_commit"]) == (repo.shas["c2"], repo.shas["c5"])
+    assert regression["change_pct"] < -5
+
+
+def test_shifts_frame_flattens_the_json_shifts(story, timeline_build, monkeypatch):
+    from timeline import export
+
+    repo, logs = story
+    built = timeline_build(logs, repo=repo.path)
+    shift = {
+        "id": "s1", "group": "Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3", "metric": "decode_throughput",
+        "from": {"commit": repo.shas["c2"], "runs": ["r1"], "value": 100.0},
+        "to": {"commit": repo.shas["c5"], "runs": ["r2"], "value": 90.0},
+        "change_pct": -10.0, "p_value": 0.001, "verdict": "regression", "single_run": True, "events": ["e2"],
+        "suspects": [{"sha": repo.shas["c5"], "subject": "c5", "paths": ["changes/c5.txt"], "unlikely": False}],
+        "confounders": [],
+    }
+    monkeypatch.setattr(built, "shifts", [shift], raising=False)
+    monkeypatch.setattr(export, "shift_to_dict", lambda s: s, raising=False)
+    frame = built.shifts_frame()
+    row = frame.iloc[0]
+    assert (row["id"], row["verdict"], row["from_commit"], row["to_commit"]) == (
+        "s1", "regression", repo.shas["c2"], repo.shas["c5"])
+    assert row["from_runs"] == ["r1"] and row["suspects"] == [repo.shas["c5"]] and row["n_suspects"] == 1
+    assert frame["change_pct"].dtype == "float64" and frame["single_run"].dtype == "boolean"
+    assert isinstance(frame["verdict"].dtype, pd.CategoricalDtype)
+
+
+def test_frames_of_an_empty_timeline(tmp_path, timeline_build):
+    built = timeline_build(tmp_path, keep_samples=True)
+    runs, samples, events = built.runs_frame(), built.samples_frame(), built.events_frame()
+    assert runs.empty and samples.empty and events.empty
+    assert runs["start"].dtype == UTC and events["time"].dtype == UTC
+    assert "decode_throughput_median" in runs.columns
+
+
+def test_import_timeline_does_not_import_pandas():
+    code = "import sys, timeline, timeline.cli; print('pandas' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -1,0 +1,280 @@
+"""The timeline as pandas DataFrames: ``runs_frame``, ``samples_frame``, ``events_frame``, ``shifts_frame``.
+
+Also reachable as ``Timeline.runs_frame()`` and friends. pandas is imported here only, and only
+when a frame is asked for: ``import timeline`` and the CLI never load it.
+
+Dtypes: every time is a tz-aware ``datetime64[ns, UTC]`` (runs, samples and events may come
+from different zones; one column holds one zone, so all are in UTC); counts and line numbers are
+nullable ``Int64``; measurements are ``float64``; flags are ``boolean``; labels with few values
+(kind, attribution, group, commit, verdict...) are ``category``; free text is ``string``;
+lists (``events_during``, the commits an event brought in...) stay Python lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from timeline.errors import TimelineError
+from timeline.model import Timeline
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["SamplesNotKeptError", "runs_frame", "samples_frame", "events_frame", "shifts_frame"]
+
+
+class SamplesNotKeptError(TimelineError, ValueError):
+    """``samples_frame()`` on a timeline built without ``keep_samples=True``."""
+
+
+def _pd():
+    import pandas
+
+    return pandas
+
+
+def _frame(
+    rows: Sequence[dict[str, Any]],
+    columns: Sequence[str],
+    *,
+    times: Iterable[str] = (),
+    categories: Iterable[str] = (),
+    ints: Iterable[str] = (),
+    floats: Iterable[str] = (),
+    bools: Iterable[str] = (),
+    strings: Iterable[str] = (),
+    infer: Iterable[str] = (),
+    lists: Iterable[str] = (),
+) -> pd.DataFrame:
+    pd = _pd()
+    data = {column: [row.get(column) for row in rows] for column in columns}
+    frame = pd.DataFrame(data, columns=list(columns), index=pd.RangeIndex(len(rows)))
+    for column in times:
+        frame[column] = pd.to_datetime(frame[column], utc=True).astype("datetime64[ns, UTC]")
+    for column in ints:
+        frame[column] = pd.array([None if v is None else int(v) for v in data[column]], dtype="Int64")
+    for column in floats:
+        frame[column] = pd.array([_float(v) for v in data[column]], dtype="float64")
+    for column in bools:
+        frame[column] = pd.array(data[column], dtype="boolean")
+    for column in strings:
+        frame[column] = pd.array([None if v is None else str(v) for v in data[column]], dtype="string")
+    for column in categories:
+        frame[column] = pd.Categorical([None if v is None else str(v) for v in data[column]])
+    for column in infer:
+        frame[column] = _inferred(data[column])
+    for column in lists:
+        frame[column] = pd.Series([[] if v is None else list(v) for v in data[column]], index=frame.index, dtype="object")
+    return frame
+
+
+def _float(value: Any) -> float:
+    if value is None or isinstance(value, bool):
+        return float("nan")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _inferred(values: list[Any]):
+    """A column of parsed fields: the narrowest proper dtype for what the values are."""
+    pd = _pd()
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return pd.array(values, dtype="boolean")
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return pd.array(values, dtype="Int64")
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return pd.array([_float(v) for v in values], dtype="float64")
+    if present and all(isinstance(v, str) for v in present):
+        return pd.Categorical(values)
+    return pd.array(values, dtype="object")
+
+
+# --- runs -------------------------------------------------------------------------------------
+
+
+def runs_frame(timeline: Timeline) -> pd.DataFrame:
+    """One row per run: the columns of the CSV (``timeline build --format csv``), typed.
+
+    ``start``/``end`` are UTC; ``events_during`` and ``nccl_versions`` are lists.
+    """
+    from timeline.render import csv as csv_render
+
+    names = csv_render.metric_names(timeline)
+    rows = [csv_render.run_record(run, names) for run in timeline.runs]
+    metric_columns = [f"{m}_{s}" for m in names for s in csv_render.STATS]
+    columns = csv_render.columns(timeline)
+    counts = [c for c in metric_columns if c.endswith("_n")]
+    config_ints = ("tp_size", "dp_size", "ep_size", "pp_size", "speculative_num_steps", "speculative_eagle_topk",
+                   "speculative_num_draft_tokens")
+    return _frame(
+        rows,
+        columns,
+        times=("start", "end"),
+        categories=("kind", "tz", "tz_source", "commit", "attribution", "group", "model",
+                    "speculative_algorithm", "quantization", "dtype", "kv_cache_dtype"),
+        ints=("first_line", "last_line", *counts, *(c for c in config_ints if _all_ints(rows, c))),
+        floats=("duration_s", *(c for c in metric_columns if c not in counts)),
+        strings=("id", "source", "start_local"),
+        infer=tuple(c for c in config_ints if not _all_ints(rows, c)),
+        lists=("events_during", "nccl_versions"),
+    )
+
+
+def _all_ints(rows: Sequence[dict[str, Any]], column: str) -> bool:
+    return all(row.get(column) is None or (isinstance(row[column], int) and not isinstance(row[column], bool))
+               for row in rows)
+
+
+# --- samples ----------------------------------------------------------------------------------
+
+SAMPLE_LEADING = ("run", "commit", "group", "kind", "time", "line", "rank")
+
+
+def samples_frame(timeline: Timeline) -> pd.DataFrame:
+    """One row per parsed stats line (``Decode batch`` / ``Prefill batch``) of every run.
+
+    Columns: ``run`` (run id), ``commit``, ``group``, ``kind`` (``decode``/``prefill``), ``time``
+    (UTC), ``line``, ``rank``, then every field the parser read, in snake_case
+    (``gen_throughput``, ``accept_len``, ``running_req``, ``token_usage``, ``cuda_graph``...),
+    missing where a line did not have it.
+
+    Needs a timeline built with ``keep_samples=True`` (``--samples`` on the command line):
+    samples are the bulk of a build's memory, so they are only kept when asked for. Without them
+    this raises ``SamplesNotKeptError`` rather than silently returning nothing or re-reading logs
+    that may have changed since.
+    """
+    from timeline.workload import workload_label
+
+    missing = [run.id for run in timeline.runs if run.samples is None]
+    if missing:
+        raise SamplesNotKeptError(
+            "this timeline was built without samples: call timeline.build(..., keep_samples=True) "
+            f"to use samples_frame() (runs without samples: {', '.join(missing[:5])}"
+            f"{' ...' if len(missing) > 5 else ''})"
+        )
+    rows: list[dict[str, Any]] = []
+    fields: dict[str, None] = {}
+    for run in timeline.runs:
+        group = workload_label(run.config) or None
+        for kind in sorted(run.samples or {}):
+            for sample in (run.samples or {})[kind]:
+                row = {"run": run.id, "commit": run.commit, "group": group, "kind": kind}
+                for key, value in sample.items():
+                    if key not in SAMPLE_LEADING:
+                        fields.setdefault(key, None)
+                    row[key] = value
+                rows.append(row)
+    rows.sort(key=lambda r: (r["time"] is None, r["time"].timestamp() if r["time"] else 0.0, r["run"], r.get("line") or 0))
+    return _frame(
+        rows,
+        [*SAMPLE_LEADING, *fields],
+        times=("time",),
+        categories=("run", "commit", "group", "kind", "rank"),
+        ints=("line",),
+        infer=tuple(fields),
+    )
+
+
+# --- events -----------------------------------------------------------------------------------
+
+EVENT_LEADING = ("id", "time", "kind", "ref", "message", "old", "new", "changes_commit", "n_commits",
+                 "n_commits_removed", "commits", "commits_removed", "source", "line")
+
+
+def events_frame(timeline: Timeline) -> pd.DataFrame:
+    """One row per code event (a move of HEAD), in reflog order.
+
+    ``commits`` / ``commits_removed`` are lists of full shas (newest first), with their counts in
+    ``n_commits`` / ``n_commits_removed``; any other field of the JSON event comes after.
+    """
+    from timeline.export import event_to_dict
+
+    rows: list[dict[str, Any]] = []
+    extra: dict[str, None] = {}
+    for event in timeline.events:
+        document = event_to_dict(event)
+        row: dict[str, Any] = {}
+        for key, value in document.items():
+            if key in ("commits", "commits_removed"):
+                row[key] = [c["sha"] for c in value]
+                row[f"n_{key}"] = len(value)
+            elif key == "time":
+                row[key] = event.time
+            else:
+                row[key] = value
+                if key not in EVENT_LEADING:
+                    extra.setdefault(key, None)
+        rows.append(row)
+    return _frame(
+        rows,
+        [*EVENT_LEADING, *extra],
+        times=("time",),
+        categories=("kind", "ref"),
+        ints=("n_commits", "n_commits_removed", "line"),
+        bools=("changes_commit",),
+        strings=("id", "message", "old", "new", "source"),
+        infer=tuple(extra),
+        lists=("commits", "commits_removed"),
+    )
+
+
+# --- shifts -----------------------------------------------------------------------------------
+
+SHIFT_LEADING = ("id", "group", "metric", "verdict", "change_pct", "p_value", "single_run",
+                 "from_commit", "from_value", "from_runs", "to_commit", "to_value", "to_runs",
+                 "events", "n_suspects", "suspects", "confounders")
+
+
+def _shift_documents(timeline: Timeline) -> list[dict[str, Any]]:
+    shifts = list(getattr(timeline, "shifts", None) or [])
+    if not shifts:
+        return []
+    from timeline import export
+
+    to_dict = getattr(export, "shift_to_dict", None)
+    if to_dict is not None:
+        return [to_dict(shift) for shift in shifts]
+    return list(timeline.to_dict().get("shifts", []))
+
+
+def shifts_frame(timeline: Timeline) -> pd.DataFrame:
+    """One row per throughput shift between two versions of a workload group (JSON ``shifts``).
+
+    ``from`` / ``to`` are flattened to ``from_commit``, ``from_value``, ``from_runs`` (run ids) and
+    the same for ``to_``; ``suspects`` is the list of suspect shas (``n_suspects`` their count);
+    ``confounders`` stays a list of ``{"field", "from", "to"}``. Empty, with these columns, when
+    the timeline has no shifts.
+    """
+    rows: list[dict[str, Any]] = []
+    extra: dict[str, None] = {}
+    for document in _shift_documents(timeline):
+        row: dict[str, Any] = {}
+        for key, value in document.items():
+            if key in ("from", "to") and isinstance(value, dict):
+                for sub, item in value.items():
+                    row[f"{key}_{sub}"] = item
+                    if f"{key}_{sub}" not in SHIFT_LEADING:
+                        extra.setdefault(f"{key}_{sub}", None)
+            elif key == "suspects":
+                row[key] = [s.get("sha") if isinstance(s, dict) else s for s in value or []]
+                row["n_suspects"] = len(value or [])
+            else:
+                row[key] = value
+                if key not in SHIFT_LEADING:
+                    extra.setdefault(key, None)
+        rows.append(row)
+    return _frame(
+        rows,
+        [*SHIFT_LEADING, *extra],
+        categories=("group", "metric", "verdict", "from_commit", "to_commit"),
+        floats=("change_pct", "p_value", "from_value", "to_value"),
+        ints=("n_suspects",),
+        bools=("single_run",),
+        strings=("id",),
+        infer=tuple(extra),
+        lists=("from_runs", "to_runs", "events", "suspects", "confounders"),
+    )
