@@ -17,7 +17,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    help="Tie every LLM-serving benchmark run to the commit it ran on.",
+    rich_markup_mode=None,  # plain help: wraps to the terminal, fits 80 columns, copies cleanly (docs/cli.md)
 )
 
 
@@ -41,39 +41,62 @@ def _version(value: bool) -> None:
 def main_options(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
-    """Tie every LLM-serving benchmark run to the commit it ran on."""
+    """Tie every LLM-serving benchmark run to the commit it ran on.
+
+    \b
+    Examples:
+      timeline build logs/ --repo ~/sglang --log-tz UTC
+      timeline build logs/ --repo ~/sglang --html report.html --csv runs.csv
+      timeline demo
+    """
 
 
-@app.command("build")
+@app.command("build", short_help="Tie each run in the logs to its commit, next to the code events.")
 def build_command(
     paths: Optional[list[str]] = typer.Argument(
-        None, help="Log files or folders (searched recursively for *.log, *.txt, *.out). Default: the current folder."
+        None, metavar="PATHS", help="Log files or folders (searched recursively for *.log, *.txt, *.out). Default: the current folder."
     ),
     repo: Optional[str] = typer.Option(
-        None, "--repo", help="The checkout the server ran from: its root, a folder inside it, or a linked worktree."
+        None, "--repo", metavar="DIR", help="The checkout the server ran from: its root, a folder inside it, or a linked worktree."
     ),
     log_tz: Optional[list[str]] = typer.Option(
         None,
         "--log-tz",
+        metavar="[PATTERN=]ZONE",
         help="Zone of the logs' wall-clock times: IANA name (Europe/Berlin), UTC, or +02:00; or PATTERN=ZONE "
         "for the logs whose path matches the glob (repeatable). Default: inferred from each file's mtime, "
         "else this machine's zone.",
     ),
     display_tz: Optional[str] = typer.Option(
-        None, "--display-tz", help="Show the table's times in this zone (default: each log's own zone)."
+        None, "--display-tz", metavar="ZONE", help="Show the table's times in this zone (default: each log's own zone)."
     ),
     tolerance: float = typer.Option(
-        60.0, "--tolerance", min=0.0, help="Seconds: a run starting this close to a HEAD move is 'ambiguous'."
+        60.0, "--tolerance", min=0.0, metavar="SECONDS", help="Seconds: a run starting this close to a HEAD move is 'ambiguous'."
     ),
-    json_path: Optional[str] = typer.Option(None, "--json", help="Write the JSON v1 document to FILE ('-' = stdout only)."),
+    json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE", help="Write the JSON v1 document to FILE ('-' = stdout only)."),
     samples: bool = typer.Option(False, "--samples", help="Include every parsed stats line in the JSON."),
+    output_format: str = typer.Option(
+        "table", "--format", "-f", metavar="FORMAT",
+        help="What to print: table, json (the JSON v1 document), csv (one row per run) or markdown.",
+    ),
+    csv_path: Optional[str] = typer.Option(None, "--csv", metavar="FILE", help="Write one CSV row per run to FILE ('-' = stdout only)."),
+    html_path: Optional[str] = typer.Option(
+        None, "--html", metavar="FILE", help="Write a self-contained HTML report (charts and tables) to FILE."
+    ),
     fail_on_regression: bool = typer.Option(
         False, "--fail-on-regression", help="Exit with status 3 when a shift has the verdict 'regression' (for CI)."
     ),
 ) -> None:
     """Tie each run in the logs to the commit HEAD held when it started, next to the code events.
 
-    Example: timeline build logs/ --repo ~/sglang --log-tz UTC --json timeline.json
+    Files given with --json, --csv and --html are written atomically (a reader sees the old file or the new one).
+
+    \b
+    Examples:
+      timeline build logs/ --repo ~/sglang --log-tz UTC
+      timeline build logs/ --repo ~/sglang --json out.json --html report.html
+      timeline build logs/ --repo ~/sglang --format csv > runs.csv
+      timeline build logs/ --log-tz 'node2/*=UTC' --log-tz Europe/Berlin
     """
     from timeline.commands import build
 
@@ -82,6 +105,7 @@ def build_command(
         code = build.run(
             paths or ["."], repo=repo, log_tz=log_tz or [], display_tz=display_tz, tolerance_s=tolerance,
             json_path=json_path, samples=samples, out=out, err=err,
+            output_format=output_format, csv_path=csv_path, html_path=html_path,
             fail_on_regression=fail_on_regression,
         )
     except TimelineError as error:
@@ -89,11 +113,17 @@ def build_command(
     raise typer.Exit(int(code))
 
 
-@app.command("demo")
+@app.command("demo", short_help="Run build on a small real repository and logs made on the spot.")
 def demo_command(
-    keep: Optional[Path] = typer.Option(None, "--keep", help="Build the demo in this (new) folder and keep it."),
+    keep: Optional[Path] = typer.Option(None, "--keep", metavar="DIR", help="Build the demo in this (new) folder and keep it."),
 ) -> None:
-    """Build a small real repository and SGLang logs in a temporary folder, then run build on them."""
+    """Build a small real repository and SGLang logs in a temporary folder, then run build on them.
+
+    \b
+    Examples:
+      timeline demo
+      timeline demo --keep /tmp/timeline-demo
+    """
     from timeline.commands import demo
 
     out, err = _consoles()
@@ -102,6 +132,21 @@ def demo_command(
     except TimelineError as error:
         raise _fail(error) from None
     raise typer.Exit(int(code))
+
+
+@app.command("schema", short_help="Print the JSON Schema of the JSON v1 document.")
+def schema_command() -> None:
+    """Print the JSON Schema (draft 2020-12) of the JSON v1 document that --json writes.
+
+    \b
+    Examples:
+      timeline schema > s.json
+      timeline build logs/ --json - | check-jsonschema --schemafile s.json -
+    """
+    from timeline.schema import schema_text
+
+    sys.stdout.write(schema_text())
+    raise typer.Exit(int(ExitCode.OK))
 
 
 def main() -> None:

@@ -1,0 +1,69 @@
+"""The command line as a user meets it: --version, --help with examples, docs/cli.md, NO_COLOR, 80 columns."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from rich.cells import cell_len
+from typer.testing import CliRunner
+
+import timeline
+from timeline import docgen
+from timeline.cli import app
+
+COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;[25];[0-9;]+)m")
+
+
+def test_version():
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout == f"timeline {timeline.__version__}\n"
+
+
+def test_version_as_an_installed_command_starts_fast():
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "timeline", "--version"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("timeline ")
+    assert not re.search(r"\|\s+(pandas|numpy|jsonschema|git)$", done.stderr, flags=re.MULTILINE)
+
+
+@pytest.mark.parametrize("command", [path for path in docgen.commands()], ids=lambda p: " ".join(p) or "timeline")
+def test_every_command_has_help_with_examples(command):
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    assert "Usage:" in result.stdout and "Examples:" in result.stdout
+    examples = result.stdout.split("Examples:", 1)[1].split("\n\n", 1)[0].strip().splitlines()
+    assert examples and all(line.strip().startswith("timeline ") for line in examples)
+    assert max(cell_len(line) for line in result.stdout.splitlines()) <= 80
+
+
+def test_docs_cli_md_is_generated_from_help():
+    assert docgen.DOC.read_text(encoding="utf-8") == docgen.generate(), (
+        "docs/cli.md and `timeline --help` drifted apart: run `python -m timeline.docgen`"
+    )
+
+
+def test_docgen_check_mode(tmp_path, monkeypatch):
+    monkeypatch.setattr(docgen, "DOC", tmp_path / "cli.md")
+    assert docgen.main(["--check"]) == 1
+    assert docgen.main([]) == 0 and docgen.main(["--check"]) == 0
+
+
+def test_no_color_is_respected(demo):
+    args = ["build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC"]
+    coloured = CliRunner().invoke(app, args, env={"FORCE_COLOR": "1", "NO_COLOR": None, "COLUMNS": "80"})
+    assert COLOUR.search(coloured.stdout), "a forced terminal shows colours"
+    plain = CliRunner().invoke(app, args, env={"FORCE_COLOR": "1", "NO_COLOR": "1", "COLUMNS": "80"})
+    assert plain.exit_code == 0 and "Fix PCG MoE Error" in plain.stdout
+    assert not COLOUR.search(plain.stdout) and not COLOUR.search(plain.stderr)
+
+
+def test_tables_fit_an_80_column_terminal(demo):
+    result = CliRunner().invoke(app, ["build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC"],
+                                env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    widths = [cell_len(line) for line in result.stdout.splitlines()]
+    assert widths and max(widths) <= 80, max(widths)
+    assert "Fix PCG MoE Error" in result.stdout
