@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from timeline.git.classify import classify, group_entries, match_stashes, parse_action
+from timeline.git.classify import classify, detail_for, group_entries, match_stashes, parse_action
 from timeline.git.reflog import ReflogEntry
 
 Z = "0" * 40
@@ -145,3 +145,32 @@ def test_unterminated_burst_does_not_swallow_user_commits():
     )
     assert [(g.kind, len(g.entries), g.closed) for g in group_entries(es)] == [
         ("rebase", 2, False), ("amend", 1, True)]
+
+
+@pytest.mark.parametrize("rows, detail", [
+    ([(sha(1), sha(2), "pull: Fast-forward")], "fast-forward"),
+    ([(sha(1), sha(2), "pull --rebase: Fast-forward")], "fast-forward"),      # nothing to rebase
+    ([(sha(1), sha(2), "pull --no-rebase: Merge made by the 'ort' strategy.")], "merge"),
+    ([(sha(1), sha(2), "merge feature: Fast-forward")], "fast-forward"),
+    ([(sha(1), sha(2), "merge origin/main: Merge made by the 'recursive' strategy.")], "merge"),
+    ([(sha(1), sha(2), "commit (merge): Merge branch 'x'")], "merge"),
+    ([(sha(1), sha(2), "pull (start): checkout 2"), (sha(2), sha(3), "pull (pick): l"),
+      (sha(3), sha(3), "pull (finish): returning to refs/heads/main")], "rebase"),
+    ([(sha(1), sha(2), "rebase (start): checkout origin/main"),
+      (sha(2), sha(1), "rebase (abort): returning to refs/heads/main")], "aborted"),
+    ([(sha(1), sha(2), "rebase (start): checkout main"), (sha(2), sha(3), "rebase (pick): a")], "unfinished"),
+    ([(sha(1), sha(2), "rebase (start): checkout main"), (sha(2), sha(3), "rebase (pick): a"),
+      (sha(3), sha(3), "rebase (finish): returning to refs/heads/t")], None),
+    ([(sha(1), sha(2), "commit: x")], None),
+    ([(sha(1), sha(2), "pull: something new")], None),
+])
+def test_detail_for_pull_merge_and_rebase(rows, detail):
+    (g,) = group_entries(entries(*rows))
+    assert detail_for(g) == detail
+
+
+def test_worktree_creation_lines_are_one_group_only_in_a_linked_worktree():
+    es = entries((Z, sha(1), None), (sha(1), sha(1), "reset: moving to HEAD"), (sha(1), sha(2), "commit: c"))
+    assert [(g.kind, len(g.entries)) for g in group_entries(es, linked_worktree=True)] == [
+        ("worktree", 2), ("commit", 1)]
+    assert [g.kind for g in group_entries(es)] == ["other", "reset", "commit"]

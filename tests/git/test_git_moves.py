@@ -340,7 +340,16 @@ def test_real_reftable_repository_is_read_through_git_reflog(bench):
     bench.git("checkout", "-q", "-b", "topic", "HEAD~1")
     c3 = bench.commit("c3")
     assert not (repo / ".git" / "logs").exists()
+    # planted programs: none may run (git reflog runs in a shadow holding a copy of the tables)
+    marker = bench.root / "marker.log"
+    mark = bench.root / "mark"
+    mark.write_text(f'#!/bin/sh\necho "$0 $*" >> "{marker}"\nexit 0\n')
+    mark.chmod(0o755)
+    for key in ("core.fsmonitor", "core.pager", "gpg.program", "diff.external", "core.hooksPath"):
+        bench.git("config", key, str(mark))
+    bench.git("config", "log.showSignature", "true")
     h = read_history(repo)
+    assert not marker.exists()
     assert h.ref_storage == "reftable" and h.head == c3 and h.branch == "refs/heads/topic"
     assert kinds(h) == ["commit", "commit", "checkout", "commit"]
     assert all(e.old_inferred for e in h.events)

@@ -194,3 +194,27 @@ def test_lost_newlines_are_recovered(rows, data):
     assert [(e.old, e.ts) for e in p.entries] == [(o, 1_700_000_000 + i) for i, (o, _, _) in enumerate(rows)]
     expected = [m if has else None for _, has, m in rows]
     assert [e.message for e in p.entries] == expected
+
+
+_ident_text = st.text(st.characters(blacklist_characters="\n\r", blacklist_categories=("Cs",)), max_size=25)
+_msg_bytes = st.binary(max_size=60).filter(lambda b: b"\n" not in b and b"\r" not in b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([A, B, C]), st.sampled_from([A, B, C]), _ident_text,
+                          st.integers(0, 10**12), st.sampled_from(["+0000", "-0330", "+1500", "-0000"]),
+                          st.one_of(st.none(), _msg_bytes)), min_size=1, max_size=5))
+def test_fast_path_agrees_with_the_careful_path(rows):
+    """Whatever a line holds, the fast path gives exactly what the careful regex path gives."""
+    from timeline.git.reflog import _LINE, _entry
+
+    lines = [raw(o, n, ts, tz, msg, ident=ident.encode("utf-8")) for o, n, ident, ts, tz, msg in rows]
+    p = parse(b"\n".join(lines) + b"\n")
+    if any("glued" in d.message or "garbage" in d.message for d in p.diagnostics):
+        return                                   # a message that happens to hold an entry
+    expected = []
+    for no, line in enumerate(lines, 1):
+        m = _LINE.match(line)
+        if m is not None:
+            expected.append(_entry(m, m["msg"], no, False, True))
+    assert p.entries == expected

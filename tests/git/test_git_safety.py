@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -75,6 +76,11 @@ def test_booby_trapped_repository_runs_nothing_and_changes_nothing(bench, tmp_pa
     signed = make_signed_commit(bench, repo)
     bench.git("reset", "-q", "--soft", signed)
     bench.git("replace", c1, bench.sha("feature"))          # a replace ref: must be ignored
+    # context logs: a remote-tracking ref and a stash entry
+    bench.git("update-ref", "-m", "fetch origin: fast-forward", "refs/remotes/origin/main", signed)
+    (repo / "a.txt").write_text("to stash\n")
+    bench.git("stash", "-q")
+    (repo / ".mailmap").write_text("Evil <evil@example.com> Ann Tester <ann@example.com>\n")
 
     # --- arm every trap
     hooks = tmp_path / "evil-hooks"
@@ -94,6 +100,8 @@ def test_booby_trapped_repository_runs_nothing_and_changes_nothing(bench, tmp_pa
         "uploadpack.packObjectsHook": str(mark), "alias.lg": f"!{mark}",
         "remote.origin.uploadpack": str(mark), "remote.origin.url": "ext::" + str(mark),
         "protocol.ext.allow": "always", "pager.log": str(mark), "core.commitGraph": "true",
+        "log.mailmap": "true", "mailmap.file": str(repo / ".mailmap"), "diff.renames": "copies",
+        "diff.orderFile": str(mark), "log.decorate": "full", "core.quotePath": "true",
     }
     for key, value in settings.items():
         bench.git("config", key, value, cwd=repo)
@@ -132,13 +140,33 @@ def test_booby_trapped_repository_runs_nothing_and_changes_nothing(bench, tmp_pa
     assert changed == set()
     assert list(shadow_tmp.iterdir()) == []                  # the shadow repo was removed
 
-    # it did real work: commits were listed through the shadow, replace refs ignored
+    # it did real work: commits were listed through the shadow (git log with paths, authors
+    # and dates: the signed commit's signature, mailmap, textconv... were never consulted),
+    # replace refs ignored, context logs read
     assert [e.kind for e in h.events] == ["commit", "checkout", "commit", "checkout", "commit",
-                                          "merge", "reset"]
+                                          "merge", "reset", "stash"]
     assert [c.subject for c in h.events[0].commits] == ["c1"]
-    assert [c.subject for c in h.events[5].commits] == ["merge feature", "f1"]
+    assert [(c.subject, c.paths) for c in h.events[5].commits] == [
+        ("merge feature", ("b.txt",)), ("f1", ("b.txt",))]
+    assert {c.author for e in h.events for c in e.commits} == {"Ann Tester"}
+    assert all(c.author_date is not None for e in h.events for c in e.commits)
+    assert [e.files_may_differ for e in h.events][-2:] == [True, True]
+    assert [(x.ref, x.kind) for x in h.context] == [("refs/remotes/origin/main", "fetch"),
+                                                    ("refs/stash", "stash")]
     assert h.head == signed
     assert h.diagnostics == []
+
+    # no reflog at all: the approximate fallback reads files and mtimes only
+    monkeypatch.undo()
+    shutil.rmtree(repo / ".git" / "logs")
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", f"'core.fsmonitor'='{mark}'")
+    monkeypatch.setattr(tempfile, "tempdir", str(shadow_tmp))
+    before = snapshot(repo)
+    h = read_history(repo)
+    assert snapshot(repo) == before and not marker.exists()
+    assert h.approximate and [(e.new, e.approximate) for e in h.events] == [(signed, True)]
+    assert list(shadow_tmp.iterdir()) == []
 
     # the traps were armed: plain git in the repository does run them
     monkeypatch.undo()
