@@ -168,3 +168,27 @@ def test_chromium_draws_the_chart(report, tmp_path):
     for colour in PALETTE[:3]:
         assert counts[colour] > 40, f"no {colour} points drawn: {counts}"
     assert counts["#555555"] > 60, f"no event markers drawn: {counts}"
+
+
+def test_one_chart_per_workload_group(captured_log, timeline_build):
+    from html import escape
+
+    from timeline.render.html import timeline_html
+    from timeline.workload import workload_label
+
+    built = timeline_build(captured_log.root)
+    groups = {workload_label(run.config) or "(unknown workload)" for run in built.runs
+              if run.start is not None and "decode_throughput" in run.metrics}
+    html = timeline_html(built)
+    assert len(groups) >= 3
+    assert html.count('<svg class="chart"') == len(groups)
+    for group in groups:
+        assert f'data-group="{escape(group)}"' in html
+
+
+def test_an_empty_timeline_still_makes_a_report(tmp_path):
+    target = tmp_path / "empty.html"
+    result = CliRunner().invoke(app, ["build", str(tmp_path), "--log-tz", "UTC", "--html", str(target)])
+    assert result.exit_code == 0
+    html = target.read_text(encoding="utf-8")
+    assert "No run has a time and a decode throughput to chart." in html and "No runs found" in html
