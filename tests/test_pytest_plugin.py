@@ -117,13 +117,13 @@ def test_a_plain_install_ships_the_captured_logs(tmp_path):
     into a folder, offline; then a user's test finds the captured logs inside that package."""
     source = tmp_path / "src"
     source.mkdir()
-    for name in ("setup.py", "pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     for folder in ("timeline", "parsers", "fixtures"):
         shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     lib = tmp_path / "site"
-    done = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)], cwd=source,
-                          capture_output=True, text=True)
+    build_py = [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "build_py", "--build-lib", str(lib)]
+    done = subprocess.run(build_py, cwd=source, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     shipped = sorted(p.name for p in (lib / "timeline" / "fixtures").rglob("*.log"))
     assert shipped == sorted(p.name for p in (ROOT / "fixtures").rglob("*.log")) and shipped
