@@ -108,7 +108,7 @@ def main() -> None:
             results = {
                 "baseline": best(lambda: data.split(b"\n"), repeats),
                 "parse": best(lambda: parse_reflog(data, "logs/HEAD", 40), repeats),
-                "group": best(lambda: group_entries(parsed.entries), repeats),
+                "group": best(lambda: group_entries(parsed.entries), repeats),   # gc not paused
                 "events": best(pipeline, repeats),
             }
         finally:

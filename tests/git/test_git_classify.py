@@ -174,3 +174,8 @@ def test_worktree_creation_lines_are_one_group_only_in_a_linked_worktree():
     assert [(g.kind, len(g.entries)) for g in group_entries(es, linked_worktree=True)] == [
         ("worktree", 2), ("commit", 1)]
     assert [g.kind for g in group_entries(es)] == ["other", "reset", "commit"]
+
+
+def test_push_and_message_less_entries_group_as_push_and_other():
+    es = entries((sha(1), sha(2), "update by push"), (sha(2), sha(3), None), (sha(3), sha(4), "my text"))
+    assert [g.kind for g in group_entries(es)] == ["push", "other", "other"]

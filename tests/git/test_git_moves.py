@@ -164,6 +164,7 @@ def test_pull_fast_forward_merge_and_rebase_details(bench, cloned):
 
     h = read_history(work)
     no_diagnostics(h)
+    assert all(e.ref == "HEAD" for e in h.events)   # the branch's lines all matched HEAD's
     pulls = [e for e in h.events if e.kind == "pull"]
     assert [(e.message.split(":")[0], e.detail) for e in pulls] == [
         ("pull -q", "fast-forward"), ("pull -q --no-rebase --no-edit", "merge"),

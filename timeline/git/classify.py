@@ -63,7 +63,7 @@ class Action(NamedTuple):
     rest: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Group:
     entries: list[ReflogEntry]
     kind: str
@@ -218,7 +218,12 @@ def group_entries(entries: list[ReflogEntry], *, linked_worktree: bool = False) 
             i = len(members)
     while i < count:
         e, a = entries[i], actions[i]
-        if a is not None and a.phase == "start":
+        if a is None:
+            kind = "push" if e.message == "update by push" else "other"
+            groups.append(Group([e], kind, False, True, False, False, None))
+            i += 1
+            continue
+        if a.phase == "start":
             end, closed = _burst_end(actions, i)
             kind = classify_action(a)
             if kind == "other":           # e.g. a custom GIT_REFLOG_ACTION driving a rebase

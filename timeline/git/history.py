@@ -47,7 +47,7 @@ from timeline.git.locate import (
     regular_file_mtime, resolve_head, resolve_inside, valid_refname,
 )
 from timeline.git.objects import ObjectStore, ObjectStoreError, valid_sha
-from timeline.git.reflog import ReflogEntry, load_reflog, parse_reflog, tz_offset
+from timeline.git.reflog import ReflogEntry, load_reflog, parse_reflog, paused_gc, tz_offset
 from timeline.model import CodeEvent
 
 __all__ = ["GitHistory", "Coverage", "read_history", "MERGED_NOTE"]
@@ -266,6 +266,11 @@ def _read_reftable(loc: GitLocation, diags: list[Diagnostic]) -> GitHistory:
 
 
 def _build(loc: GitLocation, logs, head: HeadState, diags: list[Diagnostic]) -> GitHistory:
+    with paused_gc():           # many small objects, no cycles: see reflog.paused_gc
+        return _build_events(loc, logs, head, diags)
+
+
+def _build_events(loc: GitLocation, logs, head: HeadState, diags: list[Diagnostic]) -> GitHistory:
     head_source = logs.source("HEAD")
     head_entries, d = logs.read("HEAD")
     diags.extend(d)
