@@ -233,3 +233,12 @@ def test_nothing_in_the_checkout_changes(demo):
     before = snapshot()
     build_json(str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC")
     assert snapshot() == before
+
+
+def test_repo_coverage_and_context_are_in_the_document(demo):
+    document = build_json(str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC")
+    coverage = document["repo"]["coverage"]
+    assert coverage["reason"] == "clone" and coverage["start"] == "2026-03-02T09:30:00+00:00"
+    # The pull's fetch half moved origin/main: context, never a move of HEAD.
+    assert any(x["ref"] == "refs/remotes/origin/main" and x["id"].startswith("x") for x in document["context"])
+    assert all(e["ref"] == "HEAD" for e in document["events"])

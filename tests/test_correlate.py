@@ -73,3 +73,19 @@ def test_file_order_wins_over_a_clock_that_stepped_back():
     # e3 was written after e2 but its clock reads earlier: HEAD after both is e3's commit.
     events = [event(1, 0, ZERO, A, "clone"), event(2, 60, A, B), event(3, 59, B, C, "reset")]
     assert head_at(events, at(70).timestamp()) == C
+
+
+def test_commit_from_an_approximate_event_is_approximate():
+    approximate = event(2, 60, A, B)
+    approximate.approximate = True
+    events = [event(1, 0, ZERO, A, "clone"), approximate]
+    assert attribute(events, [at(90)], at(100)).attribution == "approximate"
+    assert attribute(events, [at(30)], at(40)).attribution == "exact"
+
+
+def test_files_may_differ_follows_the_move_that_set_the_commit():
+    soft_reset = event(2, 60, A, B, "reset")
+    soft_reset.files_may_differ = True
+    events = [event(1, 0, ZERO, A, "clone"), soft_reset]
+    assert attribute(events, [at(90)], at(100)).files_may_differ is True
+    assert attribute(events, [at(30)], at(40)).files_may_differ is False

@@ -107,13 +107,21 @@ def build(
         generated_at=env.now(),
         log_tz=policy.summary.name,
         log_tz_source=policy.summary.source,
-        repo=RepoInfo(history.path, history.head) if history else None,
+        repo=_repo_info(history) if history else None,
         events=history.events if history else [],
+        context=history.context if history else [],
         runs=runs,
         warnings=warnings,
         shifts=shifts,
         culprits=culprits,
     )
+
+
+def _repo_info(history) -> RepoInfo:
+    coverage = history.coverage
+    if coverage is None:
+        return RepoInfo(history.path, history.head)
+    return RepoInfo(history.path, history.head, coverage.reason, coverage.time, coverage.description)
 
 
 def _zone_of(policy: ZonePolicy, source: str, path: Path, parsed: list[ParsedRun], events, warnings) -> Zone:
@@ -190,6 +198,7 @@ def _to_run(source: str, parsed: ParsedRun, zone: Zone, events, tolerance_s: flo
         attribution=tied.attribution,
         events_during=tied.events_during,
         candidate_commits=tied.candidate_commits,
+        files_may_differ=tied.files_may_differ,
         nccl_versions=list(parsed.nccl_versions),
         config=parsed.config,
         metrics=metrics,

@@ -24,18 +24,27 @@ DEFAULT_TOLERANCE_S = 60.0
 @dataclass(frozen=True)
 class Attribution:
     commit: str | None
-    attribution: str  # "exact" | "mixed" | "ambiguous" | "before-reflog" | "no-repo" | "no-time"
+    # "exact" | "mixed" | "ambiguous" | "approximate" | "before-reflog" | "no-repo" | "no-time"
+    attribution: str
     events_during: list[str] = field(default_factory=list)
     candidate_commits: list[str] = field(default_factory=list)
+    # The event that put ``commit`` in place said the files on disk may not match it.
+    files_may_differ: bool = False
+
+
+def event_at(events: Sequence[CodeEvent], ts: float) -> CodeEvent | None:
+    """The event that set what HEAD held at epoch ``ts``; None before the reflog's first entry."""
+    found: CodeEvent | None = None
+    for event in events:
+        if event.ts <= ts and not is_zero_sha(event.new):
+            found = event
+    return found
 
 
 def head_at(events: Sequence[CodeEvent], ts: float) -> str | None:
     """The commit HEAD held at epoch ``ts``; None before the reflog's first entry."""
-    head: str | None = None
-    for event in events:
-        if event.ts <= ts and not is_zero_sha(event.new):
-            head = event.new
-    return head
+    event = event_at(events, ts)
+    return event.new if event else None
 
 
 def attribute(
@@ -55,16 +64,21 @@ def attribute(
         return Attribution(None, "no-time")
     nominal = starts[0].timestamp()
     probes = [nominal] + [s.timestamp() + d for s in starts for d in (-tolerance_s, 0.0, tolerance_s)]
-    outcomes = [head_at(events, ts) for ts in probes]
+    setters = [event_at(events, ts) for ts in probes]
+    outcomes = [e.new if e else None for e in setters]
     commit = outcomes[0]
     latest_start = max(probes)
     end_ts = max((end.timestamp() if end else nominal), nominal)
     during = [e.id for e in events if e.changes_commit and latest_start < e.ts <= end_ts]
+    may_differ = setters[0] is not None and setters[0].files_may_differ
     if len(set(outcomes)) > 1:  # None among them: one reading falls before the reflog's start
-        return Attribution(commit, "ambiguous", during, _distinct(outcomes))
+        return Attribution(commit, "ambiguous", during, _distinct(outcomes), may_differ)
     if commit is None:
         return Attribution(None, "before-reflog")
-    return Attribution(commit, "mixed" if during else "exact", during)
+    if setters[0].approximate or any(e.approximate for e in events if e.id in during):
+        # No reflog: the move's time is a file's mtime, a bound rather than a reading.
+        return Attribution(commit, "approximate", during, [], may_differ)
+    return Attribution(commit, "mixed" if during else "exact", during, [], may_differ)
 
 
 def _distinct(commits) -> list[str]:

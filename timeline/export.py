@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from timeline.clock import iso
-from timeline.model import CodeEvent, Culprit, Run, Shift, ShiftSide, Timeline
+from timeline.model import CodeEvent, Culprit, RepoInfo, Run, Shift, ShiftSide, Timeline
 
 SCHEMA_VERSION = 1
 
@@ -28,12 +28,25 @@ def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
         "generated_at": iso(timeline.generated_at),
         "log_tz": timeline.log_tz,
         "log_tz_source": timeline.log_tz_source,
-        "repo": None if timeline.repo is None else {"path": timeline.repo.path, "head": timeline.repo.head},
+        "repo": None if timeline.repo is None else repo_to_dict(timeline.repo),
         "events": [event_to_dict(e) for e in timeline.events],
+        "context": [event_to_dict(e) for e in timeline.context],
         "runs": [run_to_dict(r) for r in timeline.runs],
         "warnings": [{"source": w.source, "line": w.line, "message": w.message} for w in timeline.warnings],
         "shifts": [shift_to_dict(s) for s in timeline.shifts],
         "culprits": [culprit_to_dict(c) for c in timeline.culprits],
+    }
+
+
+def repo_to_dict(repo: RepoInfo) -> dict[str, Any]:
+    return {
+        "path": repo.path,
+        "head": repo.head,
+        "coverage": {
+            "reason": repo.coverage_reason,
+            "start": iso(repo.coverage_start),
+            "description": repo.coverage_description,
+        },
     }
 
 
@@ -86,6 +99,7 @@ def run_to_dict(run: Run) -> dict[str, Any]:
         "attribution": run.attribution,
         "events_during": list(run.events_during),
         "candidate_commits": list(run.candidate_commits),
+        "files_may_differ": run.files_may_differ,
         "nccl_versions": list(run.nccl_versions),
         "config": json_safe(run.config),
         "metrics": {name: asdict(summary) for name, summary in run.metrics.items()},

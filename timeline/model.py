@@ -107,6 +107,9 @@ class Run:
     events_during: list[str] = field(default_factory=list)
     # With attribution "ambiguous": every commit the run may have started on.
     candidate_commits: list[str] = field(default_factory=list)
+    # The move that put ``commit`` in place may have left other files on disk (reset of
+    # unknown mode, stash, a branch moved from another worktree).
+    files_may_differ: bool = False
     nccl_versions: list[str] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, MetricSummary] = field(default_factory=dict)
@@ -210,6 +213,12 @@ class Culprit:
 class RepoInfo:
     path: str
     head: str | None
+    # Where the reflog's record starts (timeline.git.history.Coverage): runs before it are
+    # "before-reflog". reason: clone, repository-created, worktree-created, expired-or-deleted,
+    # branch-log, unknown, approximate, no-reflog, unread.
+    coverage_reason: str | None = None
+    coverage_start: datetime | None = None
+    coverage_description: str = ""
 
 
 @dataclass
@@ -223,6 +232,8 @@ class Timeline:
     events: list[CodeEvent]
     runs: list[Run]
     warnings: list[Diagnostic]
+    # Moves of other refs, for context only (fetches, stashes): they never move HEAD.
+    context: list[CodeEvent] = field(default_factory=list)
     # Filled by timeline.shifts.find_shifts (docs/shifts.md).
     shifts: list[Shift] = field(default_factory=list)
     culprits: list[Culprit] = field(default_factory=list)
