@@ -242,3 +242,17 @@ def test_repo_coverage_and_context_are_in_the_document(demo):
     # The pull's fetch half moved origin/main: context, never a move of HEAD.
     assert any(x["ref"] == "refs/remotes/origin/main" and x["id"].startswith("x") for x in document["context"])
     assert all(e["ref"] == "HEAD" for e in document["events"])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to hand the checkout to another user")
+def test_checkout_owned_by_another_user_works_without_safe_directory(demo, tmp_path):
+    import shutil
+
+    foreign = tmp_path / "foreign"
+    shutil.copytree(demo.repo, foreign, symlinks=True)
+    for path in [foreign, *foreign.rglob("*")]:
+        os.lchown(path, 65534, 65534)  # nobody: git itself would refuse it ("dubious ownership")
+    document = build_json(str(demo.logs), "--repo", str(foreign), "--log-tz", "UTC")
+    pull = next(e for e in document["events"] if e["kind"] == "pull")
+    assert sorted(c["subject"] for c in pull["commits"]) == sorted(PULLED_SUBJECTS)
+    assert not any("safe.directory" in w["message"] or "dubious" in w["message"] for w in document["warnings"])
