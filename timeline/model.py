@@ -14,15 +14,12 @@ from typing import Any
 from parsers.records import Diagnostic
 
 __all__ = ["Diagnostic", "CommitInfo", "CodeEvent", "MetricSummary", "Run", "RepoInfo", "Timeline",
-           "ZERO_SHA_CHARS", "is_zero_sha",
+           "is_zero_sha",
            "SteadyValue", "ShiftSide", "Suspect", "Confounder", "Bisect", "Shift", "Culprit"]
-
-ZERO_SHA_CHARS = frozenset("0")
-
 
 def is_zero_sha(sha: str | None) -> bool:
     """True for git's "no commit" placeholder (all zeros, SHA-1 or SHA-256 length)."""
-    return not sha or set(sha) <= ZERO_SHA_CHARS
+    return not sha or not sha.strip("0")
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from timeline.git.locate import (
 )
 from timeline.git.objects import ObjectStore, ObjectStoreError, valid_sha
 from timeline.git.reflog import ReflogEntry, load_reflog, parse_reflog, paused_gc, tz_offset
-from timeline.model import CodeEvent
+from timeline.model import CodeEvent, is_zero_sha
 
 __all__ = ["GitHistory", "Coverage", "read_history", "MERGED_NOTE"]
 
@@ -116,11 +116,6 @@ class GitHistory:
 
 def _short(sha: str | None) -> str:
     return (sha or "")[:12] or "?"
-
-
-def is_zero_sha(sha: str | None) -> bool:
-    """git's "no commit" id (all zeros); same answer as ``timeline.model.is_zero_sha``, faster."""
-    return not sha or not sha.strip("0")
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
