@@ -12,3 +12,21 @@ def test_ci_runs_the_readme_test_command():
     install_and_test = command.split("&& ", 2)[2]  # after creating and activating the venv
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert install_and_test in ci.splitlines()
+
+
+def test_readme_shows_the_demo_output_as_it_prints(monkeypatch):
+    import re
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", "/tmp")  # the path is in the table: same width as shown
+
+    from typer.testing import CliRunner
+
+    from timeline.cli import app
+
+    result = CliRunner().invoke(app, ["demo"], env={"COLUMNS": "100", "NO_COLOR": "1"})
+    assert result.exit_code == 0
+    printed = re.sub(r"/tmp/timeline-demo-\w{8}", "/tmp/timeline-demo-k3v9q2xw", result.stdout)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("```\nA checkout whose reflog", 1)[1].split("```\n\nRun `r2`", 1)[0]
+    assert "A checkout whose reflog" + shown == printed
