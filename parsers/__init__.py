@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from parsers import sglang_fast
 from parsers.framing import STREAM_ERRORS, LogLines, NotTextError, ReadError
 from parsers.records import Diagnostic, ParsedFile, ParsedRun
 from parsers.sglang import SGLangLogParser
@@ -60,7 +61,7 @@ def parse_file(path: str | os.PathLike, *, source: str | None = None, keep_sampl
     problems: list[Diagnostic] = []
     with log:
         try:
-            parser.feed_all(log)
+            sglang_fast.dispatch(log, parser, (), path, _feed_all)  # fast path: issue 7
         except ReadError as exc:
             where = log.line_number
             what = f"{log.compression} stream" if log.compression else "file"
@@ -77,6 +78,11 @@ def parse_file(path: str | os.PathLike, *, source: str | None = None, keep_sampl
     result.runs = runs
     result.diagnostics = [Diagnostic(src, line, message) for line, message in log.notes] + diagnostics + problems
     return result
+
+
+def _feed_all(log: LogLines, parser: SGLangLogParser) -> None:
+    """The line-by-line reading (``sglang_fast.dispatch`` falls back to it)."""
+    parser.feed_all(log)
 
 
 def _internal_error(src: str, where: int, exc: Exception) -> Diagnostic:

@@ -29,7 +29,9 @@ import zlib
 from itertools import count
 from typing import BinaryIO, Iterator
 
-__all__ = ["LogLines", "NotTextError", "ReadError", "STREAM_ERRORS", "strip_ansi", "split_progress"]
+__all__ = [
+    "LogLines", "NotTextError", "ReadError", "STREAM_ERRORS", "strip_ansi", "split_progress", "clean_line",
+]
 
 HEAD_BYTES = 64 * 1024
 BLOCK_BYTES = 1 << 20
@@ -144,6 +146,10 @@ class LogLines:
             raw.close()
             raise
 
+    def fileno(self) -> int:
+        """The descriptor of the file itself (compressed or not)."""
+        return self._raw.fileno()
+
     def close(self) -> None:
         try:
             if self._stream is not self._raw:
@@ -200,6 +206,72 @@ class LogLines:
         if tail:
             yield tail
 
+    def byte_blocks(self) -> Iterator[tuple[int, bytes | str]]:
+        """The raw UTF-8 text in blocks of whole lines, for the fast parsers: ``(first line number, data)``.
+
+        ``data`` is ``bytes`` holding whole physical lines, each ending in ``\\n`` (one is added to
+        an unterminated last line), neither decoded nor cleaned: the caller decodes them with
+        ``errors="replace"`` and cleans them (``clean_line``) exactly as iterating would. A line
+        longer than ``MAX_LINE_CHARS`` comes alone as ``str``, already decoded and cut (the same
+        note is added). Blocks follow the reads iterating makes (the first 64 KiB, then 1 MiB at a
+        time), so the lines, their numbers, the notes and ``ReadError`` are the same as iterating
+        gives. Only for UTF-8 files (``self.encoding == "utf-8-sig"``); a leading BOM is dropped.
+        """
+        if self.encoding != "utf-8-sig":
+            raise ValueError("byte_blocks() reads UTF-8 logs only")
+        pending = b""
+        skipping = False  # the rest of an over-long line is being dropped, up to its newline
+        n = 0
+        for data in self._raw_blocks():
+            if skipping:
+                cut = data.find(b"\n")
+                if cut < 0:
+                    continue
+                data = data[cut + 1 :]
+                skipping = False
+            if pending:
+                data = pending + data
+            cut = data.rfind(b"\n") + 1
+            pending = data[cut:]
+            long_line = None
+            if len(pending) > MAX_LINE_CHARS:
+                text = codecs.getincrementaldecoder("utf-8")("replace").decode(pending, False)
+                if len(text) > MAX_LINE_CHARS:
+                    long_line = text[:MAX_LINE_CHARS]
+                    pending = b""
+                    skipping = True
+            if cut:
+                block = data[:cut] if cut < len(data) else data
+                start = n + 1
+                n += block.count(b"\n")
+                yield start, block
+            if long_line is not None:
+                n += 1
+                self.notes.append((n, f"line longer than {MAX_LINE_CHARS} characters, cut"))
+                yield n, long_line
+        if pending:
+            yield n + 1, pending + b"\n"
+
+    def _raw_blocks(self) -> Iterator[bytes]:
+        """``_blocks`` without the decoding: the head (its UTF-8 BOM dropped), then the reads."""
+        head = self._head
+        if head.startswith(codecs.BOM_UTF8):
+            head = head[len(codecs.BOM_UTF8) :]
+        if head:
+            yield head
+        if self._broken is not None:
+            raise ReadError(str(self._broken)) from self._broken
+        if len(self._head) >= HEAD_BYTES:
+            read = getattr(self._stream, "read1", self._stream.read)
+            while True:
+                try:
+                    block = read(BLOCK_BYTES)
+                except STREAM_ERRORS as exc:
+                    raise ReadError(str(exc)) from exc
+                if not block:
+                    break
+                yield block
+
     def __iter__(self) -> Iterator[tuple[int, str]]:
         pending = ""
         skipping = False  # the rest of an over-long line is being dropped, up to its newline
@@ -244,6 +316,12 @@ class LogLines:
             n += 1
             self.line_number = n
             yield from _clean(n, pending)
+
+
+def clean_line(n: int, line: str) -> Iterator[tuple[int, str]]:
+    """``(n, segment)`` for each piece of one decoded physical line (no ``\\n``), cleaned as iterating
+    cleans it: ANSI sequences removed, ``\\r`` progress updates split, empty segments dropped."""
+    return _clean(n, line)
 
 
 def _clean(n: int, line: str) -> Iterator[tuple[int, str]]:

@@ -6,6 +6,15 @@ from pathlib import Path
 
 import pytest
 
+@pytest.fixture(autouse=True)
+def fast_path_for_every_size(monkeypatch):
+    """The parser tests run on the fast path (parsers.sglang_fast), whatever the file's size;
+    test_parsers_fastpath.py compares it with the line-by-line path."""
+    from parsers import sglang_fast
+
+    monkeypatch.setattr(sglang_fast, "FAST_MIN_BYTES", 0)
+
+
 @pytest.fixture
 def write_log(tmp_path: Path):
     """Write text (or bytes) to a log file and return its path."""

@@ -1,0 +1,78 @@
+"""Deterministic decode-heavy SGLang logs for the benchmarks (``benchmarks/run.py``).
+
+The launches are those of ``timeline.scenario`` (SGLang 0.5.9+ format: startup lines, then
+``Decode batch`` lines with ``accept len``); after every 9 decode lines one other line is
+inserted, alternately a ``Prefill batch`` stats line and a uvicorn access line (no header), as a
+busy server prints them: about 90% of the lines are ``Decode batch`` lines.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from timeline.scenario import Launch, sglang_launch_lines
+
+GENERATOR_VERSION = 1  # bump when the generated text changes (cached files are named by it)
+
+_ACCESS = 'INFO:     127.0.0.1:{port} - "POST /generate HTTP/1.1" 200 OK'
+
+
+def _prefill(stamp: str, rng: random.Random) -> str:
+    new = rng.randint(200, 4000)
+    return (
+        f"[{stamp} TP0] Prefill batch, #new-seq: 1, #new-token: {new}, #cached-token: {rng.randint(0, 4096)}, "
+        f"token usage: 0.{rng.randint(0, 99):02d}, #running-req: {rng.randint(0, 64)}, #queue-req: 0, "
+        f"input throughput (token/s): {rng.uniform(1000, 30000):.2f}, cuda graph: False"
+    )
+
+
+def launch_lines(number: int, rng: random.Random, minutes: float = 240) -> list[str]:
+    """The lines of the ``number``-th launch: ``minutes`` long, one decode line a second, ~90% decode."""
+    start = datetime(2026, 1, 1, 8, 0) + timedelta(hours=5 * number)
+    launch = Launch(start, minutes=minutes, throughput=90.0 + (number % 7), decode_every_s=1.0)
+    lines = sglang_launch_lines(launch, rng)
+    out: list[str] = []
+    decodes = 0
+    for line in lines:
+        out.append(line)
+        if "] Decode batch" in line:
+            decodes += 1
+            if decodes % 9 == 0:
+                if decodes % 18 == 0:
+                    out.append(_ACCESS.format(port=30000 + rng.randint(0, 30000)))
+                else:
+                    out.append(_prefill(line[1:20], rng))
+    return out
+
+
+def write_decode_log(path: Path, size: int, seed: int = 0) -> Path:
+    """Write whole launches until the file holds at least ``size`` bytes (ASCII, ``\\n`` endings)."""
+    rng = random.Random(seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = 0
+    number = 0
+    with open(path, "w", encoding="ascii", newline="\n") as out:
+        while written < size:
+            text = "\n".join(launch_lines(number, rng)) + "\n"
+            if written + len(text) > size and written:
+                # The last launch is cut short (at a line end) to land close to the size asked for.
+                text = text[: text.rfind("\n", 0, size - written) + 1]
+                if not text:
+                    break
+            out.write(text)
+            written += len(text)
+            number += 1
+    return path
+
+
+def write_small_logs(folder: Path, count: int, size: int, seed: int = 0) -> Path:
+    """``count`` logs of about ``size`` bytes each (one short launch each) in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        rng = random.Random(seed * 100_003 + i)
+        text = "\n".join(launch_lines(i, rng, minutes=size / 10_000)) + "\n"
+        text = text[: text.rfind("\n", 0, size) + 1]
+        (folder / f"server-{i:04d}.log").write_text(text, encoding="ascii")
+    return folder

@@ -1,0 +1,208 @@
+"""Speed and memory of ``timeline build`` against what a user would do by hand (issue 7).
+
+Usage::
+
+    python benchmarks/run.py                   # 400 MB log, 3 interleaved rounds, every section
+    python benchmarks/run.py --size 40MB --repeat 5
+    python benchmarks/run.py --only big        # just the big-log table (also: small, startup, reflog)
+
+It writes a deterministic decode-heavy SGLang log of ``--size`` (``benchmarks/gen.py``: SGLang
+0.5.9+ format, about 90% ``Decode batch`` lines with ``accept len``; kept in ``--work``, default
+``$TMPDIR/timeline-bench``, and reused), then times in the same run, interleaved, ``--repeat``
+times each, and reports the median:
+
+* ``grep -c 'Decode batch' FILE``;
+* the one-field Python loop a user writes (``for line in f: if b'Decode batch' in line:
+  re.search(gen throughput)``), run by this same Python;
+* ``timeline build FILE --json /dev/null`` (a subprocess; its peak RSS from ``wait4``).
+
+It prints MB/s, the ratios (targets: ``timeline`` at least 1.5x the loop's speed, peak RSS at
+most 300 MB), then: 1,000 small logs of 100 KB in one folder against one file of the same total
+size (target: within 2x); start-up of ``timeline --help`` and of ``timeline build`` on an empty
+folder (target: under 0.5 s); and the 100,000-entry reflog benchmark, ``benchmarks/reflog_speed.py``,
+when it is there. Measure on an idle machine: the figures are wall-clock times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from gen import GENERATOR_VERSION, write_decode_log, write_small_logs  # noqa: E402
+
+LOOP = r"""
+import re, sys
+pattern = re.compile(rb"gen throughput \(token/s\): ([0-9.]+)")
+total = 0.0
+count = 0
+with open(sys.argv[1], "rb") as f:
+    for line in f:
+        if b"Decode batch" in line:
+            m = pattern.search(line)
+            if m:
+                total += float(m.group(1))
+                count += 1
+print(count, total / max(count, 1))
+"""
+
+
+def size_arg(text: str) -> int:
+    units = {"KB": 10**3, "MB": 10**6, "GB": 10**9, "K": 10**3, "M": 10**6, "G": 10**9}
+    upper = text.strip().upper()
+    for unit, factor in units.items():
+        if upper.endswith(unit):
+            return int(float(upper[: -len(unit)]) * factor)
+    return int(upper)
+
+
+def timeline_cmd() -> list[str]:
+    script = Path(sys.executable).with_name("timeline")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "timeline"]
+
+
+def run(cmd: list[str], *, env: dict[str, str] | None = None) -> tuple[float, int]:
+    """Wall time (s) and peak RSS (bytes) of one command, its output thrown away."""
+    start = time.perf_counter()
+    # stdout is a pipe, not /dev/null: GNU grep stops at the first match when it writes to /dev/null.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdout is not None
+    while proc.stdout.read(1 << 16):
+        pass
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 3):
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
+    return elapsed, usage.ru_maxrss * 1024
+
+
+def interleaved(commands: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, int]]:
+    """Median time and largest peak RSS of each command, the commands taking turns."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    rss: dict[str, int] = {name: 0 for name in commands}
+    for _ in range(repeat):
+        for name, cmd in commands.items():
+            elapsed, peak = run(cmd)
+            times[name].append(elapsed)
+            rss[name] = max(rss[name], peak)
+    return {name: (statistics.median(times[name]), rss[name]) for name in commands}
+
+
+def machine() -> str:
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}"
+
+
+def big(work: Path, size: int, repeat: int) -> None:
+    log = work / f"decode-{size}-v{GENERATOR_VERSION}.log"
+    if not log.exists():
+        print(f"writing {log} ...", flush=True)
+        write_decode_log(log.with_suffix(".tmp"), size).rename(log)
+    mb = log.stat().st_size / 1e6
+    lines = subprocess.run(["wc", "-l", str(log)], capture_output=True, text=True).stdout.split()[0]
+    print(f"\n== one decode-heavy SGLang log: {mb:.0f} MB, {lines} lines (median of {repeat}, interleaved)")
+    commands = {
+        "grep -c 'Decode batch'": ["grep", "-c", "Decode batch", str(log)],
+        "one-field Python loop": [sys.executable, "-c", LOOP, str(log)],
+        "timeline build --json /dev/null": [*timeline_cmd(), "build", str(log), "--json", "/dev/null"],
+    }
+    results = interleaved(commands, repeat)
+    loop = results["one-field Python loop"][0]
+    print(f"{'':34s} {'seconds':>8s} {'MB/s':>8s} {'vs loop':>8s} {'peak RSS':>9s}")
+    for name, (seconds, peak) in results.items():
+        print(f"{name:34s} {seconds:8.2f} {mb / seconds:8.0f} {loop / seconds:7.2f}x {peak / 2**20:6.0f} MB")
+    tl = results["timeline build --json /dev/null"]
+    grep = results["grep -c 'Decode batch'"][0]
+    print(f"timeline vs loop: {loop / tl[0]:.2f}x faster (target >= 1.5x, stretch 3x); "
+          f"vs grep -c: {tl[0] / grep:.1f}x slower (stretch: within 10x); peak RSS {tl[1] / 2**20:.0f} MB (target <= 300 MB)")
+
+
+def small(work: Path, count: int, each: int, repeat: int) -> None:
+    folder = work / f"small-{count}x{each}-v{GENERATOR_VERSION}"
+    if not folder.exists():
+        print(f"writing {count} logs to {folder} ...", flush=True)
+        write_small_logs(folder.with_name(folder.name + ".tmp"), count, each).rename(folder)
+    total = sum(p.stat().st_size for p in folder.iterdir())
+    one = work / f"decode-{total}-v{GENERATOR_VERSION}.log"
+    if not one.exists():
+        write_decode_log(one.with_suffix(".tmp"), total).rename(one)
+    print(f"\n== {count} small logs ({total / count / 1e3:.0f} KB each) in one folder vs one file of {total / 1e6:.0f} MB")
+    results = interleaved({
+        "folder": [*timeline_cmd(), "build", str(folder), "--json", "/dev/null"],
+        "one file": [*timeline_cmd(), "build", str(one), "--json", "/dev/null"],
+    }, repeat)
+    for name, (seconds, peak) in results.items():
+        print(f"{name:34s} {seconds:8.2f} s {total / 1e6 / seconds:8.0f} MB/s {peak / 2**20:6.0f} MB peak RSS")
+    print(f"folder / one file: {results['folder'][0] / results['one file'][0]:.2f}x (target <= 2x)")
+
+
+def startup(work: Path, repeat: int) -> None:
+    empty = work / "empty"
+    empty.mkdir(exist_ok=True)
+    print(f"\n== start-up (median of {max(repeat, 5)})")
+    results = interleaved({
+        "timeline --help": [*timeline_cmd(), "--help"],
+        "timeline build EMPTY --json /dev/null": [*timeline_cmd(), "build", str(empty), "--json", "/dev/null"],
+        "python -c pass (floor)": [sys.executable, "-c", "pass"],
+    }, max(repeat, 5))
+    for name, (seconds, _) in results.items():
+        print(f"{name:40s} {seconds:6.3f} s (target < 0.5 s)")
+    print("import costs: python -X importtime -m timeline --help 2>&1 | sort -t'|' -k2 -n | tail")
+
+
+def reflog(repeat: int) -> None:
+    script = HERE / "reflog_speed.py"
+    print("\n== 100,000-entry reflog")
+    if script.exists():
+        subprocess.run([sys.executable, str(script)], check=False)
+    else:
+        print("benchmarks/reflog_speed.py is not here (the reflog benchmark lives there): skipped")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", type=size_arg, default=size_arg("400MB"), help="size of the big log (default 400MB)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of each timing (default 3; the median is shown)")
+    ap.add_argument("--small", type=int, default=1000, help="how many small logs (default 1000)")
+    ap.add_argument("--small-size", type=size_arg, default=size_arg("100KB"), help="size of each (default 100KB)")
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "timeline-bench",
+                    help="where the generated logs are kept and reused")
+    ap.add_argument("--only", choices=["big", "small", "startup", "reflog"], action="append",
+                    help="run only these sections (repeatable)")
+    ap.add_argument("--clean", action="store_true", help="delete the generated logs first")
+    args = ap.parse_args()
+    if args.clean and args.work.exists():
+        shutil.rmtree(args.work)
+    args.work.mkdir(parents=True, exist_ok=True)
+    only = set(args.only or ["big", "small", "startup", "reflog"])
+    print(f"machine: {machine()}")
+    if "big" in only:
+        big(args.work, args.size, args.repeat)
+    if "small" in only:
+        small(args.work, args.small, args.small_size, args.repeat)
+    if "startup" in only:
+        startup(args.work, args.repeat)
+    if "reflog" in only:
+        reflog(args.repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,520 @@
+"""The fast path of the SGLang parser: whole blocks of ``Decode batch`` / ``Prefill batch`` lines at once.
+
+A busy server's log is almost all stats lines, and the stats lines of one server differ only in their
+digits: the same header layout, the same batch prefix, the same keys in the same order. So each line
+is reduced to its *shape*, the line with every digit turned into ``0`` (``bytes.translate`` over a
+whole block), and each shape is judged once, on the first line that has it, by the generic parser's
+own rules (``_judge``). Every rule the generic parser applies to a line treats all ASCII digits alike
+(``\\d`` in the header regexes, ``float()``'s grammar, the ``key: value`` split), so every line of a
+shape is read the same way: a stats line's values sit at the same offsets, and are read from the
+bytes with numpy, for a whole block at once (plain decimals exactly, as an integer mantissa over a
+power of ten, which is correctly rounded like ``float()``; anything else through the generic rules).
+
+Shapes judged *generic* - startup lines, ``server_args=``, NCCL lines, lines with ANSI codes, a
+``\\r``, non-ASCII bytes, wrappers (Ray, docker, Slurm), time-only stamps, odd stats lines - go
+through ``SGLangLogParser.feed_all`` in file order, one line at a time, so headers, run splitting
+and diagnostics stay the generic parser's own. Lines with no header that cannot matter (a uvicorn
+access line, say) only move the run's line range, in bulk. ``tests/parsers/test_parsers_fastpath.py``
+checks that both paths give identical results, on the fixtures and on generated logs.
+
+``feed_blocks(parser, log)`` is the entry point; ``parsers.parse_file`` uses it for UTF-8 logs of at
+least ``FAST_MIN_BYTES`` (numpy is imported only then). Without numpy it returns False.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from itertools import repeat
+from typing import Any
+
+from parsers.framing import LogLines, clean_line
+from parsers.sglang import _BATCH_RE, _FAST_HEADER_RE, SGLangLogParser, _Segment, _stamp_parts, match_header, parse_value, split_fields, stats_fields
+
+__all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]
+
+FAST_MIN_BYTES = 64 << 10  # smaller files are read line by line (no numpy import)
+MAX_SHAPES = 1 << 16  # shapes remembered (all are forgotten when there are more)
+MAX_VALUE_BYTES = 16  # longer values are read by the generic rules
+_GEN = "gen throughput (token/s)"
+_ACCEPT = "accept len"
+_INPUT = "input throughput (token/s)"
+# A line starting with one of these may have a header (or is a bare stats / server_args line, or
+# whitespace): it is a template line or goes through the generic parser. Any other line, with no
+# ANSI code, no \r, no non-ASCII byte and no NCCL text, has no header and only moves the line range.
+_MAYBE_MEANINGFUL_FIRST = b"[(0123456789 \t\x0b\x0c\x1c\x1d\x1e\x1f\x85DPs"
+
+np: Any = None
+_NCCL_EQ: Any = None
+_NCCL_VERSION: Any = None
+_POW10_INT: Any = None
+
+
+def _numpy() -> Any:
+    global np
+    if np is None:
+        try:
+            import numpy
+        except ImportError:  # pragma: no cover - numpy comes with pandas
+            return None
+        np = numpy
+        global _NCCL_EQ, _NCCL_VERSION, _POW10_INT
+        _NCCL_EQ = np.frombuffer(b"nccl==", np.uint8)  # matched at its first "=": 4 bytes before
+        _NCCL_VERSION = np.frombuffer(b"NCCL version", np.uint8)
+        _POW10_INT = np.array([10**k for k in range(MAX_VALUE_BYTES + 1)], np.int64)
+    return np
+
+
+_SKIP, _TRIVIAL, _STATS, _GENERIC = 0, 1, 2, 3
+_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_MAYBE_FIRST = _MAYBE_MEANINGFUL_FIRST.decode("latin-1")
+
+
+def _judge(raw: bytes) -> tuple[int, dict[str, Any]]:
+    """How to read every line of this line's shape: ``(_SKIP|_TRIVIAL|_STATS|_GENERIC, spans)``.
+
+    ``spans["other"]`` is set when another log family's parser (vLLM, benchmark client) or the
+    wrapper normaliser would look at the line: then the fast path hands the file back."""
+    try:
+        kind, spans = _judge_sglang(raw)
+    except Exception:  # noqa: BLE001 - a probe that fails: the generic parser meets the line itself
+        kind, spans = _GENERIC, {"unsure": True}
+    if kind != _SKIP and _OTHER_FAMILIES and _for_others(raw.decode("utf-8", "replace")):
+        spans = dict(spans, other=True)
+    return kind, spans
+
+
+def _for_others(line: str) -> bool:
+    """Would the dispatch's detection find this line, as iterating gives it (cleaned, split at \\r)?"""
+    text = "\n".join(segment for _, segment in clean_line(1, line))
+    return any(r.search(text) for r in _OTHER_FAMILIES)
+
+
+def _judge_sglang(raw: bytes) -> tuple[int, dict[str, Any]]:
+    if not raw:
+        return _SKIP, {}
+    if not raw.isascii() or b"\x1b" in raw:
+        return _GENERIC, {}
+    text = raw.decode("ascii")
+    if "\r" in text:
+        if text.count("\r") != 1 or not text.endswith("\r"):
+            return _GENERIC, {}
+        text = text[:-1]  # CRLF
+        if not text:
+            return _SKIP, {}
+    if "nccl==" in text or "NCCL version" in text:
+        return _GENERIC, {}
+    if text[0] not in _MAYBE_FIRST:
+        return (_TRIVIAL, {}) if _probe_trivial(text) else (_GENERIC, {})
+    spans = _stats_spans(text)
+    if spans is None or not _probe_stats(text, spans):
+        return _GENERIC, {}
+    spans["text"] = text  # the representative line (plain decimals are told from it)
+    return _STATS, spans
+
+
+def _stats_spans(text: str) -> dict[str, Any] | None:
+    """Where the fields of a clean ASCII stats line with a plain ``[date time TAGS] `` header are."""
+    if not text.startswith("["):
+        return None
+    # Plain headers only (no level, no wrapper): the generic parser's fast header regex.
+    m = _FAST_HEADER_RE.match(text)
+    if m is None or m.group("date") is None or text[m.end() - 2 : m.end()] != "] ":
+        return None
+    full = match_header(text)
+    if full is None or full.span() != m.span() or full.group("date", "time", "rank") != m.group("date", "time", "rank"):
+        return None
+    end = m.end()
+    message = text[end:]
+    b = _BATCH_RE.match(message)
+    if b is None or b.group(2):
+        return None
+    width = end + b.end()
+    body = text[width:]
+    pairs = split_fields(body)
+    if not pairs or any("," in v for _, v in pairs):
+        return None
+    joined = ", ".join(f"{k}: {v}" for k, v in pairs)
+    if not body.startswith(joined) or body[len(joined) :] not in ("", ",", ", "):
+        return None
+    kind = "decode" if message[0] == "D" else "prefill"
+    spans: dict[str, Any] = {
+        "kind": kind, "width": width, "date": m.span("date"), "time": m.span("time"), "rank": m.span("rank"),
+        "forward": (end + b.start(3), end + b.end(3)) if b.group(3) else None,
+    }
+    offset = width
+    where: dict[str, tuple[int, int]] = {}
+    for key, value in pairs:
+        offset += len(key) + 2
+        where[key] = (offset, len(value))  # the last occurrence wins, as in field_number
+        offset += len(value) + 2
+    labels = (("gen", _GEN), ("accept", _ACCEPT)) if kind == "decode" else (("input", _INPUT),)
+    for name, label in labels:
+        if label in where:
+            spans[name] = where[label]
+    if kind == "decode" and "gen" not in spans:
+        spans["no_gen"] = True
+    return spans
+
+
+def _fresh() -> SGLangLogParser:
+    return SGLangLogParser("probe")
+
+
+def _state(parser: SGLangLogParser) -> dict[str, Any]:
+    seg = parser._seg
+    state = {k: v for k, v in vars(parser).items() if k != "_seg"}
+    state.update({"seg." + k: getattr(seg, k) for k in _Segment.__slots__})
+    return state
+
+
+_SEG_STATS = {"seg.first_line", "seg.last_line", "seg.first_stamp", "seg.last_stamp", "seg.headers",
+              "seg.headers_since_config", "seg.stats", "seg.decode", "seg.accept", "seg.prefill_tp"}
+
+
+def _probe_trivial(text: str) -> bool:
+    """The generic parser does nothing with this line but count it in the run's line range."""
+    before = _state(_fresh())
+    probe = _fresh()
+    probe.feed(1, text)
+    after = _state(probe)
+    changed = {k for k in after if after[k] != before.get(k)}
+    return changed <= {"seg.first_line", "seg.last_line"} and probe._seg.last_line == 1
+
+
+def _probe_stats(text: str, spans: dict[str, Any]) -> bool:
+    """The generic parser reads this line exactly as the fast path would (series, stamps, samples)."""
+    before = _state(_fresh())
+    probe = _fresh()
+    probe.feed(1, text)
+    after = _state(probe)
+    seg = probe._seg
+    expected = {"decode": [], "accept": [], "prefill_tp": []}
+    for name, target in (("gen", "decode"), ("accept", "accept"), ("input", "prefill_tp")):
+        if name in spans:
+            off, width = spans[name]
+            number = _number(text[off : off + width])
+            if number is not None:
+                expected[target].append(number)
+            elif name == "gen":
+                spans["no_gen"] = True
+    allowed = set(_SEG_STATS)
+    if spans.get("no_gen"):
+        allowed |= {"_no_throughput_line", "_no_throughput_count"}
+    changed = {k for k in after if after[k] != before.get(k)}
+    if not changed <= allowed or seg.stats != 1 or seg.headers != 1:
+        return False
+    if any(list(getattr(seg, k)) != v and not _same_floats(list(getattr(seg, k)), v) for k, v in expected.items()):
+        return False
+    date, time = text[slice(*spans["date"])], text[slice(*spans["time"])]
+    if _stamp_parts(seg.first_stamp) != (date, time, date + " " + time):
+        return False
+    # Samples: the same dict as the generic parser's.
+    probe = SGLangLogParser("probe", keep_samples=True)
+    probe.feed(1, text)
+    rows = probe._seg.samples[spans["kind"]]
+    mine = _sample(probe, text, spans, 1)
+    return len(rows) == 1 and list(rows[0].items()) == list(mine.items())
+
+
+def _same_floats(a: list[float], b: list[float]) -> bool:
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
+def _sample(parser: SGLangLogParser, text: str, spans: dict[str, Any], lineno: int) -> dict[str, Any]:
+    date, time = text[slice(*spans["date"])], text[slice(*spans["time"])]
+    rank = text[slice(*spans["rank"])].strip() or None
+    sample: dict[str, Any] = {"time": parser._sample_time(date, time), "line": lineno, "rank": rank}
+    if spans["forward"] is not None:
+        sample["forward_ct"] = int(text[slice(*spans["forward"])])
+    sample.update(stats_fields(text[spans["width"] :]))
+    return sample
+
+
+def _number(text: str) -> float | None:
+    """``field_number``'s reading of a value's text."""
+    try:
+        return float(text)
+    except ValueError:
+        value = parse_value(text.strip())
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+class _FastFeeder:
+    # Shapes are judged by content alone, so what is learned serves every file of the process.
+    shapes: dict[bytes, int] = {}  # shape (digits zeroed) -> number
+    kinds: list[int] = []
+    spans: list[dict[str, Any]] = []
+    tables: Any = None
+    decimals_cache: dict[str, tuple[Any, Any, int]] = {}
+    judge: tuple = ()
+
+    def __init__(self, parser: SGLangLogParser, log: LogLines) -> None:
+        self.parser = parser
+        self.log = log
+        self.pow10 = np.array([10.0**k for k in range(MAX_VALUE_BYTES + 1)])
+
+    # -- generic lines --------------------------------------------------------------------
+
+    def generic(self, lineno: int, raw: bytes | str) -> None:
+        text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+        self.log.line_number = lineno
+        self.parser.feed_all(clean_line(lineno, text))
+
+    # -- one block --------------------------------------------------------------------------
+
+    def shape(self, zeroed: bytes, raw: bytes) -> int:
+        """Judge a new shape on one of its lines; returns its number."""
+        kind, spans = _judge(raw)
+        cls = type(self)
+        number = len(cls.kinds)
+        cls.kinds.append(kind)
+        cls.spans.append(spans)
+        if not spans.get("unsure"):
+            cls.shapes[zeroed] = number
+        cls.tables = None
+        return number
+
+    def table(self) -> Any:
+        if self.tables is None:
+            rows = []
+            for kind, spans in zip(self.kinds, self.spans):
+                row = [kind]
+                for name in ("gen", "accept", "input"):
+                    off, width = spans.get(name, (0, -1))
+                    row += [off, width]
+                row.append(1 if spans.get("no_gen") else 0)
+                row.append(1 if spans.get("other") else 0)
+                rows.append(row)
+            type(self).tables = np.array(rows, np.int64).reshape(-1, 9)
+        return self.tables
+
+    def block(self, first: int, buf: bytes) -> None:
+        cls = type(self)
+        if len(cls.kinds) >= MAX_SHAPES:  # forget them all (bounded memory for logs of all-new lines)
+            cls.shapes, cls.kinds, cls.spans, cls.tables, cls.decimals_cache = {}, [], [], None, {}
+        zeroed = buf.translate(_ZERO).split(b"\n")
+        zeroed.pop()  # after the last newline
+        n = len(zeroed)
+        shapes = self.shapes
+        ids = np.fromiter(map(shapes.get, zeroed, repeat(-1)), np.int64, n)
+        a = np.frombuffer(buf, np.uint8)
+        ends = np.flatnonzero(a == 10)
+        starts = np.empty(n, np.int64)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        new = np.flatnonzero(ids < 0)
+        for i in new.tolist():
+            self.log.line_number = first + i
+            number = shapes.get(zeroed[i])
+            if number is None:
+                number = self.shape(zeroed[i], buf[int(starts[i]) : int(ends[i])])
+            ids[i] = number
+        table = self.table()[ids]
+        if table[:, 8].any():
+            raise _HandBack
+        code = table[:, 0]
+        values = {}
+        for col, name in ((1, "gen"), (3, "accept"), (5, "input")):
+            rows = np.flatnonzero(table[:, col + 1] >= 0)
+            if len(rows):
+                values[name] = self.values(a, buf, starts[rows] + table[rows, col], table[rows, col + 1], rows, n, ids[rows], name)
+        none = table[:, 7] == 1
+        if none.any():
+            got = values.get("gen")
+            if got is None:
+                values["gen"] = (np.zeros(n), np.zeros(n, bool), none)
+            else:
+                got[2][none] = True
+        generic = np.flatnonzero(code == _GENERIC)
+        lo = 0
+        for g in generic.tolist() + [n]:
+            if g > lo:
+                self.bulk(first, buf, lo, g, code, ids, starts, ends, values)
+            if g < n:
+                self.generic(first + g, buf[int(starts[g]) : int(ends[g])])
+            lo = g + 1
+        self.log.line_number = first + n - 1
+
+    def values(self, a, buf, vs, width, rows, n, shape_ids, name) -> tuple[Any, Any, Any]:
+        """(value per line, has a number, has no number) for the lines ``rows`` of a block of ``n``."""
+        val = np.zeros(n, np.float64)
+        ok = np.zeros(n, bool)
+        none = np.zeros(n, bool)
+        weights, frac = self.decimal_table(name)
+        w = weights[shape_ids]  # each shape's digit weights: 0 where no digit (or not a plain decimal)
+        plain = frac[shape_ids] >= 0
+        span = int(width.max())
+        if plain.any() and span <= MAX_VALUE_BYTES:
+            idx = vs[:, None] + np.arange(span)
+            np.minimum(idx, len(a) - 1, out=idx)
+            digits = a[idx].astype(np.int64) - 48
+            mantissa = (digits * w[:, :span]).sum(1)
+            val[rows] = mantissa / self.pow10[np.maximum(frac[shape_ids], 0)]
+            ok[rows] = plain
+        else:
+            plain[:] = False
+        for j in np.flatnonzero(~plain).tolist():
+            number = _number(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
+            if number is None:
+                none[rows[j]] = True
+            else:
+                val[rows[j]] = number
+                ok[rows[j]] = True
+        return val, ok, none
+
+    def decimal_table(self, name: str) -> tuple[Any, Any]:
+        """Per shape, for one series: digit weights (a plain decimal's mantissa = digits . weights,
+        exact up to 15 digits) and the digits after its point (-1: not a plain decimal, read by
+        ``_number``). A shape fixes where the digits and the point are, so the shape decides."""
+        cls = type(self)
+        cache = cls.decimals_cache
+        old_weights, old_frac, done = cache.get(name, (np.zeros((0, MAX_VALUE_BYTES), np.int64), np.zeros(0, np.int64), 0))
+        if done == len(cls.kinds):
+            return old_weights, old_frac
+        weights = np.zeros((len(cls.kinds), MAX_VALUE_BYTES), np.int64)
+        frac = np.full(len(cls.kinds), -1, np.int64)
+        weights[:done] = old_weights
+        frac[:done] = old_frac
+        for number in range(done, len(cls.kinds)):
+            spans = cls.spans[number]
+            where = spans.get(name)
+            text = spans.get("text", "")
+            if where is None or not text:
+                continue
+            value = text[where[0] : where[0] + where[1]]
+            if not 1 <= len(value) <= MAX_VALUE_BYTES or value.count(".") > 1 or not value.replace(".", "").isdigit():
+                continue
+            digits = sum(c.isdigit() for c in value)
+            if not 1 <= digits <= 15:
+                continue
+            power = digits
+            for i, c in enumerate(value):
+                if c.isdigit():
+                    power -= 1
+                    weights[number, i] = 10**power
+            point = value.find(".")
+            frac[number] = 0 if point < 0 else len(value) - point - 1
+        cache[name] = (weights, frac, len(cls.kinds))
+        return weights, frac
+
+    # -- a run of stats lines and header-less lines ------------------------------------------
+
+    def bulk(self, first, buf, lo, hi, code, ids, starts, ends, values) -> None:
+        sub = code[lo:hi]
+        seen = np.flatnonzero(sub)
+        if not len(seen):
+            return
+        parser = self.parser
+        seg = parser._seg
+        self.log.line_number = first + lo + int(seen[0])
+        if seg.first_line is None:
+            seg.first_line = first + lo + int(seen[0])
+        seg.last_line = first + lo + int(seen[-1])
+        rows = np.flatnonzero(sub == _STATS)
+        if not len(rows):
+            return
+        count = len(rows)
+        seg.headers += count
+        seg.headers_since_config += count
+        seg.stats += count
+        if seg.first_stamp is None:
+            seg.first_stamp = self.stamp(buf, lo + int(rows[0]), ids, starts)
+        seg.last_stamp = self.stamp(buf, lo + int(rows[-1]), ids, starts)
+        for name, target in (("gen", seg.decode), ("accept", seg.accept), ("input", seg.prefill_tp)):
+            got = values.get(name)
+            if got is None:
+                continue
+            val, ok, none = got
+            picked = val[lo:hi][ok[lo:hi]]
+            if len(picked):
+                target.frombytes(picked.tobytes())
+            if name == "gen":
+                missing = np.flatnonzero(none[lo:hi])
+                if len(missing):
+                    parser._no_throughput_count += len(missing)
+                    if parser._no_throughput_line is None:
+                        parser._no_throughput_line = first + lo + int(missing[0])
+        if seg.samples is not None:
+            for r in rows.tolist():
+                i = lo + r
+                spans = self.spans[int(ids[i])]
+                text = buf[int(starts[i]) : int(ends[i])].decode("ascii").rstrip("\r")
+                seg.samples[spans["kind"]].append(_sample(parser, text, spans, first + i))
+
+    def stamp(self, buf: bytes, i: int, ids, starts) -> tuple[str, str, str]:
+        spans = self.spans[int(ids[i])]
+        s = int(starts[i])
+        date = buf[s + spans["date"][0] : s + spans["date"][1]].decode("ascii")
+        time = buf[s + spans["time"][0] : s + spans["time"][1]].decode("ascii")
+        return (date, time, date + " " + time)
+
+
+class _HandBack(Exception):
+    """Lines for another log family: the file is read again the generic way."""
+
+
+# Regexes of the other log families' detection (parsers/__init__.py's dispatch): a line any of them
+# finds makes the file go the generic way. They use \\d and literals only, so a shape decides.
+_OTHER_FAMILIES: list[Any] = []
+try:  # pragma: no branch
+    from parsers.bench import MARKERS_RE as _BENCH_RE
+    from parsers.vllm import HEADER_SEARCH_RE as _VLLM_RE
+    from parsers.wrappers import NEEDS_NORMALIZING_RE as _WRAPPED_RE
+
+    _OTHER_FAMILIES = [_BENCH_RE, _VLLM_RE, _WRAPPED_RE]
+except ImportError:  # an SGLang-only build
+    pass
+
+
+def feed_blocks(parser: SGLangLogParser, log: LogLines) -> bool:
+    """Feed ``log`` to ``parser`` through the fast path; False (nothing read) when it does not apply.
+
+    Raises ``_HandBack`` (after feeding part of the log) when a line for another family shows up.
+    """
+    if log.encoding != "utf-8-sig" or _numpy() is None:
+        return False
+    # Shapes were judged by the generic parser as it is: if it changed (a test patching it), judge again.
+    judge = tuple(map(id, vars(SGLangLogParser).values()))
+    if _FastFeeder.judge != judge:
+        _FastFeeder.shapes, _FastFeeder.kinds, _FastFeeder.spans = {}, [], []
+        _FastFeeder.tables, _FastFeeder.decimals_cache, _FastFeeder.judge = None, {}, judge
+    feeder = _FastFeeder(parser, log)
+    for first, data in log.byte_blocks():
+        if isinstance(data, str):
+            if _OTHER_FAMILIES and _for_others(data):
+                raise _HandBack
+            feeder.generic(first, data)
+        else:
+            feeder.block(first, data)
+    return True
+
+
+def dispatch(log: LogLines, sglang: SGLangLogParser, others: tuple, path: Any, generic: Any) -> None:
+    """``parsers.parse_file``'s reading: the fast path for UTF-8 logs of ``FAST_MIN_BYTES`` or more
+    (compressed ones count four times their size) holding SGLang lines only; else, or when another
+    family's line shows up part-way, ``generic(log, sglang, *others)`` from the start, on fresh parsers."""
+    try:
+        size = os.fstat(log.fileno()).st_size * (4 if log.compression else 1)
+    except (OSError, ValueError):
+        size = 0
+    if size < FAST_MIN_BYTES or log.encoding != "utf-8-sig" or _numpy() is None:
+        generic(log, sglang, *others)
+        return
+    fresh = copy.deepcopy(sglang)
+    try:
+        if feed_blocks(sglang, log):
+            return
+    except _HandBack:
+        pass
+    sglang.__dict__.clear()
+    sglang.__dict__.update(fresh.__dict__)
+    again = LogLines(path)
+    try:
+        with again:
+            generic(again, sglang, *others)
+    finally:
+        log.notes[:] = again.notes
+        log.line_number = again.line_number

@@ -1,0 +1,126 @@
+"""The fast path (parsers.sglang_fast: whole blocks, line shapes, numpy) gives exactly what the
+line-by-line path gives: on the fixtures, on generated logs, across block boundaries."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from parsers import framing, parse_file, sglang_fast
+from timeline.scenario import Launch, sglang_launch_lines
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sglang"
+LOGS = sorted(FIXTURES.glob("*.log"))
+REAL_LINES = sorted(
+    {line for log in LOGS for line in log.read_bytes().decode("utf-8", "replace").splitlines()}
+)
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def both(path: Path, monkeypatch, samples: bool = False) -> tuple[str, str]:
+    """repr of parse_file's result on the fast path and on the line-by-line path."""
+    calls = []
+    real = sglang_fast.feed_blocks
+
+    def spy(*args):
+        calls.append(1)
+        return real(*args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sglang_fast, "FAST_MIN_BYTES", 0)
+        patch.setattr(sglang_fast, "feed_blocks", spy)
+        fast = parse_file(path, source="x.log", keep_samples=samples)
+    assert calls, "the fast path was not taken"
+    with monkeypatch.context() as patch:
+        patch.setattr(sglang_fast, "FAST_MIN_BYTES", 1 << 62)
+        slow = parse_file(path, source="x.log", keep_samples=samples)
+    return _text(fast), _text(slow)
+
+
+def _text(parsed) -> str:
+    return repr([vars(r) for r in parsed.runs]) + "\n" + "\n".join(map(str, parsed.diagnostics))
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[p.name for p in LOGS])
+@pytest.mark.parametrize("samples", [False, True], ids=["series", "samples"])
+def test_fixtures_give_the_same_result(log: Path, samples: bool, monkeypatch) -> None:
+    fast, slow = both(log, monkeypatch, samples)
+    assert fast == slow
+
+
+def test_compressed_and_tiny_blocks(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(framing, "HEAD_BYTES", 300)
+    monkeypatch.setattr(framing, "BLOCK_BYTES", 700)
+    for log in LOGS:
+        packed = tmp_path / (log.name + ".gz")
+        packed.write_bytes(gzip.compress(log.read_bytes()))
+        for path in (log, packed):
+            fast, slow = both(path, monkeypatch, samples=True)
+            assert fast == slow, path
+
+
+def test_scenario_logs_with_crlf_and_noise(tmp_path: Path, monkeypatch) -> None:
+    rng = random.Random(7)
+    lines = sglang_launch_lines(Launch(datetime(2026, 1, 1, 8), 30, 93.0, decode_every_s=2), rng)
+    lines += sglang_launch_lines(Launch(datetime(2026, 1, 1, 9), 5, 60.0, accept_len=None, speculative=None), rng)
+    noisy = []
+    for i, line in enumerate(lines):
+        noisy.append(line)
+        if i % 13 == 0:
+            noisy.append('INFO:     127.0.0.1:5555 - "POST /generate HTTP/1.1" 200 OK')
+        if i % 41 == 0:
+            noisy.append("")
+        if i % 97 == 0:
+            noisy.append(line.replace("gen throughput (token/s): ", "gen throughput (token/s): 1e"))
+    for eol in ("\n", "\r\n"):
+        path = tmp_path / "scenario.log"
+        path.write_bytes(eol.join(noisy).encode())
+        monkeypatch.setattr(framing, "BLOCK_BYTES", 4096)
+        for samples in (False, True):
+            fast, slow = both(path, monkeypatch, samples)
+            assert fast == slow
+
+
+def test_overlong_line_is_cut_the_same_way(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(framing, "HEAD_BYTES", 8)
+    monkeypatch.setattr(framing, "BLOCK_BYTES", 8)
+    monkeypatch.setattr(framing, "MAX_LINE_CHARS", 20)
+    path = tmp_path / "long.log"
+    path.write_text(REAL_LINES[0][:10] + "\n" + "y" * 100 + "\n" + "\u00e9" * 30 + "\nafter\n", encoding="utf-8")
+    fast, slow = both(path, monkeypatch)
+    assert fast == slow
+
+
+@st.composite
+def mangled_log(draw) -> bytes:
+    lines = []
+    for _ in range(draw(st.integers(1, 30))):
+        line = draw(st.sampled_from(REAL_LINES))
+        op = draw(st.sampled_from(["keep", "keep", "keep", "digit", "cut", "insert"]))
+        i = draw(st.integers(0, len(line)))
+        if op == "digit":
+            line = "".join(c if not c.isdigit() else draw(st.sampled_from("0123456789")) for c in line)
+        elif op == "cut":
+            line = line[:i]
+        elif op == "insert":
+            line = line[:i] + draw(st.sampled_from([",", ", x: ", "\r", "\x1b[0m", "e", ".", "-", " ", "\u00e9", "nccl==2.1"])) + line[i:]
+        lines.append(line)
+    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    return (eol.join(lines) + draw(st.sampled_from(["", eol]))).encode("utf-8", "surrogatepass")
+
+
+@SETTINGS
+@given(data=mangled_log(), samples=st.booleans())
+def test_generated_logs_give_the_same_result(data: bytes, samples: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
+        path = Path(tmp) / "fuzz.log"
+        path.write_bytes(data)
+        fast, slow = both(path, monkeypatch, samples)
+        assert fast == slow
