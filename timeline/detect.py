@@ -45,7 +45,6 @@ algorithm, as in Numerical Recipes (3rd ed., §6.4, ``betacf``). The normal tail
 from __future__ import annotations
 
 import math
-from array import array
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -190,7 +189,7 @@ def steady_decode(
     kept: list[float] = []
     skipped = 0
     candidates: list[float] = []
-    if running is None and isinstance(values, array) and values.typecode == "d":
+    if running is None and getattr(values, "typecode", None) == "d":  # array("d")
         # The parsers' compact series (issue 7: millions of lines): the same filter at C speed, and
         # in order, so that every sort below (quantiles, medians) meets sorted runs (order-free results).
         candidates = sorted([value for value in values if 0.0 < value < math.inf])
