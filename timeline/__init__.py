@@ -7,7 +7,17 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from timeline.builder import build
-from timeline.model import Timeline
-
 __all__ = ["build", "Timeline", "__version__"]
+
+
+def __getattr__(name: str):
+    # Imported on first use (PEP 562): `timeline --help` and the pytest plugin stay fast (issue #7).
+    if name == "build":
+        from timeline.builder import build
+
+        return build
+    if name == "Timeline":
+        from timeline.model import Timeline
+
+        return Timeline
+    raise AttributeError(f"module 'timeline' has no attribute {name!r}")
