@@ -1,6 +1,7 @@
 """Line framing shared by every log family.
 
-``LogLines`` opens a log file (plain, or gzip/bzip2/xz recognised by magic bytes), checks that
+``LogLines`` opens a log file (plain, or gzip/bzip2/xz recognised by magic bytes; zstd too when the
+``zstandard`` package is installed, see ``parsers.compression``), checks that
 it holds text, and yields ``(line_number, text)`` pairs:
 
 * the file is streamed in blocks, never read whole (logs can be gigabytes);
@@ -29,6 +30,8 @@ import zlib
 from itertools import count
 from typing import BinaryIO, Iterator
 
+from parsers.compression import ZSTD_MISSING, open_zstd
+
 __all__ = [
     "LogLines", "NotTextError", "ReadError", "STREAM_ERRORS", "strip_ansi", "split_progress", "clean_line",
 ]
@@ -54,9 +57,9 @@ _ANSI_RE = re.compile(
 _COMPRESSED = (
     (b"\x1f\x8b", "gzip"),
     (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),  # with the zstandard package (parsers.compression)
 )
 _UNSUPPORTED = (
-    (b"\x28\xb5\x2f\xfd", "zstd-compressed"),
     (b"PK\x03\x04", "a zip archive"),
     (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
 )
@@ -135,6 +138,11 @@ class LogLines:
                 stream = lzma.LZMAFile(raw, mode="rb")
             elif self.compression == "bzip2":
                 stream = bz2.BZ2File(raw, mode="rb")
+            elif self.compression == "zstd":
+                zstd = open_zstd(raw)
+                if zstd is None:
+                    raise NotTextError(ZSTD_MISSING)
+                stream = zstd  # type: ignore[assignment]
             self._stream = stream
             self._broken: BaseException | None = None  # a decompression error met in the head
             self._head = self._read_head(stream)

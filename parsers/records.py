@@ -23,7 +23,11 @@ class Diagnostic:
 
 @dataclass
 class ParsedRun:
-    """One server launch (or one benchmark client run) found in a log file.
+    """One server launch (or one benchmark client result) found in a log file.
+
+    ``kind``: ``sglang-server``, ``vllm-server`` (``parsers.sglang``, ``parsers.vllm``), or a
+    benchmark client's: ``bench-serving``, ``bench-offline-throughput``, ``bench-one-batch``,
+    ``bench-one-batch-server`` (``parsers.bench``).
 
     Times are the log's own wall-clock readings: naive datetimes, unless the line carried
     its own offset (then aware). Turning them into instants is the core's job (timeline.clock).
@@ -44,6 +48,8 @@ class ParsedRun:
     series: dict[str, array] = field(default_factory=dict)
     units: dict[str, str] = field(default_factory=dict)
     samples: dict[str, list[dict[str, Any]]] | None = None
+    # A benchmark result found inside a server's log: the first_line of that server run (same file).
+    measures: int | None = None
 
 
 @dataclass

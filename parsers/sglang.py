@@ -29,11 +29,14 @@ from __future__ import annotations
 
 import re
 from array import array
-from datetime import datetime, timedelta
+from datetime import date as _date
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
 from parsers.pyrepr import parse_keyword_repr
 from parsers.records import Diagnostic, ParsedRun
+from parsers.dates import describe_mtime, last_day
+from parsers.wrappers import RFC3339_RE, rfc3339
 
 __all__ = [
     "KIND",
@@ -58,14 +61,15 @@ _BRACKET = (
 )
 _LEVEL = r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.\-]+\.py:\d+: )"
 HEADER_RE = re.compile(
-    r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)? )?"  # docker logs -t
+    r"(?:(?P<rfc>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?) )?"  # docker logs -t
     r"(?:\d{1,5}: )?"  # srun -l
     r"(?:\([^()\[\]]*? pid=\d+[^()]*\) )?"  # Ray actor prefix
     + _BRACKET
     + _LEVEL
     + "?"
 )
-"""The whole header. Groups: ``date`` (None for time-only stamps), ``time``, ``rank``."""
+"""The whole header. Groups: ``date`` (None for time-only stamps), ``time``, ``rank``, ``rfc``
+(the ``docker logs -t`` stamp, when there is one: it is then the line's time, with its zone)."""
 
 # The common case, a line starting with "[" and plain rank tags, without the alternations.
 _FAST_HEADER_RE = re.compile(
@@ -87,6 +91,7 @@ def match_header(text: str) -> re.Match[str] | None:
 
 
 _HEADER_FIRST = frozenset("[(0123456789")
+_BARE_STARTS = ("Decode batch", "Prefill batch", "server_args=")
 
 # "Decode batch, " / "Decode batch. " / "Decode batch [N], " and the <= 0.3.4 mixed-chunk form
 # "Prefill batch(mixed #running-req: N). ".
@@ -266,9 +271,16 @@ def nccl_version(text: str) -> str | None:
 
 
 def _stamp(date: str | None, time: str) -> datetime | None:
-    """Naive datetime for ``YYYY-MM-DD`` + ``HH:MM:SS[.fff]``; None without a date or if invalid."""
+    """Naive datetime for ``YYYY-MM-DD`` + ``HH:MM:SS[.fff]``; None without a date or if invalid.
+
+    A time ending in an offset (``HH:MM:SS.ffffff+00:00``, from a docker stamp) gives an aware one.
+    """
     if date is None:
         return None
+    tz = None
+    if time[-6:-5] in ("+", "-") and len(time) > 8:
+        tz = _offset(time[-6:])
+        time = time[:-6]
     try:
         frac = time[9:]
         return datetime(
@@ -279,9 +291,35 @@ def _stamp(date: str | None, time: str) -> datetime | None:
             int(time[3:5]),
             int(time[6:8]),
             int(frac.ljust(6, "0")) if frac else 0,
+            tzinfo=tz,
         )
     except ValueError:
         return None
+
+
+def _offset(text: str) -> timezone | None:
+    try:
+        minutes = int(text[1:3]) * 60 + int(text[4:6])
+        return timezone(timedelta(minutes=-minutes if text[0] == "-" else minutes))
+    except ValueError:
+        return None
+
+
+def _rfc_stamp(m: re.Match[str]) -> tuple[str, str, str] | None:
+    """``(date, time+offset, text)`` of the docker stamp of a header match, or None."""
+    found = RFC3339_RE.match(m.group("rfc") + " ")
+    when = rfc3339(found) if found is not None else None  # no zone: the bracket's time is used
+    if when is None:
+        return None
+    return when.date().isoformat(), when.time().isoformat(timespec="microseconds") + when.isoformat()[-6:], m.group("rfc")
+
+
+def _seconds(time: str) -> int:
+    return int(time[0:2]) * 3600 + int(time[3:5]) * 60 + int(time[6:8])
+
+
+_SYNTHETIC_DAY0 = "0001-01-01"  # the first day of a log whose stamps have no date, until resolved
+_WRAP_S = 3600  # a time-only stamp this much earlier than the previous one is on the next day
 
 
 # --------------------------------------------------------------------------- runs
@@ -362,14 +400,16 @@ class _Segment:
 class SGLangLogParser:
     """Feed it ``(line_number, text)`` pairs, then call ``finish()`` for runs and diagnostics."""
 
-    def __init__(self, source: str, *, keep_samples: bool = False) -> None:
+    def __init__(self, source: str, *, keep_samples: bool = False, mtime: float | None = None) -> None:
         self.source = source
         self.keep_samples = keep_samples
+        self.mtime = mtime  # the file's mtime: dates for time-only stamps
         self.runs: list[ParsedRun] = []
         self.diagnostics: list[Diagnostic] = []
         self._seg = _Segment(keep_samples)
         self._any_header = False
         self._dateless_line: int | None = None
+        self._last_dateless: tuple[str, str, str] | None = None
         self._no_throughput_line: int | None = None  # decode lines without a numeric gen throughput
         self._no_throughput_count = 0
         self._stamp_cache: tuple[str | None, str, datetime | None] = (None, "", None)
@@ -434,7 +474,9 @@ class SGLangLogParser:
                 if seg.first_line is None:
                     seg.first_line = lineno
                 seg.last_line = lineno
-                if m.group("date") is None:
+                if first != "[" and m.group("rfc"):
+                    stamp = _rfc_stamp(m) or m
+                elif m.group("date") is None:
                     stamp = self._dateless_stamp(seg, lineno, m)
                 else:
                     stamp = m
@@ -449,24 +491,49 @@ class SGLangLogParser:
                 if seg.first_line is None:
                     seg.first_line = lineno
                 seg.last_line = lineno
+                if first in "DPs" and text.startswith(_BARE_STARTS):
+                    seg = self._bare_line(seg, lineno, text)
+                    continue
             if "nccl==" in text or "NCCL version" in text:
                 version = nccl_version(text)
                 if version is not None and version not in seg.nccl:
                     seg.nccl.append(version)
 
     def _dateless_stamp(self, seg: _Segment, lineno: int, m: re.Match[str]) -> tuple[str | None, str, str]:
-        """A time-only stamp (SGLang <= 0.3.2) takes the run's last date, a day later after
-        midnight; with no date seen in the run it stays dateless (times left empty)."""
+        """A time-only stamp (SGLang <= 0.3.2) takes the date of the stamp before it (the run's, else
+        the file's), a day later when the time went back more than an hour (midnight). With no date
+        seen at all it counts days from a stand-in first day, resolved from the file's mtime in
+        ``finish``."""
         time = m.group("time")
         date = None
-        if seg.last_stamp is not None:
-            date, last_time, _ = _stamp_parts(seg.last_stamp)
-            if date is not None and time[:8] < last_time[:8]:
-                day = _stamp(date, "00:00:00")
-                date = (day + timedelta(days=1)).strftime("%Y-%m-%d") if day is not None else None
-        if date is None and self._dateless_line is None:
+        last = seg.last_stamp if seg.last_stamp is not None else self._last_dateless
+        if last is not None:
+            date, last_time, _ = _stamp_parts(last)
+            if date is not None and _seconds(last_time) - _seconds(time) > _WRAP_S:
+                try:
+                    date = (_date.fromisoformat(date) + timedelta(days=1)).isoformat()
+                except ValueError:
+                    date = None
+        if date is None:
+            date = _SYNTHETIC_DAY0
+        if date < "1000" and self._dateless_line is None:
             self._dateless_line = lineno
-        return (date, time, time)
+        stamp = (date, time, time)
+        self._last_dateless = stamp
+        return stamp
+
+    def _bare_line(self, seg: _Segment, lineno: int, text: str) -> _Segment:
+        """A stats or ``server_args=`` line printed without any header (``%(message)s`` logging,
+        or stamps cut off when pasting): its values count, with no time and no rank."""
+        if text.startswith("server_args="):
+            seg = self._config_line(lineno, text)
+            if seg.first_line is None:
+                seg.first_line = lineno
+            seg.last_line = lineno
+            seg.headers_since_config += 1
+        elif "batch" in text:
+            self._stats_line(seg, lineno, None, None, text)
+        return seg
 
     def _config_line(self, lineno: int, message: str) -> _Segment:
         seg = self._seg
@@ -485,7 +552,7 @@ class SGLangLogParser:
             self._diag(lineno, "server_args: " + "; ".join(problems) + f" (read {len(fields)} fields)")
         return seg
 
-    def _stats_line(self, seg: _Segment, lineno: int, stamp: Any, m: re.Match[str], message: str) -> None:
+    def _stats_line(self, seg: _Segment, lineno: int, stamp: Any, m: re.Match[str] | None, message: str) -> None:
         b = _BATCH_RE.match(message)
         if b is None:
             return
@@ -510,9 +577,12 @@ class SGLangLogParser:
             if value is not None:
                 seg.prefill_tp.append(value)
         if seg.samples is not None:
-            date, time, _ = _stamp_parts(stamp)
-            rank = m.group("rank").strip() or None
-            sample: dict[str, Any] = {"time": self._sample_time(date, time), "line": lineno, "rank": rank}
+            if m is None:  # a line without a header
+                sample: dict[str, Any] = {"time": None, "line": lineno, "rank": None}
+            else:
+                date, time, _ = _stamp_parts(stamp)
+                rank = m.group("rank").strip() or None
+                sample = {"time": self._sample_time(date, time), "line": lineno, "rank": rank}
             if b.group(3):
                 sample["forward_ct"] = int(b.group(3))
             if b.group(2):
@@ -521,14 +591,51 @@ class SGLangLogParser:
             sample.update(stats_fields(body))
             seg.samples["decode" if decode else "prefill"].append(sample)
 
+    def _resolve_dateless(self) -> str:
+        """Give the time-only stamps their dates from the file's mtime (``parsers.dates``), or
+        leave their times empty without one; returns the diagnostic saying which."""
+        what = "time stamps without a date (SGLang <= 0.3.2 format)"
+        last = self._last_dateless
+        day = None
+        if last is not None and self.mtime is not None:
+            day = last_day(last[1], self.mtime)
+        shift = None
+        if day is not None and last is not None and last[0] < "1000":
+            try:
+                shift = day - _date.fromisoformat(last[0])
+            except ValueError:
+                shift = None
+
+        def fix(value: Any) -> Any:
+            if isinstance(value, datetime) and value.year < 1000:
+                if shift is None:
+                    return None
+                try:
+                    return value + shift
+                except OverflowError:
+                    return None
+            return value
+
+        for run in self.runs:
+            run.start, run.end = fix(run.start), fix(run.end)
+            for rows in (run.samples or {}).values():
+                for row in rows:
+                    if "time" in row:
+                        row["time"] = fix(row["time"])
+        if shift is None or last is None:
+            return what + ": times left empty (no file mtime to date them)"
+        wraps = (_date.fromisoformat(last[0]) - _date.fromisoformat(_SYNTHETIC_DAY0)).days
+        return (
+            f"{what}: dates taken from the file's mtime ({describe_mtime(self.mtime or 0)}): the last stamp "
+            f"{last[1]} is on {day.isoformat()}, at or before the mtime"
+            + (f"; {wraps} midnight(s) counted back" if wraps else "")
+        )
+
     def finish(self) -> tuple[list[ParsedRun], list[Diagnostic]]:
         self._close_segment()
         self._seg = _Segment(self.keep_samples)
         if self._dateless_line is not None:
-            self._diag(
-                self._dateless_line,
-                "time stamps without a date (SGLang <= 0.3.2 format): times left empty",
-            )
+            self._diag(self._dateless_line, self._resolve_dateless())
         if self._no_throughput_count:
             self._diag(
                 self._no_throughput_line,

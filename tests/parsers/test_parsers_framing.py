@@ -173,7 +173,7 @@ def test_directory_missing_and_unreadable_files(tmp_path: Path, monkeypatch) -> 
 def test_empty_file(write_log) -> None:
     parsed = parse_file(write_log(b""))
     assert parsed.runs == []
-    assert [d.message for d in parsed.diagnostics] == ["no SGLang server log lines found"]
+    assert [d.message for d in parsed.diagnostics] == ["no SGLang or vLLM server log lines and no benchmark results found"]
 
 
 def test_source_defaults_to_str_of_path(write_log) -> None:

@@ -389,7 +389,7 @@ def test_bad_server_args_gives_one_diagnostic_with_its_line() -> None:
 def test_not_an_sglang_log(write_log) -> None:
     parsed = parse_file(write_log("hello\nworld\n"))
     assert parsed.runs == []
-    assert [d.message for d in parsed.diagnostics] == ["no SGLang server log lines found"]
+    assert [d.message for d in parsed.diagnostics] == ["no SGLang or vLLM server log lines and no benchmark results found"]
 
 
 def test_feed_one_line_at_a_time_equals_feed_all() -> None:

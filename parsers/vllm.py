@@ -1,0 +1,560 @@
+"""vLLM server logs (sglang-log-formats.md §7): one ``ParsedRun`` of kind ``vllm-server`` per launch.
+
+Line format, by version (``vllm/logger.py``), after any wrapper (``parsers.wrappers``: docker
+stamp, ``srun -l`` label, the ``(APIServer pid=N)`` / ``(VllmWorkerProcess pid=N)`` process tag):
+
+* 0.5.5 - 0.7.3: ``LEVEL MM-DD HH:MM:SS file.py:LINE] message`` (no ``[`` before the file);
+* 0.8.0 - 0.25: ``LEVEL MM-DD HH:MM:SS [file.py:LINE] message`` (0.10+: ``[v1/engine/core.py:LINE]``
+  with ``VLLM_LOGGING_LEVEL=DEBUG``); 0.6+ may put ``VLLM_LOGGING_PREFIX`` text first;
+* 0.33: ``(ProcessName pid=N) LEVEL MM-DD HH:MM:SS [file:LINE] message``.
+
+Stamps have **no year** (and no zone). The year comes from a dated line of the same file when there
+is one (a ``docker logs -t`` stamp, an NCCL ``[YYYY-MM-DD ...]`` warning, ...), else from the file's
+mtime (the last stamp is at or before it, ``parsers.dates``); a new year is counted when the month
+goes back (``12-31`` -> ``01-01``). A diagnostic says which. A line with a docker stamp takes that
+stamp (aware) as its time.
+
+Recognised messages:
+
+* ``Avg prompt throughput: X tokens/s, Avg generation throughput: Y tokens/s, ...`` (V0, and V1 with
+  ``Engine 000:`` / ``N Engines Aggregated:`` or no prefix): a ``decode`` sample with every field in
+  snake_case (``prompt_throughput``, ``gen_throughput``, ``running``, ``waiting``, ``swapped``,
+  ``pending``, ``gpu_kv_cache_usage``, ``prefix_cache_hit_rate``, ``preemptions``, ...; units
+  dropped), ``engine`` when printed, ``rank`` = ``Engine 000`` (or None). Series:
+  ``decode_throughput`` (``gen_throughput``, tok/s) and ``prompt_throughput`` (tok/s).
+* ``SpecDecoding metrics: ...`` (V1) and ``Speculative metrics: ...`` (V0): a ``decode`` sample with
+  ``accept_len`` (tokens per verify step, **including** the bonus token, as SGLang's ``accept len``)
+  and the printed fields. vLLM 0.8.5 printed ``Mean acceptance length`` *without* the bonus token
+  (0.9+ with it) under the same text: the definition is told from the numbers themselves
+  (``accepted / drafts`` against the printed mean, with drafts = ``Drafted / len(per-position list)``),
+  or from the version line, and 0.8.5 values get +1 (the sample keeps ``mean_acceptance_length``
+  as printed). V0 has no mean: ``accept_len = emitted tokens / (draft tokens / k)``. Series ``accept_len``.
+* configuration: ``vLLM API server version X`` / ``vLLM server version X, serving model M`` / the
+  0.18+ ASCII logo (``version X`` / ``model M``), ``args: Namespace(...)`` / ``non-default args: {...}``,
+  ``Initializing a V1 LLM engine (vX) with config: model='...', ...``. ``config`` holds them typed,
+  ``vllm_version``, and SGLang-named aliases for comparisons (``model_path``, ``tp_size``,
+  ``pp_size``, ``dp_size``) when absent.
+* NCCL versions in any shape (``vLLM is using nccl==2.21.5``, ``NCCL version 2.21.5+cuda12.4``, ...).
+
+A run starts at a launch line (version, args or engine line) once the current run has stats or
+already printed that line; lines before any launch line belong to the first run. Only NCCL or
+weight-loading lines (what SGLang <= 0.4.1 prints through vLLM's logger) make no run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from array import array
+from datetime import date, datetime
+from typing import Any, Iterable
+
+from parsers.dates import describe_mtime, last_year
+from parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
+from parsers.records import Diagnostic, ParsedRun
+from parsers.sglang import nccl_version, split_fields
+from parsers.wrappers import Detector, strip_outer
+
+__all__ = ["KIND", "HEADER_RE", "VLLMLogParser", "throughput_fields", "spec_fields", "HEADER_SEARCH_RE"]
+
+KIND = "vllm-server"
+
+HEADER_RE = re.compile(
+    r"(?P<prefix>.{0,60}?)(?:\((?P<proc>[^()\[\]]{1,80}?) pid=(?P<pid>\d+)\) )?"
+    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<month>\d\d)-(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)? "
+    r"\[?(?P<file>[^\s\[\]:]+):(?P<lineno>\d+)\] ?"
+)
+"""A vLLM logger header (after the outer wrappers). Message = ``text[m.end():]``."""
+
+_HEADER_ANYWHERE_RE = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\s\[\]:]+:\d+\]")
+HEADER_SEARCH_RE = Detector(lambda text: ("INFO " in text or "DEBUG " in text) and _HEADER_ANYWHERE_RE.search(text))
+"""Finds a vLLM header (INFO or DEBUG: the levels of every line that matters) in a block of lines."""
+
+_ENGINE_RE = re.compile(r"(?:Engine (?P<engine>\d+): |(?P<n>\d+) Engines Aggregated: )")
+_VERSION_RES = (
+    re.compile(r"vLLM API server version (?P<version>\S+)"),
+    re.compile(r"vLLM server version (?P<version>[^\s,]+), serving model (?P<model>\S+)"),
+    re.compile(r"█\s+version\s+(?P<version>\S+)\s*$"),
+)
+_LOGO_MODEL_RE = re.compile(r"█\s+model\s+(?P<model>\S+)\s*$")
+_ENGINE_INIT_RE = re.compile(r"Initializing an? (?:V\d )?LLM engine \(v(?P<version>[^)\s]+)\) with config: (?P<config>.*)$")
+_ARGS_RE = re.compile(r"(?:non-default )?args: (?P<args>.*)$")
+_UNIT_SUFFIX_RE = re.compile(r"\s*(?:tokens/s|tokens|reqs|%)\.?$")
+_NON_ALNUM_RE = re.compile(r"[^0-9a-z]+")
+_DATED_RE = re.compile(r"\[?(\d{4})-(\d\d)-(\d\d)[ T]\d\d:\d\d:\d\d")
+
+_THROUGHPUT_NAMES = {"avg_prompt_throughput": "prompt_throughput", "avg_generation_throughput": "gen_throughput"}
+_SERIES_UNITS = {"decode_throughput": "tok/s", "prompt_throughput": "tok/s", "accept_len": "tokens"}
+_ALIASES = (("model", "model_path"), ("tensor_parallel_size", "tp_size"),
+            ("pipeline_parallel_size", "pp_size"), ("data_parallel_size", "dp_size"))
+
+
+def _snake(text: str) -> str:
+    return _NON_ALNUM_RE.sub("_", text.lower()).strip("_") or "field"
+
+
+def _typed(text: str) -> Any:
+    """``1234.5 tokens/s`` -> 1234.5, ``8 reqs`` -> 8, ``12.3%`` -> 12.3, else the text."""
+    raw = text.strip()
+    bare = _UNIT_SUFFIX_RE.sub("", raw)
+    for cast in (int, float):
+        try:
+            return cast(bare)
+        except ValueError:
+            pass
+    return raw.rstrip(".")
+
+
+def _fields(body: str) -> dict[str, Any]:
+    return {_snake(key): _typed(value) for key, value in split_fields(body.rstrip(". "))}
+
+
+def throughput_fields(message: str) -> dict[str, Any] | None:
+    """The fields of a periodic throughput line (``engine`` / ``engines_aggregated`` when printed),
+    or None when the message is not one."""
+    i = message.find("Avg prompt throughput:")
+    if i < 0:
+        return None
+    out: dict[str, Any] = {}
+    m = _ENGINE_RE.search(message, 0, i + 1)
+    if m is not None and m.end() == i:
+        if m.group("engine") is not None:
+            out["engine"] = int(m.group("engine"))
+        else:
+            out["engines_aggregated"] = int(m.group("n"))
+    for key, value in _fields(message[i:]).items():
+        out[_THROUGHPUT_NAMES.get(key, key)] = value
+    return out
+
+
+def spec_fields(message: str, version: str | None = None) -> tuple[dict[str, Any], str | None] | None:
+    """The fields of a speculative-decoding metrics line, with ``accept_len`` (bonus token
+    included) when it can be known, and a note when the printed mean was converted; or None."""
+    if message.startswith("SpecDecoding metrics: "):
+        fields = _fields(message[len("SpecDecoding metrics: "):])
+        mean = fields.get("mean_acceptance_length")
+        if not isinstance(mean, (int, float)):
+            return fields, None
+        note = None
+        exclusive = _excludes_bonus(fields, version)
+        if exclusive:
+            fields["accept_len"] = round(float(mean) + 1.0, 6)
+            note = "0.8.5"
+        else:
+            fields["accept_len"] = float(mean)
+        return fields, note
+    if message.startswith("Speculative metrics: "):
+        fields = _fields(message[len("Speculative metrics: "):])
+        k = fields.get("number_of_speculative_tokens")
+        draft = fields.get("number_of_draft_tokens")
+        emitted = fields.get("number_of_emitted_tokens")
+        if all(isinstance(v, (int, float)) for v in (k, draft, emitted)) and draft and k:
+            fields["accept_len"] = round(float(emitted) * float(k) / float(draft), 6)
+        return fields, None
+    return None
+
+
+def _excludes_bonus(fields: dict[str, Any], version: str | None) -> bool:
+    """Does this ``Mean acceptance length`` leave out the bonus token (vLLM 0.8.5)?"""
+    mean = float(fields["mean_acceptance_length"])
+    accepted, drafted = fields.get("accepted"), fields.get("drafted")
+    positions = fields.get("per_position_acceptance_rate")
+    if isinstance(accepted, (int, float)) and isinstance(drafted, (int, float)) and drafted > 0:
+        k = len(str(positions).split(",")) if isinstance(positions, str) and positions.strip() else (
+            1 if isinstance(positions, (int, float)) else 0)
+        if k:
+            per_draft = float(accepted) * k / float(drafted)  # accepted / num_drafts
+            if abs(mean - per_draft) < 0.006:
+                return True
+            if abs(mean - (1 + per_draft)) < 0.006:
+                return False
+    if version is not None:
+        return version.startswith("0.8.")
+    return False
+
+
+def _split_config(text: str) -> list[tuple[str, str]]:
+    """``model='x', tokenizer=y, c={"a":1}`` -> raw ``(key, value)`` pairs, split at top-level
+    commas that start a ``name=`` item."""
+    pairs: list[tuple[str, str]] = []
+    depth = 0
+    quote = ""
+    start = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth = max(0, depth - 1)
+        elif c == "," and depth == 0 and re.match(r",\s*[A-Za-z_]\w*=", text[i:]):
+            pairs.append(text[start:i])
+            start = i + 1
+        i += 1
+    pairs.append(text[start:])
+    out = []
+    for item in pairs:
+        key, sep, value = item.strip().partition("=")
+        if sep and re.fullmatch(r"[A-Za-z_]\w*", key.strip()):
+            out.append((key.strip(), value.strip()))
+    return out
+
+
+def _config_value(text: str) -> Any:
+    text = text.strip().rstrip(",").strip()
+    if text[:1] in "{[":
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    try:
+        return parse_value(text)
+    except ReprError:
+        return text
+
+
+def engine_config(text: str) -> dict[str, Any]:
+    """The ``key=value, ...`` list of an ``Initializing ... LLM engine`` line, typed.
+
+    0.5.x ends the list with an unmatched ``)`` (``..., enable_prefix_caching=True)``): dropped.
+    """
+    text = text.strip()
+    if text.endswith(")") and _depth(text) < 0:
+        text = text[:-1]
+    return {key: _config_value(value) for key, value in _split_config(text)}
+
+
+def _depth(text: str) -> int:
+    """Opened minus closed brackets outside quotes."""
+    depth = 0
+    quote = ""
+    skip = False
+    for c in text:
+        if skip:
+            skip = False
+        elif quote:
+            if c == "\\":
+                skip = True
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+    return depth
+
+
+class _Run:
+    __slots__ = ("first_line", "last_line", "first_stamp", "last_stamp", "config", "nccl", "decode", "prompt",
+                 "accept", "stats", "samples", "launch", "has_config", "version")
+
+    def __init__(self, keep_samples: bool) -> None:
+        self.first_line: int | None = None
+        self.last_line: int | None = None
+        self.first_stamp: Any = None
+        self.last_stamp: Any = None
+        self.config: dict[str, Any] = {}
+        self.nccl: list[str] = []
+        self.decode = array("d")
+        self.prompt = array("d")
+        self.accept = array("d")
+        self.stats = 0
+        self.samples: dict[str, list[dict[str, Any]]] | None = {"decode": [], "prefill": []} if keep_samples else None
+        self.launch: dict[str, str] = {}  # launch line kind -> its text
+        self.has_config = False
+        self.version: str | None = None
+
+    def has_content(self) -> bool:
+        return self.stats > 0 or self.has_config
+
+
+class VLLMLogParser:
+    """Feed it ``(line_number, text)`` pairs, then call ``finish()`` for runs and diagnostics."""
+
+    def __init__(self, source: str, *, keep_samples: bool = False, mtime: float | None = None) -> None:
+        self.source = source
+        self.keep_samples = keep_samples
+        self.mtime = mtime
+        self.runs: list[ParsedRun] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.headers = 0  # vLLM header lines seen
+        self._done: list[_Run] = []
+        self._run = _Run(keep_samples)
+        self._year_index = 0
+        self._last_md: tuple[int, int] | None = None
+        self._last_stamp: tuple[int, int, int, str] | None = None  # (year index, month, day, clock)
+        self._wraps: list[int] = []  # line numbers where a new year began
+        self._dated: tuple[int, date, int, tuple[int, int] | None] | None = None  # line, date, index, md
+        self._bonus_lines: list[int] = []
+        self._last_sample: dict[str, Any] | None = None
+
+    @property
+    def open(self) -> bool:
+        """A run is being built: every following line may matter."""
+        return self._run.first_line is not None and self._run.has_content()
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def feed(self, lineno: int, text: str) -> None:
+        self.feed_all(((lineno, text),))
+
+    def feed_all(self, lines: Iterable[tuple[int, str]]) -> None:
+        for lineno, raw in lines:
+            if not raw:
+                continue
+            outer = strip_outer(raw)
+            text = outer.text
+            m = HEADER_RE.match(text) if len(text) > 20 else None
+            if m is None:
+                self._other(lineno, raw, outer)
+                continue
+            self.headers += 1
+            month, day, clock = int(m.group("month")), int(m.group("day")), m.group("time")
+            if outer.time is not None:
+                stamp: Any = (outer.time, outer.time_text)
+                if self._dated is None:
+                    self._dated = (lineno, outer.time.date(), self._year_index, (month, day))
+            else:
+                stamp = self._yearless(lineno, month, day, clock, text[m.start("month"): m.end("time")])
+            self._message(lineno, text[m.end():], stamp)
+            if "nccl==" in text or "NCCL version" in text:
+                self._nccl(text)
+
+    def _yearless(self, lineno: int, month: int, day: int, clock: str, text: str) -> tuple:
+        md = (month, day)
+        if self._last_md is not None and md < self._last_md and self._last_md[0] - month >= 6:
+            self._year_index += 1
+            self._wraps.append(lineno)
+        self._last_md = md
+        if self._dated is not None and self._dated[3] is None:
+            self._dated = (self._dated[0], self._dated[1], self._year_index, md)
+        self._last_stamp = (self._year_index, month, day, clock)
+        return ("yearless", self._year_index, month, day, clock, text)
+
+    def _other(self, lineno: int, raw: str, outer: Any) -> None:
+        run = self._run
+        if run.first_line is not None:
+            run.last_line = lineno
+        text = outer.text
+        if self._dated is None:
+            when = outer.time.date() if outer.time is not None else None
+            if when is None:
+                d = _DATED_RE.match(text)
+                if d is not None:
+                    try:
+                        when = date(int(d.group(1)), int(d.group(2)), int(d.group(3)))
+                    except ValueError:
+                        when = None
+            if when is not None:
+                self._dated = (lineno, when, self._year_index, self._last_md)
+        if "nccl==" in text or "NCCL version" in text:
+            self._nccl(text)
+
+    def _nccl(self, text: str) -> None:
+        version = nccl_version(text)
+        if version is not None and version not in self._run.nccl:
+            self._run.nccl.append(version)
+
+    def _launch(self, lineno: int, kind: str, text: str) -> _Run:
+        run = self._run
+        seen = run.launch.get(kind)
+        if run.stats or (seen is not None and seen != text and kind != "engine"):
+            self._close()
+            run = self._run
+        run.launch.setdefault(kind, text)
+        return run
+
+    def _message(self, lineno: int, message: str, stamp: Any) -> None:
+        run = self._run
+        if "Avg prompt throughput:" in message:
+            fields = throughput_fields(message)
+            if fields is not None:
+                self._stats(run, lineno, stamp, fields, "gen_throughput", "prompt_throughput")
+                return
+        if message.startswith(("SpecDecoding metrics: ", "Speculative metrics: ")):
+            parsed = spec_fields(message, run.version)
+            if parsed is not None:
+                fields, note = parsed
+                if note:
+                    self._bonus_lines.append(lineno)
+                self._stats(run, lineno, stamp, fields, None, None)
+                return
+        if message.startswith("Prefix cache hit rate: GPU:") and self._last_sample is not None:
+            for key, value in _fields(message[len("Prefix cache hit rate: "):]).items():
+                self._last_sample[f"{key}_prefix_cache_hit_rate"] = value
+            self._touch(run, lineno, stamp)
+            return
+        for pattern in _VERSION_RES:
+            v = pattern.search(message)
+            if v is not None:
+                run = self._launch(lineno, "version", v.group(0))
+                run.version = v.group("version")
+                run.config["vllm_version"] = v.group("version")
+                if "model" in v.groupdict() and v.group("model"):
+                    run.config.setdefault("model", v.group("model"))
+                run.has_config = True
+                self._touch(run, lineno, stamp)
+                return
+        logo = _LOGO_MODEL_RE.search(message)
+        if logo is not None:
+            run.config.setdefault("model", logo.group("model"))
+            self._touch(run, lineno, stamp)
+            return
+        e = _ENGINE_INIT_RE.search(message)
+        if e is not None:
+            run = self._launch(lineno, "engine", "engine")
+            run.version = run.version or e.group("version")
+            run.config.setdefault("vllm_version", e.group("version"))
+            for key, value in engine_config(e.group("config")).items():
+                run.config.setdefault(key, value)
+            run.has_config = True
+            self._touch(run, lineno, stamp)
+            return
+        a = _ARGS_RE.match(message)
+        if a is not None and a.group("args")[:1] in "{N" and (
+            a.group("args").startswith(("Namespace(", "{"))
+        ):
+            run = self._launch(lineno, "args", a.group("args"))
+            fields, problems = parse_keyword_repr(a.group("args"))
+            if problems:
+                self.diagnostics.append(Diagnostic(self.source, lineno, "vLLM args: " + "; ".join(problems)))
+            for key, value in fields.items():
+                run.config[key] = value
+            run.has_config = True
+            self._touch(run, lineno, stamp)
+            return
+        self._touch(run, lineno, stamp)
+
+    def _touch(self, run: _Run, lineno: int, stamp: Any) -> None:
+        if run.first_line is None:
+            run.first_line = lineno
+        run.last_line = lineno
+        if run.first_stamp is None:
+            run.first_stamp = stamp
+        run.last_stamp = stamp
+
+    def _stats(self, run: _Run, lineno: int, stamp: Any, fields: dict[str, Any], gen: str | None,
+               prompt: str | None) -> None:
+        self._touch(run, lineno, stamp)
+        run.stats += 1
+        if gen is not None and isinstance(fields.get(gen), (int, float)):
+            run.decode.append(float(fields[gen]))
+        if prompt is not None and isinstance(fields.get(prompt), (int, float)):
+            run.prompt.append(float(fields[prompt]))
+        if isinstance(fields.get("accept_len"), (int, float)):
+            run.accept.append(float(fields["accept_len"]))
+        if run.samples is not None:
+            rank = None
+            if "engine" in fields:
+                rank = f"Engine {fields['engine']:03d}"
+            elif "engines_aggregated" in fields:
+                rank = f"{fields['engines_aggregated']} Engines Aggregated"
+            sample = {"time": stamp, "line": lineno, "rank": rank}
+            for key, value in fields.items():
+                sample[key + "_field" if key in ("time", "line", "rank") else key] = value
+            run.samples["decode"].append(sample)
+            self._last_sample = sample
+
+    def _close(self) -> None:
+        run = self._run
+        if run.first_line is not None and run.has_content():
+            self._done.append(run)
+        self._run = _Run(self.keep_samples)
+        self._last_sample = None
+
+    # -- the end ------------------------------------------------------------------------
+
+    def _years(self) -> tuple[Any, str | None]:
+        """A function year index -> year, and how it was found (None: no year known)."""
+        if self._dated is not None:
+            line, when, index, md = self._dated
+            if md is None and self._last_stamp is not None:
+                md = (self._last_stamp[1], self._last_stamp[2])
+            if md is not None:
+                best = None
+                for year in (when.year - 1, when.year, when.year + 1):
+                    try:
+                        gap = abs((date(year, md[0], md[1]) - when).days)
+                    except ValueError:
+                        continue
+                    if best is None or gap < best[0]:
+                        best = (gap, year)
+                if best is not None:
+                    base = best[1] - index
+                    return (lambda k: base + k), f"from the dated line {line} ({when.isoformat()})"
+        if self.mtime is not None and self._last_stamp is not None:
+            index, month, day, clock = self._last_stamp
+            year = last_year(month, day, clock, self.mtime)
+            if year is not None:
+                base = year - index
+                return (lambda k: base + k), (
+                    f"from the file's mtime ({describe_mtime(self.mtime)}): the last stamp "
+                    f"{month:02d}-{day:02d} {clock} is in {year}, at or before the mtime")
+        return None, None
+
+    def finish(self) -> tuple[list[ParsedRun], list[Diagnostic]]:
+        self._close()
+        year_of, how = self._years()
+
+        def resolve(stamp: Any) -> datetime | None:
+            if stamp is None:
+                return None
+            if stamp[0] != "yearless":
+                return stamp[0]
+            if year_of is None:
+                return None
+            _, index, month, day, clock, _text = stamp
+            try:
+                return datetime(year_of(index), month, day, int(clock[0:2]), int(clock[3:5]), int(clock[6:8]))
+            except ValueError:
+                return None
+
+        for run in self._done:
+            out = ParsedRun(kind=KIND, first_line=run.first_line, last_line=run.last_line)
+            if run.first_stamp is not None:
+                out.start = resolve(run.first_stamp)
+                out.start_text = run.first_stamp[-1]
+            out.end = resolve(run.last_stamp)
+            out.nccl_versions = list(run.nccl)
+            for key, alias in _ALIASES:
+                if key in run.config and alias not in run.config:
+                    run.config[alias] = run.config[key]
+            out.config = run.config
+            for name, values in (("decode_throughput", run.decode), ("prompt_throughput", run.prompt),
+                                 ("accept_len", run.accept)):
+                if values:
+                    out.series[name] = values
+                    out.units[name] = _SERIES_UNITS[name]
+            if run.samples is not None:
+                for rows in run.samples.values():
+                    for row in rows:
+                        row["time"] = resolve(row["time"])
+            out.samples = run.samples
+            self.runs.append(out)
+        yearless = self._last_stamp is not None and any(
+            r.first_stamp is not None and r.first_stamp[0] == "yearless" for r in self._done)
+        if yearless:
+            first = self._done[0].first_line if self._done else None
+            if how is None:
+                self.diagnostics.append(Diagnostic(self.source, first, (
+                    "vLLM time stamps have no year (MM-DD HH:MM:SS) and the file gives none: times left empty")))
+            else:
+                wraps = f"; a new year counted at line(s) {', '.join(map(str, self._wraps))}" if self._wraps else ""
+                self.diagnostics.append(Diagnostic(self.source, first, (
+                    f"vLLM time stamps have no year (MM-DD HH:MM:SS): year taken {how}{wraps}")))
+        if self._bonus_lines:
+            self.diagnostics.append(Diagnostic(self.source, self._bonus_lines[0], (
+                f"{len(self._bonus_lines)} SpecDecoding line(s) print vLLM 0.8.5's mean acceptance length, "
+                "which leaves out the bonus token: accept_len = printed value + 1 (as vLLM 0.9+ and SGLang count it)")))
+        self.diagnostics.sort(key=lambda d: (d.line is None, d.line or 0))
+        return self.runs, self.diagnostics
