@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import statistics
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -18,11 +19,19 @@ from timeline.model import Diagnostic, MetricSummary, RepoInfo, Run, Timeline
 from timeline.shifts import find_shifts, steady_of
 
 LOG_SUFFIXES = (".log", ".txt", ".out")
-COMPRESSED_SUFFIXES = ("", ".gz", ".bz2", ".xz")
+COMPRESSED_SUFFIXES = ("", ".gz", ".bz2", ".xz", ".zst")
+_ROTATED = re.compile(r"(?:\.\d{1,4}|-\d{8}(?:-?\d{2,6})?)$")  # app.log.1, app.log-20250101 (logrotate)
 
 
 def is_log_name(name: str) -> bool:
-    return any(name.endswith(s + c) for s in LOG_SUFFIXES for c in COMPRESSED_SUFFIXES)
+    """``x.log``, ``x.txt``, ``x.out``, compressed (``.gz``/``.bz2``/``.xz``/``.zst``) or rotated
+    (``app.log.1``, ``app.log.2.gz``, ``app.log-20250101``). Only names of files found in folders
+    are judged: a file given by name is read whatever its name, and its content decides the parser."""
+    for suffix in COMPRESSED_SUFFIXES[1:]:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return name.endswith(LOG_SUFFIXES) or _ROTATED.sub("", name).endswith(LOG_SUFFIXES)
 
 
 def collect_logs(paths: Sequence[str | os.PathLike]) -> list[tuple[str, Path]]:

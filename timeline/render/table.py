@@ -19,6 +19,8 @@ ZONE_SOURCE_NOTE = {
     "machine-local": "this machine's zone, assumed",
     "pattern": "from --log-tz PATTERN=ZONE",
 }
+BENCH_FACTS = (("output_throughput", "output"), ("decode_median_throughput", "decode median"),
+               ("ttft_median", "TTFT median"), ("tpot_median", "TPOT median"))
 ATTRIBUTION_STYLE = {"exact": "green", "mixed": "bold yellow", "ambiguous": "bold yellow", "before-reflog": "magenta"}
 
 
@@ -91,9 +93,13 @@ def _run_details(run: Run) -> Text:
     decode = run.metrics.get("decode_throughput")
     if decode:
         facts.append(f"decode {decode.median:.1f} {decode.unit} (median of {decode.n})")
-    accept = run.metrics.get("accept_len")
+    accept = run.metrics.get("accept_len") or run.metrics.get("accept_length")
     if accept:
         facts.append(f"accept len {accept.mean:.2f}")
+    for name, label in BENCH_FACTS:  # a benchmark client's result
+        metric = run.metrics.get(name)
+        if metric:
+            facts.append(f"{label} {metric.median:.1f} {metric.unit}")
     if facts:
         text.append("\n" + " · ".join(facts))
     if run.events_during:
