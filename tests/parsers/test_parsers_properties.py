@@ -13,10 +13,12 @@ from hypothesis import strategies as st
 from parsers import parse_file
 from parsers.pyrepr import parse_keyword_repr
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sglang"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REAL_LINES = sorted(
-    {line for log in FIXTURES.glob("*.log") for line in log.read_bytes().decode("utf-8", "replace").splitlines()}
+    {line for log in FIXTURES.glob("*/*.log") for line in log.read_bytes().decode("utf-8", "replace").splitlines()}
 )
+KINDS = {"sglang-server", "vllm-server", "bench-serving", "bench-offline-throughput", "bench-one-batch",
+         "bench-one-batch-server"}
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(SETTINGS, max_examples=60)  # the generators of these are the costly part
 
@@ -34,7 +36,7 @@ def check_invariants(parsed) -> None:
         assert diag.source == "fuzz.log"
         assert "internal parser error" not in diag.message, diag.message
     for run in parsed.runs:
-        assert run.kind == "sglang-server"
+        assert run.kind in KINDS
         assert run.first_line is not None and run.first_line <= run.last_line
         for values in run.series.values():
             assert isinstance(values, array) and values.typecode == "d" and len(values) > 0
@@ -44,7 +46,10 @@ def check_invariants(parsed) -> None:
 # --------------------------------------------------------------------------- never raise
 
 PREFIXES = [b"", b"\x1f\x8b", b"\x1f\x8b\x08\x00", b"BZh9", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"\xef\xbb\xbf",
-            b"\xff\xfe", b"[2026-01-01 10:00:00 TP0] Decode batch, ", b"[2026-01-01 10:00:00] server_args=ServerArgs("]
+            b"\xff\xfe", b"[2026-01-01 10:00:00 TP0] Decode batch, ", b"[2026-01-01 10:00:00] server_args=ServerArgs(",
+            b"INFO 12-31 23:59:59 [loggers.py:1] Engine 000: Avg prompt throughput: ",
+            b"============ Serving Benchmark Result ============\n", b"Prefill. latency: ", b"batch size: 1\n",
+            b"2026-02-01T10:00:00Z ", b" 3: ", b"2026-06-07 10:59:31,659 [INFO] "]
 
 
 @SETTINGS
@@ -57,6 +62,11 @@ LOGGY = st.lists(
     st.sampled_from(list("[]()0123456789-:., #%=TPDEAxyz'\"\r\n\x1b<>{}_") + [
         "Decode batch", "Prefill batch", "gen throughput (token/s): ", "accept len: ", "server_args=",
         "ServerArgs(", "nccl==", "NCCL version ", "+cuda", "2026-01-01 ", "12:00:00", "[2026-01-01 12:00:00 TP0] ",
+        "INFO 01-01 00:00:00 [a.py:1] ", "Avg generation throughput: ", "SpecDecoding metrics: ", "Mean acceptance length: ",
+        "============ Serving Benchmark Result ============", "=" * 50, "Output token throughput (tok/s): ",
+        "Median TTFT (ms): ", "benchmark_args=Namespace(", "Prefill. latency: ", "Decode.  median latency: ",
+        "Total. latency: ", "Warmup ...", "Benchmark ...", "batch size: ", "latency: ", "2026-01-01T00:00:00Z ",
+        "(Actor pid=1) ", " 12: ", "2026-06-07 10:59:31,659 [INFO] ", " [repeated 2x across cluster]",
     ]),
     max_size=120,
 ).map("".join)
@@ -200,3 +210,58 @@ def test_cut_server_args_never_gives_a_wrong_value(config: dict, form: str, data
     assert problems, "a cut repr must be reported"
     for key, value in fields.items():
         assert key in config and same(value, config[key]), (key, value)
+
+
+# --------------------------------------------------------------------------- vLLM and bench values
+
+
+@st.composite
+def vllm_throughput_line(draw) -> tuple[str, str, str]:
+    gen = draw(st.floats(0, 1e6, allow_nan=False).map("{:.1f}".format))
+    prompt = draw(st.floats(0, 1e6, allow_nan=False).map("{:.1f}".format))
+    engine = draw(st.sampled_from(["", "Engine 000: ", "Engine 003: ", "2 Engines Aggregated: "]))
+    extra = draw(st.lists(st.sampled_from([
+        "Running: 8 reqs", "Waiting: 0 reqs", "Swapped: 0 reqs", "Preemptions: 3", "GPU KV cache usage: 12.3%",
+        "Prefix cache hit rate: 50.0%", "KV fetch: 0 waiting to start, 1 in progress, 0 completed waiting",
+    ]), unique=True, max_size=5))
+    body = ", ".join([f"Avg prompt throughput: {prompt} tokens/s", f"Avg generation throughput: {gen} tokens/s", *extra])
+    tag = draw(st.sampled_from(["", "(APIServer pid=7) ", "\x1b[1;36m(EngineCore_DP0 pid=9)\x1b[0;0m "]))
+    where = draw(st.sampled_from(["[loggers.py:111] ", "metrics.py:406] ", "[v1/metrics/loggers.py:12] "]))
+    return f"{tag}INFO 05-06 12:00:00 {where}{engine}{body}" + draw(st.sampled_from(["", "."])), gen, prompt
+
+
+@SLOW
+@given(lines=st.lists(vllm_throughput_line(), min_size=1, max_size=5))
+def test_generated_vllm_throughput_lines_yield_exactly_their_values(lines) -> None:
+    parsed = parse_bytes("\n".join(line for line, _, _ in lines).encode(), keep_samples=True)
+    (run,) = parsed.runs
+    assert run.kind == "vllm-server"
+    assert list(run.series["decode_throughput"]) == [float(g) for _, g, _ in lines]
+    assert list(run.series["prompt_throughput"]) == [float(p) for _, _, p in lines]
+    assert [s["gen_throughput"] for s in run.samples["decode"]] == [float(g) for _, g, _ in lines]
+
+
+BENCH_ROWS = {
+    "Output token throughput (tok/s):": "output_throughput",
+    "Total Token throughput (tok/s):": "total_throughput",
+    "Request throughput (req/s):": "request_throughput",
+    "Median TTFT (ms):": "ttft_median",
+    "P99 ITL (ms):": "itl_p99",
+    "Mean E2EL (ms):": "e2e_latency_mean",
+    "Accept length:": "accept_length",
+}
+
+
+@SLOW
+@given(
+    rows=st.lists(st.tuples(st.sampled_from(sorted(BENCH_ROWS)), st.floats(0, 1e7, allow_nan=False).map("{:.2f}".format)),
+                  min_size=1, max_size=7, unique_by=lambda r: r[0]),
+    joiner=st.sampled_from(["\n", " ", "   \n"]),
+    padded=st.booleans(),
+)
+def test_generated_bench_rows_yield_exactly_their_values(rows, joiner: str, padded: bool) -> None:
+    text = joiner.join(("{:<40} {:<10}" if padded else "{} {}").format(label, value) for label, value in rows)
+    block = "============ Serving Benchmark Result ============\n" + text + "\n" + "=" * 50 + "\n"
+    parsed = parse_bytes(block.encode())
+    (run,) = parsed.runs
+    assert {BENCH_ROWS[label]: float(value) for label, value in rows} == {k: v[0] for k, v in run.series.items()}
