@@ -256,3 +256,14 @@ def test_checkout_owned_by_another_user_works_without_safe_directory(demo, tmp_p
     pull = next(e for e in document["events"] if e["kind"] == "pull")
     assert sorted(c["subject"] for c in pull["commits"]) == sorted(PULLED_SUBJECTS)
     assert not any("safe.directory" in w["message"] or "dubious" in w["message"] for w in document["warnings"])
+
+
+def test_each_warning_is_one_line_naming_its_file(tmp_path):
+    (tmp_path / "core.out").write_bytes(bytes(range(256)) * 64)
+    long_name = tmp_path / ("a-rather-long-folder-name-" * 4)
+    long_name.mkdir()
+    (long_name / "dump.log").write_bytes(b"\x00" * 100)
+    result = runner.invoke(app, ["build", str(tmp_path), "--log-tz", "UTC"], env={"COLUMNS": "80"})
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert len(lines) == 2 and all(line.startswith("warning: ") for line in lines)
+    assert any(str(long_name / "dump.log") in line for line in lines)

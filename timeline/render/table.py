@@ -142,5 +142,6 @@ def render_timeline(timeline: Timeline, console: Console, display: tzinfo | None
 
 
 def render_warnings(timeline: Timeline, console: Console) -> None:
+    """One line per warning, never wrapped: tools grep them by file name."""
     for warning in timeline.warnings:
-        console.print(f"warning: {warning}", markup=False, highlight=False)
+        console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
