@@ -49,7 +49,9 @@ def _os_problem(exc: BaseException) -> str:
     return f"cannot read: {type(exc).__name__}: {exc}, skipped"
 
 
-def parse_file(path: str | os.PathLike, *, source: str | None = None, keep_samples: bool = False) -> ParsedFile:
+def parse_file(
+    path: str | os.PathLike, *, source: str | None = None, keep_samples: bool = False, progress=None
+) -> ParsedFile:
     """Parse one log (plain, .gz, .bz2, .xz, or .zst with ``zstandard``) into runs and diagnostics.
 
     The file may hold SGLang or vLLM server logs and benchmark client output, alone or mixed.
@@ -57,7 +59,8 @@ def parse_file(path: str | os.PathLike, *, source: str | None = None, keep_sampl
     default ``str(path)``). ``keep_samples`` also keeps every field of every stats line in
     ``ParsedRun.samples``. Never raises for I/O problems or bad input: an unreadable or binary
     file gives no runs and one diagnostic without a line number; a read error part-way keeps the
-    runs read so far and adds a diagnostic. Runs come in file order.
+    runs read so far and adds a diagnostic. Runs come in file order. ``progress``, if given, is
+    called now and then with how many bytes of the file (as stored: compressed or not) were read.
     """
     src = str(path) if source is None else source
     result = ParsedFile(source=src)
@@ -73,6 +76,7 @@ def parse_file(path: str | os.PathLike, *, source: str | None = None, keep_sampl
             message = f"cannot read: corrupt compressed data ({exc}), skipped"
         result.diagnostics.append(Diagnostic(src, None, message))
         return result
+    log.progress = progress
     try:
         mtime: float | None = os.stat(path).st_mtime
     except (OSError, ValueError):

@@ -28,7 +28,7 @@ import os
 import re
 import zlib
 from itertools import count
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from parsers.compression import ZSTD_MISSING, open_zstd
 
@@ -120,6 +120,7 @@ class LogLines:
         self.compression: str | None = None
         self.notes: list[tuple[int | None, str]] = []  # (line, message) worth a diagnostic
         self.line_number = 0  # last physical line number yielded so far
+        self.progress: Callable[[int], None] | None = None  # told the bytes of the file read so far
         try:
             magic = raw.read(8)
             raw.seek(0)
@@ -200,7 +201,10 @@ class LogLines:
             raise ReadError(str(self._broken)) from self._broken
         if len(self._head) >= HEAD_BYTES:
             read = getattr(self._stream, "read1", self._stream.read)
+            progress = self.progress
             while True:
+                if progress is not None:
+                    progress(self._raw.tell())
                 try:
                     block = read(BLOCK_BYTES)
                 except STREAM_ERRORS as exc:
@@ -271,7 +275,10 @@ class LogLines:
             raise ReadError(str(self._broken)) from self._broken
         if len(self._head) >= HEAD_BYTES:
             read = getattr(self._stream, "read1", self._stream.read)
+            progress = self.progress
             while True:
+                if progress is not None:
+                    progress(self._raw.tell())
                 try:
                     block = read(BLOCK_BYTES)
                 except STREAM_ERRORS as exc:

@@ -1,6 +1,7 @@
 """Is the change at a version boundary real? Numbers in, verdicts out.
 
-PURE: no I/O, no git, no clock, no randomness; the standard library only (``math``). The
+PURE: no I/O, no git, no clock, no randomness; the standard library only (``math``), and numpy for
+the parsers' compact series (``array("d")``, millions of values: ``steady_decode``). The
 grouping of runs into versions, the suspects and the wording live in ``timeline.shifts`` and
 ``timeline.suspects``; ``docs/shifts.md`` explains the whole method for users.
 
@@ -186,15 +187,12 @@ def steady_decode(
     reference so that a run with many pauses still has a steady level to compare with.
     Returns None when no line is left.
     """
+    if running is None and getattr(values, "typecode", None) == "d":  # array("d")
+        # The parsers' compact series (issue 7: millions of lines): the same numbers, with numpy.
+        return _steady_of_array(values, unit)
     kept: list[float] = []
     skipped = 0
     candidates: list[float] = []
-    if running is None and getattr(values, "typecode", None) == "d":  # array("d")
-        # The parsers' compact series (issue 7: millions of lines): the same filter at C speed, and
-        # in order, so that every sort below (quantiles, medians) meets sorted runs (order-free results).
-        candidates = sorted([value for value in values if 0.0 < value < math.inf])
-        skipped = len(values) - len(candidates)
-        values = ()
     for index, value in enumerate(values):
         busy = running[index] if running is not None and index < len(running) else None
         if isinstance(busy, (int, float)) and not isinstance(busy, bool) and busy == 0:
@@ -222,6 +220,60 @@ def steady_decode(
         spread=spread,
         source="decode-lines",
     )
+
+
+def _steady_of_array(values: Sequence[float], unit: str) -> SteadyValue | None:
+    """``steady_decode`` of an ``array("d")`` without ``running``: identical results, computed on
+    the sorted distinct values and their counts (numpy, no copy of the array). Every median and
+    quantile is picked from the same sorted multiset, and the arithmetic on the picked values is
+    the standard library's (Python floats, ``math.log``), so the numbers are bit for bit the same."""
+    import numpy as np  # only for big series: the rest of this module needs the standard library only
+
+    data = np.frombuffer(values, dtype=np.float64) if len(values) else np.zeros(0)
+    candidates = data[(data > 0.0) & (data < math.inf)]
+    skipped = len(data) - len(candidates)
+    if not len(candidates):
+        return None
+    distinct, counts = np.unique(candidates, return_counts=True)
+    total = len(candidates)
+    if total > 1:
+        j, delta = divmod(3 * (total - 1), 4)  # statistics.quantiles(n=4, method="inclusive")[2]
+        cum = np.cumsum(counts)
+        reference = (_kth(distinct, cum, j) * (4 - delta) + _kth(distinct, cum, j + 1) * delta) / 4
+    else:
+        reference = float(distinct[0])
+    first = int(np.searchsorted(distinct, IDLE_FRACTION * reference, side="left"))  # value < half: idle
+    skipped += int(counts[:first].sum())
+    distinct, counts = distinct[first:], counts[first:]
+    n = int(counts.sum())
+    value = _weighted_median(distinct, counts)
+    spread = None
+    if n >= MIN_SPREAD_LINES:
+        logs = np.array([math.log(v) for v in distinct.tolist()], dtype=np.float64)
+        order = np.argsort(logs, kind="stable")
+        logs, log_counts = logs[order], counts[order]
+        center = _weighted_median(logs, log_counts)
+        deviations = np.abs(logs - center)
+        order = np.argsort(deviations, kind="stable")
+        spread = 1.4826 * _weighted_median(deviations[order], log_counts[order])
+    return SteadyValue(
+        metric="decode_throughput", unit=unit, value=value, n=n, skipped=skipped, spread=spread,
+        source="decode-lines",
+    )
+
+
+def _kth(sorted_values, cumulative_counts, k: int) -> float:
+    """The ``k``-th (from 0) of the multiset given as sorted distinct values and cumulative counts."""
+    return float(sorted_values[int(cumulative_counts.searchsorted(k, side="right"))])
+
+
+def _weighted_median(sorted_values, counts) -> float:
+    """``statistics.median`` of the multiset given as sorted values and their counts."""
+    cum = counts.cumsum()
+    n = int(cum[-1])
+    if n % 2 == 1:
+        return _kth(sorted_values, cum, n // 2)
+    return (_kth(sorted_values, cum, n // 2 - 1) + _kth(sorted_values, cum, n // 2)) / 2
 
 
 # --------------------------------------------------------------------------- boundaries

@@ -35,7 +35,14 @@ def run(
 ) -> ExitCode:
     display = parse_zone(display_tz) if display_tz else None
     to_stdout, files = plan_outputs(output_format, {"json": json_path, "csv": csv_path, "html": html_path})
-    timeline = build(paths, repo=repo, log_tz=log_tz, keep_samples=samples, tolerance_s=tolerance_s, env=env)
+    # A progress bar for large inputs, on stderr when it is a terminal; never with JSON on stdout.
+    bar = ProgressBar(err) if err.is_terminal and to_stdout != "json" else None
+    try:
+        timeline = build(paths, repo=repo, log_tz=log_tz, keep_samples=samples, tolerance_s=tolerance_s, env=env,
+                         progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
     for fmt, path in files.items():
         write_text_atomic(path, render_text(timeline, fmt, display))
     if to_stdout == "table":
@@ -46,3 +53,34 @@ def run(
     if fail_on_regression and any(s.verdict == "regression" for s in timeline.shifts):
         return ExitCode.REGRESSION
     return ExitCode.OK
+
+
+LARGE_INPUT_BYTES = 64 << 20  # inputs this large (in all) get a progress bar
+
+
+class ProgressBar:
+    """``build``'s progress callback: a rich progress bar on ``console``, started only once the
+    logs turn out to hold ``LARGE_INPUT_BYTES`` or more, cleared when done."""
+
+    def __init__(self, console: Console, threshold: int | None = None) -> None:
+        self.console = console
+        self.threshold = LARGE_INPUT_BYTES if threshold is None else threshold
+        self.bar = None
+        self.task = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if total < self.threshold:
+                return
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+            self.bar = Progress(TextColumn("reading logs"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                                TimeRemainingColumn(), console=self.console, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("logs", total=total)
+        self.bar.update(self.task, completed=min(done, total))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
