@@ -3,9 +3,9 @@
 Registered through the ``pytest11`` entry point, so any project that installs timeline has them
 (``pytest -p no:timeline`` turns them off):
 
-- ``captured_log``: ``captured_log("sglang-0.5-eagle3")`` is the path of a captured-format SGLang log (written by hand in the real format of its release)
-  shipped inside the package; ``captured_log.names()`` lists them; ``captured_log.expected(name)``
-  the golden values recorded for it (or None).
+- ``captured_log``: ``captured_log("sglang-0.5-eagle3")`` is the path of a log shipped inside the
+  package, written by hand in the real format of its release; ``captured_log.names()`` lists
+  them; ``captured_log.expected(name)`` the golden values recorded for it (or None).
 - ``reflog_repo``: ``reflog_repo([("clone", t0), ("pull", t1, 3), ("reset", t2, "HEAD~1")])`` builds a
   real git checkout in ``tmp_path`` whose reflog holds those moves at those times, and returns a
   ``ReflogRepo`` (``path, shas = reflog_repo(...)`` unpacks it).
