@@ -121,6 +121,7 @@ class LogLines:
         self.notes: list[tuple[int | None, str]] = []  # (line, message) worth a diagnostic
         self.line_number = 0  # last physical line number yielded so far
         self.progress: Callable[[int], None] | None = None  # told the bytes of the file read so far
+        self.block_lines: int | None = None  # set by a reader of byte_blocks(): the lines of the last block
         try:
             magic = raw.read(8)
             raw.seek(0)
@@ -255,8 +256,10 @@ class LogLines:
             if cut:
                 block = data[:cut] if cut < len(data) else data
                 start = n + 1
-                n += block.count(b"\n")
+                self.block_lines = None
                 yield start, block
+                # The reader may say how many lines the block held (it split it): no count then.
+                n += block.count(b"\n") if self.block_lines is None else self.block_lines
             if long_line is not None:
                 n += 1
                 self.notes.append((n, f"line longer than {MAX_LINE_CHARS} characters, cut"))
