@@ -20,33 +20,11 @@ Rules: no git, no pandas, no printing. Bad input never raises: it becomes ``Diag
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta
-from itertools import islice
-from operator import itemgetter
+from typing import Any
 
-from parsers.bench import MARKERS_RE, BenchParser
-from parsers import sglang_fast
-from parsers.framing import STREAM_ERRORS, LogLines, NotTextError, ReadError
 from parsers.records import Diagnostic, ParsedFile, ParsedRun
-from parsers.sglang import SGLangLogParser, match_header
-from parsers.vllm import HEADER_RE as VLLM_HEADER_RE
-from parsers.vllm import HEADER_SEARCH_RE as VLLM_SEARCH_RE
-from parsers.vllm import VLLMLogParser
-from parsers.wrappers import needs_normalizing, normalize, strip_outer
 
 __all__ = ["parse_file", "Diagnostic", "ParsedFile", "ParsedRun"]
-
-
-def _os_problem(exc: BaseException) -> str:
-    if isinstance(exc, IsADirectoryError):
-        return "cannot read: is a directory, skipped"
-    if isinstance(exc, PermissionError):
-        return "cannot read: permission denied, skipped"
-    if isinstance(exc, FileNotFoundError):
-        return "cannot read: no such file, skipped"
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"cannot read: {exc.strerror}, skipped"
-    return f"cannot read: {type(exc).__name__}: {exc}, skipped"
 
 
 def parse_file(
@@ -62,205 +40,22 @@ def parse_file(
     runs read so far and adds a diagnostic. Runs come in file order. ``progress``, if given, is
     called now and then with how many bytes of the file (as stored: compressed or not) were read.
     """
-    src = str(path) if source is None else source
-    result = ParsedFile(source=src)
+    from parsers.reading import parse_file as read  # the parsers are imported on first use (start-up)
+
+    return read(path, source=source, keep_samples=keep_samples, progress=progress)
+
+
+def __getattr__(name: str) -> Any:
+    """The reading module's names (``SGLangLogParser``, ...) and the submodules, imported on first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    import importlib
+    import sys
+
+    reading = sys.modules.get("parsers.reading") or importlib.import_module("parsers.reading")
+    if name in vars(reading):
+        return vars(reading)[name]
     try:
-        log = LogLines(path)
-    except NotTextError as exc:
-        result.diagnostics.append(Diagnostic(src, None, str(exc)))
-        return result
-    except STREAM_ERRORS as exc:
-        if isinstance(exc, OSError) and exc.errno is not None:
-            message = _os_problem(exc)
-        else:
-            message = f"cannot read: corrupt compressed data ({exc}), skipped"
-        result.diagnostics.append(Diagnostic(src, None, message))
-        return result
-    log.progress = progress
-    try:
-        mtime: float | None = os.stat(path).st_mtime
-    except (OSError, ValueError):
-        mtime = None
-
-    sglang = SGLangLogParser(src, keep_samples=keep_samples, mtime=mtime)
-    vllm = VLLMLogParser(src, keep_samples=keep_samples, mtime=mtime)
-    bench = BenchParser(src, keep_samples=keep_samples)
-    problems: list[Diagnostic] = []
-    with log:
-        try:
-            sglang_fast.dispatch(log, sglang, (vllm, bench), path, _dispatch)  # fast path: issue 7
-        except ReadError as exc:
-            where = log.line_number
-            what = f"{log.compression} stream" if log.compression else "file"
-            problems.append(
-                Diagnostic(src, where or None, f"read error in the {what} after line {where}: {exc}; the rest is skipped")
-            )
-        except Exception as exc:  # a parser bug must not lose the whole file  # noqa: BLE001
-            problems.append(_internal_error(src, log.line_number, exc))
-    families = []
-    for parser in (sglang, vllm, bench):
-        try:
-            families.append(parser.finish())
-        except Exception as exc:  # noqa: BLE001
-            families.append((list(parser.runs), list(parser.diagnostics)))
-            problems.append(_internal_error(src, log.line_number, exc))
-    (sg_runs, sg_diags), (vl_runs, vl_diags), (bench_runs, bench_diags) = families
-    others = vl_runs or bench_runs
-    if others:
-        # A file of another family: SGLang's parser found no SGLang header, only (say) NCCL lines.
-        sg_runs = [r for r in sg_runs if r.config or r.series]
-        if sg_runs:
-            sg_diags = [d for d in sg_diags if d.message != NO_SGLANG]
-        else:  # what it says is about lines of the other family (an NCCL "[date]" warning, say)
-            sg_diags = []
-    elif not sg_runs:
-        sg_diags = [Diagnostic(d.source, d.line, NOTHING_FOUND) if d.message == NO_SGLANG else d for d in sg_diags]
-    try:
-        _time_bench_runs(bench, bench_runs, sg_runs + vl_runs)
-    except Exception as exc:  # noqa: BLE001
-        problems.append(_internal_error(src, log.line_number, exc))
-    result.runs = sorted(sg_runs + vl_runs + bench_runs, key=lambda r: (r.first_line or 0))
-    found = sg_diags + vl_diags + bench_diags
-    timeless = [r for r in result.runs if r.start is None and r.start_text is None]
-    if timeless:
-        found.append(Diagnostic(src, timeless[0].first_line, (
-            f"{len(timeless)} run(s) without any time stamp ({', '.join(sorted({r.kind for r in timeless}))}; "
-            f"first at line {timeless[0].first_line}): values kept, but no commit can be tied to them "
-            "(attribution no-time)")))
-    found.sort(key=lambda d: (d.line is None, d.line or 0))
-    result.diagnostics = [Diagnostic(src, line, message) for line, message in log.notes] + found + problems
-    return result
-
-
-NO_SGLANG = "no SGLang server log lines found"
-NOTHING_FOUND = "no SGLang or vLLM server log lines and no benchmark results found"
-
-_BLOCK_MIN, _BLOCK_MAX = 16, 1024
-_BLOCK_CHARS = 1 << 20  # a block this large: the next one starts small again (long lines)
-
-
-def _dispatch(log, sglang: SGLangLogParser, vllm: VLLMLogParser, bench: BenchParser) -> None:
-    """Hand the file to the parsers block by block (see the module docstring)."""
-    lines = iter(log)
-    size = _BLOCK_MIN
-    anchor: tuple[int, str] | None = None  # the last time-stamped line before the block
-    text_of = itemgetter(1)
-    while True:
-        block: list[tuple[int, str]] = []
-        broken = None
-        try:
-            block.extend(islice(lines, size))
-        except ReadError as exc:  # a cut archive: the lines read before still count
-            broken = exc
-        if not block:
-            if broken is not None:
-                raise broken
-            break
-        blob = "\n".join(map(text_of, block))
-        size = _BLOCK_MIN if len(blob) > _BLOCK_CHARS else min(size * 2, _BLOCK_MAX)
-        if needs_normalizing(blob, {text[:1] for _, text in block}):
-            block = [(n, record) for n, text in block for record in normalize(text)]
-        sglang.feed_all(block)
-        if vllm.open or VLLM_SEARCH_RE.search(blob):
-            vllm.feed_all(block)
-        if bench.busy or MARKERS_RE.search(blob):
-            bench.feed_all(block, anchor=anchor, is_stamped=is_stamped)
-        for item in reversed(block):
-            if is_stamped(item[1]):
-                anchor = item
-                break
-        if broken is not None:
-            raise broken
-
-
-def is_stamped(text: str) -> bool:
-    """Does this line carry a time stamp (SGLang or vLLM header, docker stamp)?"""
-    first = text[:1]
-    if first == "[":
-        return match_header(text) is not None
-    if not first or first in " \t=-#" or first.islower():
-        return False
-    if match_header(text) is not None:
-        return True
-    outer = strip_outer(text)
-    return outer.time is not None or VLLM_HEADER_RE.match(outer.text) is not None
-
-
-def _time_bench_runs(bench: BenchParser, runs: list[ParsedRun], servers: list[ParsedRun]) -> None:
-    """Benchmark results take the time of the last time-stamped line before them, and are tied
-    to the server run whose lines hold them (``ParsedRun.measures``)."""
-    for run in runs:
-        first, last = bench.anchors.get(id(run), (None, None))
-        where = first[0] if first is not None else run.first_line
-        server = _holder(servers, where)
-        if server is not None and server.first_line is not None and server.last_line is not None and (
-            server.first_line <= (run.first_line or 0) <= server.last_line
-        ):
-            run.measures = server.first_line
-        if run.start is not None:
-            continue  # its own docker stamps
-        if first is not None:
-            run.start, run.start_text = _anchor_time(first, servers)
-        if last is not None:
-            run.end = _anchor_time(last, servers)[0]
-        if run.end is None:
-            run.end = run.start
-        if run.samples is not None:
-            for row in run.samples.get("result", []):
-                row["time"] = run.end
-
-
-def _holder(servers: list[ParsedRun], line: int | None) -> ParsedRun | None:
-    """The server run whose line range holds ``line``, else the last one before it."""
-    if line is None:
-        return None
-    best = None
-    for server in servers:
-        if server.first_line is not None and server.first_line <= line:
-            if best is None or server.first_line >= (best.first_line or 0):
-                best = server
-    return best
-
-
-def _anchor_time(anchor: tuple[int, str], servers: list[ParsedRun]) -> tuple[datetime | None, str | None]:
-    """The time a stamped line stands for, and its text; a stamp missing its date or year takes
-    it from the server run holding the line."""
-    lineno, text = anchor
-    outer = strip_outer(text)
-    if outer.time is not None:
-        return outer.time, outer.time_text
-    server = _holder(servers, lineno)
-    base = server.start if server is not None else None
-    m = match_header(text)
-    if m is not None:
-        date, clock = m.group("date"), m.group("time")
-        stamp_text = (date + " " if date else "") + clock
-        if date is None:
-            if base is None:
-                return None, stamp_text
-            date = base.date().isoformat()
-        try:
-            moment = datetime.fromisoformat(f"{date} {clock}")
-        except ValueError:
-            return None, stamp_text
-        if m.group("date") is None and base is not None and moment < base.replace(tzinfo=None):
-            moment += timedelta(days=1)
-        return moment, stamp_text
-    v = VLLM_HEADER_RE.match(outer.text)
-    if v is not None:
-        stamp_text = outer.text[v.start("month") : v.end("time")]
-        if base is None:
-            return None, stamp_text
-        try:
-            moment = datetime(base.year, int(v.group("month")), int(v.group("day")),
-                              *(int(x) for x in v.group("time").split(":")))
-        except ValueError:
-            return None, stamp_text
-        if moment < base.replace(tzinfo=None) - timedelta(days=180):
-            moment = moment.replace(year=base.year + 1)
-        return moment, stamp_text
-    return None, None
-
-
-def _internal_error(src: str, where: int, exc: Exception) -> Diagnostic:
-    return Diagnostic(src, where or None, f"internal parser error near line {where}: {type(exc).__name__}: {exc}")
+        return importlib.import_module(f"parsers.{name}")
+    except ModuleNotFoundError:
+        raise AttributeError(f"module 'parsers' has no attribute {name!r}") from None

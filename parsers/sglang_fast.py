@@ -23,7 +23,6 @@ least ``FAST_MIN_BYTES`` (numpy is imported only then). Without numpy it returns
 
 from __future__ import annotations
 
-import copy
 import os
 from itertools import repeat
 from typing import Any
@@ -655,12 +654,15 @@ def dispatch(log: LogLines, sglang: SGLangLogParser, others: tuple, path: Any, g
     if size < FAST_MIN_BYTES or log.encoding != "utf-8-sig" or _numpy() is None:
         generic(log, sglang, *others)
         return
-    fresh = copy.deepcopy(sglang)
+    # The parser as parse_file made it (fresh), made again if the file goes the generic way.
+    made = (type(sglang), sglang.source, sglang.keep_samples, sglang.mtime)
     try:
         if feed_blocks(sglang, log, path):
             return
     except _HandBack:
         pass
+    kind, source, keep_samples, mtime = made
+    fresh = kind(source, keep_samples=keep_samples, mtime=mtime)
     sglang.__dict__.clear()
     sglang.__dict__.update(fresh.__dict__)
     again = LogLines(path)

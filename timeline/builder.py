@@ -17,7 +17,6 @@ from timeline.correlate import DEFAULT_TOLERANCE_S, attribute
 from timeline.environment import Environment
 from timeline.errors import UsageError
 from timeline.model import Diagnostic, MetricSummary, RepoInfo, Run, Timeline
-from timeline.shifts import find_shifts, steady_of
 
 LOG_SUFFIXES = (".log", ".txt", ".out")
 COMPRESSED_SUFFIXES = ("", ".gz", ".bz2", ".xz", ".zst")
@@ -141,7 +140,7 @@ def build(
         zone = _zone_of(policy, source, path, parsed.runs, events, warnings)
         for parsed_run in parsed.runs:
             run, notes = _to_run(source, parsed_run, zone, events, tolerance_s)
-            run.steady = steady_of(parsed_run)
+            run.steady = _steady_of(parsed_run)
             runs.append(run)
             warnings.extend(notes)
 
@@ -150,7 +149,7 @@ def build(
     runs.sort(key=lambda r: (r.start is None, r.start.timestamp() if r.start else 0.0, r.source, r.first_line or 0))
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
-    shifts, culprits = find_shifts(runs, events or [])
+    shifts, culprits = ([], []) if not runs else _find_shifts(runs, events or [])
     return Timeline(
         generated_at=env.now(),
         log_tz=policy.summary.name,
@@ -163,6 +162,18 @@ def build(
         shifts=shifts,
         culprits=culprits,
     )
+
+
+def _steady_of(parsed: ParsedRun):
+    from timeline.shifts import steady_of  # imported where used: start-up (issue 7)
+
+    return steady_of(parsed)
+
+
+def _find_shifts(runs: list[Run], events):
+    from timeline.shifts import find_shifts
+
+    return find_shifts(runs, events)
 
 
 def _sizes(sources: list[tuple[str, Path]]) -> list[int]:
