@@ -9,6 +9,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from parsers import parse_file
 from parsers.records import ParsedRun
@@ -124,16 +125,7 @@ def build(
     events = history.events if history else None
 
     runs: list[Run] = []
-    sizes = _sizes(sources) if progress is not None else []
-    total = sum(sizes)
-    done = 0
-    for index, (source, path) in enumerate(sources):
-        tell = None
-        if progress is not None:
-            progress(done, total)
-            tell = functools.partial(_tell, progress, done, total)
-            done += sizes[index]
-        parsed = parse_file(path, source=source, keep_samples=keep_samples, progress=tell)
+    for (source, path), parsed in zip(sources, _parsed(sources, keep_samples, progress, env.environ)):
         warnings.extend(parsed.diagnostics)
         if not parsed.runs:
             continue
@@ -144,8 +136,6 @@ def build(
             runs.append(run)
             warnings.extend(notes)
 
-    if progress is not None:
-        progress(total, total)
     runs.sort(key=lambda r: (r.start is None, r.start.timestamp() if r.start else 0.0, r.source, r.first_line or 0))
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
@@ -174,6 +164,67 @@ def _find_shifts(runs: list[Run], events):
     from timeline.shifts import find_shifts
 
     return find_shifts(runs, events)
+
+
+WORKERS_MIN_FILES = 16  # this many logs (and WORKERS_MIN_BYTES in all): one worker process a core
+WORKERS_MIN_BYTES = 8 << 20
+MAX_WORKERS = 8
+
+
+def _jobs(count: int, total: int, environ) -> int:
+    """How many processes parse the logs: ``TIMELINE_JOBS`` if set, else one a core for many logs."""
+    given = (environ or {}).get("TIMELINE_JOBS", "").strip()
+    if given.isdigit() and int(given) >= 1:
+        jobs = int(given)
+    elif count < WORKERS_MIN_FILES or total < WORKERS_MIN_BYTES:
+        return 1
+    else:
+        try:
+            jobs = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            jobs = os.cpu_count() or 1
+    if not hasattr(os, "fork"):
+        return 1
+    return max(1, min(jobs, MAX_WORKERS, count))
+
+
+def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, environ):
+    """``parse_file`` of each log, in order; in worker processes when there are many logs."""
+    sizes = _sizes(sources)
+    total = sum(sizes)
+    done = 0
+    start = 0
+    jobs = _jobs(len(sources), total, environ)
+    if jobs > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        try:
+            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+                items = [(path, source, keep_samples) for source, path in sources]
+                for parsed in pool.map(_parse_one, items, chunksize=max(1, min(16, len(items) // (4 * jobs)))):
+                    if progress is not None:
+                        progress(done, total)
+                    yield parsed
+                    done += sizes[start]
+                    start += 1
+        except Exception:  # noqa: BLE001 - workers that could not start or died: the rest is read here
+            pass
+    for index in range(start, len(sources)):
+        source, path = sources[index]
+        tell = None
+        if progress is not None:
+            progress(done, total)
+            tell = functools.partial(_tell, progress, done, total)
+        yield parse_file(path, source=source, keep_samples=keep_samples, progress=tell)
+        done += sizes[index]
+    if progress is not None:
+        progress(total, total)
+
+
+def _parse_one(item: tuple) -> Any:
+    path, source, keep_samples = item
+    return parse_file(path, source=source, keep_samples=keep_samples)
 
 
 def _sizes(sources: list[tuple[str, Path]]) -> list[int]:
