@@ -152,6 +152,15 @@ def small(work: Path, count: int, each: int, repeat: int) -> None:
     for name, (seconds, peak) in results.items():
         print(f"{name:34s} {seconds:8.2f} s {total / 1e6 / seconds:8.0f} MB/s {peak / 2**20:6.0f} MB peak RSS")
     print(f"folder / one file: {results['folder'][0] / results['one file'][0]:.2f}x (target <= 2x)")
+    # The table on stdout has a row a run: 1,000 rows against a few dozen. Without it (JSON on stdout):
+    bare = interleaved({
+        "folder, --json - (no table)": [*timeline_cmd(), "build", str(folder), "--json", "-"],
+        "one file, --json - (no table)": [*timeline_cmd(), "build", str(one), "--json", "-"],
+    }, repeat)
+    for name, (seconds, peak) in bare.items():
+        print(f"{name:34s} {seconds:8.2f} s {total / 1e6 / seconds:8.0f} MB/s {peak / 2**20:6.0f} MB peak RSS")
+    first, second = bare.values()
+    print(f"folder / one file without the table: {first[0] / second[0]:.2f}x")
 
 
 def startup(work: Path, repeat: int) -> None:

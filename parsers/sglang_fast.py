@@ -247,6 +247,7 @@ class _FastFeeder:
     kinds: list[int] = []
     spans: list[dict[str, Any]] = []
     tables: Any = None
+    shape_lengths: Any = None
     decimals_cache: dict[str, tuple[Any, Any, int]] = {}
     judge: tuple = ()
 
@@ -268,6 +269,7 @@ class _FastFeeder:
     def shape(self, zeroed: bytes, raw: bytes) -> int:
         """Judge a new shape on one of its lines; returns its number."""
         kind, spans = _judge(raw)
+        spans = dict(spans, length=len(zeroed))
         cls = type(self)
         number = len(cls.kinds)
         cls.kinds.append(kind)
@@ -276,6 +278,13 @@ class _FastFeeder:
             cls.shapes[zeroed] = number
         cls.tables = None
         return number
+
+    def lengths(self) -> Any:
+        """Each shape's line length (without its newline), by shape number."""
+        cls = type(self)
+        if cls.shape_lengths is None or len(cls.shape_lengths) != len(cls.kinds):
+            cls.shape_lengths = np.array([spans["length"] for spans in cls.spans], np.int64)
+        return cls.shape_lengths
 
     def table(self) -> Any:
         if self.tables is None:
@@ -295,6 +304,7 @@ class _FastFeeder:
         cls = type(self)
         if len(cls.kinds) >= MAX_SHAPES:  # forget them all (bounded memory for logs of all-new lines)
             cls.shapes, cls.kinds, cls.spans, cls.tables, cls.decimals_cache = {}, [], [], None, {}
+            cls.shape_lengths = None
             self.remap.clear()
         if digest is not None:
             ids, ends = self.classified(first, buf, digest)
@@ -308,14 +318,18 @@ class _FastFeeder:
             n = len(zeroed)
             shapes = self.shapes
             ids = np.fromiter(map(shapes.get, zeroed, repeat(-1)), np.int64, n)
-            ends = np.fromiter(map(len, zeroed), np.int64, n)
+            new = np.flatnonzero(ids < 0)
+            # Line lengths: a known shape's own; the others' measured.
+            known = self.lengths()
+            ends = known[ids] if len(known) else np.zeros(n, np.int64)
+            for i in new.tolist():
+                ends[i] = len(zeroed[i])
             ends += 1
             np.cumsum(ends, out=ends)
             ends -= 1
             starts = np.empty(n, np.int64)
             starts[0] = 0
             starts[1:] = ends[:-1] + 1
-            new = np.flatnonzero(ids < 0)
             for i in new.tolist():
                 self.log.line_number = first + i
                 number = shapes.get(zeroed[i])
@@ -616,6 +630,7 @@ def feed_blocks(parser: SGLangLogParser, log: LogLines, path: Any = None) -> boo
     if _FastFeeder.judge != judge:
         _FastFeeder.shapes, _FastFeeder.kinds, _FastFeeder.spans = {}, [], []
         _FastFeeder.tables, _FastFeeder.decimals_cache, _FastFeeder.judge = None, {}, judge
+        _FastFeeder.shape_lengths = None
     feeder = _FastFeeder(parser, log)
     worker = None
     if path is not None and log.compression is None and hasattr(os, "fork") and _cores() >= 2:
