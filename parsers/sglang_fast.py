@@ -612,10 +612,17 @@ PIPELINE_MIN_BYTES = 32 << 20  # plain logs this large are read by two processes
 
 
 def _cores() -> int:
+    """Cores free for a second process: those of this process less the load of the last minute
+    (this process counts in it). Two processes taking turns on one core are slower than one."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = 0.0
+    return int(cores - max(0.0, load - 1.0))
 
 
 def feed_blocks(parser: SGLangLogParser, log: LogLines, path: Any = None) -> bool:
