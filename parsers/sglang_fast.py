@@ -634,6 +634,37 @@ def _cores() -> int:
     return int(cores - max(0.0, load - 1.0))
 
 
+_MALLOC_TUNED = False
+
+
+def _tune_malloc() -> None:
+    """Keep freed memory for the next block (glibc): each 1 MiB block allocates and frees buffers
+    of about its size, which glibc by default hands back to the system and faults in again (a
+    third of the time of a big file went to page faults). Once a process; peak RSS stays about the same."""
+    global _MALLOC_TUNED
+    if _MALLOC_TUNED:
+        return
+    _MALLOC_TUNED = True
+    try:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        if not name or not os.uname().sysname == "Linux":
+            return
+        libc = ctypes.CDLL(name)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError, ImportError):
+        return
+    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
+    mallopt(m_mmap_threshold, 32 << 20)  # blocks of a few MiB come from the heap...
+    mallopt(m_trim_threshold, 128 << 20)  # ...which is not shrunk after each one
+    mallopt(m_top_pad, 16 << 20)
+
+
+TUNE_MALLOC_MIN_BYTES = 8 << 20
+
+
 def feed_blocks(parser: SGLangLogParser, log: LogLines, path: Any = None) -> bool:
     """Feed ``log`` to ``parser`` through the fast path; False (nothing read) when it does not apply.
 
@@ -648,6 +679,11 @@ def feed_blocks(parser: SGLangLogParser, log: LogLines, path: Any = None) -> boo
         _FastFeeder.tables, _FastFeeder.decimals_cache, _FastFeeder.judge = None, {}, judge
         _FastFeeder.shape_lengths = None
     feeder = _FastFeeder(parser, log)
+    try:
+        if os.fstat(log.fileno()).st_size >= TUNE_MALLOC_MIN_BYTES:
+            _tune_malloc()
+    except (OSError, ValueError):
+        pass
     worker = None
     if path is not None and log.compression is None and hasattr(os, "fork") and _cores() >= 2:
         try:
