@@ -27,16 +27,18 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from timeline.git.reflog import ReflogEntry
+from timeline.git.reflog import ReflogEntry, paused_gc
 from timeline.model import is_zero_sha
 
-__all__ = ["KINDS", "DETAILS", "Action", "Group", "parse_action", "classify", "classify_action",
-           "group_entries", "is_branch_rename", "match_stashes", "detail_for"]
+__all__ = ["KINDS", "DETAILS", "DETAILED_KINDS", "Action", "Group", "parse_action", "classify",
+           "classify_action", "group_entries", "is_branch_rename", "match_stashes", "detail_for"]
 
 KINDS = ("clone", "commit", "amend", "merge", "pull", "checkout", "reset", "rebase",
          "cherry-pick", "revert", "am", "stash", "branch", "worktree", "fetch", "push", "other")
 # ``detail`` values: pull/merge mode, or how a rebase burst ended
 DETAILS = ("fast-forward", "merge", "rebase", "aborted", "unfinished")
+# the kinds of the groups that are not bursts and can have a detail (see detail_for)
+DETAILED_KINDS = frozenset({"pull", "merge"})
 
 _PHASE = re.compile(r"\s*\((?P<phase>[A-Za-z-]+)\)\s*$")
 _CMD_KIND = {
@@ -63,6 +65,16 @@ class Action(NamedTuple):
     rest: str
 
 
+class _Head(NamedTuple):
+    """What a message's action text (before the first ``": "``) says; shared by every entry
+    with the same action text."""
+
+    cmd: str
+    phase: str | None
+    action: str
+    kind: str
+
+
 @dataclass(slots=True)
 class Group:
     entries: list[ReflogEntry]
@@ -71,7 +83,6 @@ class Group:
     closed: bool = True          # False: a burst with no (finish)/(abort) entry
     rename: bool = False         # a current-branch rename pair (never a code change)
     aborted: bool = False        # a burst closed by (abort)
-    action: Action | None = None  # the first entry's parsed message, when known
 
     @property
     def first(self) -> ReflogEntry:
@@ -85,52 +96,63 @@ class Group:
 def parse_action(message: str | None) -> Action | None:
     """Split a reflog message into command word, phase and the rest; None if it has no
     ``"<action>: "`` prefix (custom ``update-ref -m`` texts, no message at all)."""
+    if not message or (head := _head(message)) is None:
+        return None
+    cut = message.find(": ")
+    return Action(head.cmd, head.phase, head.action, message[cut + 2:] if cut >= 0 else "")
+
+
+# Action text -> its reading. Action texts repeat ("commit", "checkout", "pull origin main")
+# while whole messages rarely do, so this is what is worth remembering.
+_HEADS: dict[str, _Head] = {}
+
+
+def _head(message: str | None) -> _Head | None:
     if not message:
         return None
-    cached = _ACTION_CACHE.get(message)
-    if cached is not None:
-        return cached
-    action = _parse_action(message)
-    if action is not None and len(_ACTION_CACHE) < 4096 and len(message) < 200:
-        _ACTION_CACHE[message] = action
-    return action
-
-
-_ACTION_CACHE: dict[str, Action] = {}
-
-
-def _parse_action(message: str) -> Action | None:
-    head, sep, rest = message.partition(": ")
+    text, sep, _ = message.partition(": ")          # (cheaper than find and a slice)
     if not sep:
-        if not message.endswith(":"):
+        if message[-1] != ":":
             return None
-        head, rest = message[:-1], ""
-    head = head.strip()
-    if not head:
+        text = message[:-1]
+    head = _HEADS.get(text)
+    if head is None:
+        head = _read_head(text)
+        if head is not None and len(_HEADS) < 4096 and len(text) < 200:
+            _HEADS[text] = head
+    return head
+
+
+def _read_head(text: str) -> _Head | None:
+    action = text.strip()
+    if not action:
         return None
     phase = None
-    if head[-1] == ")":
-        m = _PHASE.search(head)
+    if action[-1] == ")":
+        m = _PHASE.search(action)
         if m:
             phase = m["phase"].lower()
-    cut = head.find(" ")
-    cmd = (head if cut < 0 else head[:cut]).split(None, 1)[0].lower()
-    return Action(cmd, phase, head, rest)
+    cut = action.find(" ")
+    cmd = (action if cut < 0 else action[:cut]).split(None, 1)[0].lower()
+    return _Head(cmd, phase, action, _kind(cmd, phase))
 
 
 def classify(message: str | None) -> str:
     """Entry message -> one of ``KINDS``."""
     if message == "update by push" or message == "push":
         return "push"
-    return classify_action(parse_action(message))
+    head = _head(message)
+    return "other" if head is None else head.kind
 
 
 def classify_action(a: Action | None) -> str:
-    if a is None:
-        return "other"
-    kind = _CMD_KIND.get(a.cmd, "other")
-    if kind == "commit" and a.phase:
-        kind = _COMMIT_PHASE_KIND.get(a.phase, "commit")
+    return "other" if a is None else _kind(a.cmd, a.phase)
+
+
+def _kind(cmd: str, phase: str | None) -> str:
+    kind = _CMD_KIND.get(cmd, "other")
+    if kind == "commit" and phase:
+        kind = _COMMIT_PHASE_KIND.get(phase, "commit")
     return kind
 
 
@@ -152,15 +174,15 @@ def detail_for(group: "Group") -> str | None:
         if not group.closed:
             return "unfinished"
         return "rebase" if kind == "pull" else None
-    if kind not in ("pull", "merge"):
+    if kind not in DETAILED_KINDS:
         return None
     message = group.first.message or ""
     if message.endswith((": Fast-forward", ": fast-forward")):
         return "fast-forward"
     if "Merge made by" in message or message.startswith("commit (merge):"):
         return "merge"
-    a = group.action if group.action is not None else parse_action(message)
-    if kind == "pull" and a is not None and a.phase is not None:
+    head = _head(message)
+    if kind == "pull" and head is not None and head.phase is not None:
         return "rebase"            # a lone (pick)/(finish) line of a damaged burst
     return None
 
@@ -169,7 +191,7 @@ def is_branch_rename(message: str | None) -> bool:
     return bool(message) and message.startswith("Branch: renamed ")
 
 
-def _burst_end(actions: list[Action | None], start: int) -> tuple[int, bool]:
+def _burst_end(heads: list[_Head | None], start: int) -> tuple[int, bool]:
     """Index of the entry closing the burst opened at ``start``, and whether it was closed.
 
     Closed by the first ``(finish)``/``(abort)`` of the same command word. If there is none
@@ -178,17 +200,17 @@ def _burst_end(actions: list[Action | None], start: int) -> tuple[int, bool]:
     machinery itself (same command word, or ``rebase``); commits the user made while it was
     stopped stay events of their own (code may have run at those states).
     """
-    cmd = actions[start].cmd  # type: ignore[union-attr]
+    cmd = heads[start].cmd  # type: ignore[union-attr]
     members = {cmd, "rebase"}
     last_member = start
     foreign = False
-    for j in range(start + 1, len(actions)):
-        a = actions[j]
-        if a is not None and a.cmd == cmd and a.phase in _BURST_END:
+    for j in range(start + 1, len(heads)):
+        h = heads[j]
+        if h is not None and h.cmd == cmd and h.phase in _BURST_END:
             return j, True
-        if a is not None and a.phase == "start":
+        if h is not None and h.phase == "start":
             break
-        if a is not None and a.cmd in members:
+        if h is not None and h.cmd in members:
             if not foreign:
                 last_member = j
         else:
@@ -202,8 +224,14 @@ def group_entries(entries: list[ReflogEntry], *, linked_worktree: bool = False) 
     ``linked_worktree``: the entries are a linked worktree's own HEAD log, whose first line
     (message-less, from a zero id) is the worktree's creation.
     """
-    actions = [parse_action(e.message) for e in entries]
+    with paused_gc():           # a Group and a list per entry, no cycles: see reflog.paused_gc
+        return _group_entries(entries, linked_worktree)
+
+
+def _group_entries(entries: list[ReflogEntry], linked_worktree: bool) -> list[Group]:
+    heads = [_head(e.message) for e in entries]
     groups: list[Group] = []
+    append = groups.append
     i = 0
     count = len(entries)
     if linked_worktree and entries:
@@ -214,37 +242,36 @@ def group_entries(entries: list[ReflogEntry], *, linked_worktree: bool = False) 
             if (nxt is not None and nxt.message == "reset: moving to HEAD" and nxt.old == nxt.new == e.new
                     and abs(nxt.ts - e.ts) <= WORKTREE_WINDOW_S):
                 members.append(nxt)
-            groups.append(Group(members, kind="worktree"))
+            append(Group(members, kind="worktree"))
             i = len(members)
     while i < count:
-        e, a = entries[i], actions[i]
-        if a is None:
-            kind = "push" if e.message == "update by push" else "other"
-            groups.append(Group([e], kind, False, True, False, False, None))
+        e, h = entries[i], heads[i]
+        if h is None:
+            append(Group([e], "push" if e.message == "update by push" else "other"))
             i += 1
             continue
-        if a.phase == "start":
-            end, closed = _burst_end(actions, i)
-            kind = classify_action(a)
+        if h.phase == "start":
+            end, closed = _burst_end(heads, i)
+            kind = h.kind
             if kind == "other":           # e.g. a custom GIT_REFLOG_ACTION driving a rebase
                 kind = "rebase"
-            aborted = closed and actions[end] is not None and actions[end].phase == "abort"
-            groups.append(Group(entries[i:end + 1], kind=kind, burst=True, closed=closed,
-                                aborted=aborted, action=a))
+            last = heads[end]
+            aborted = closed and last is not None and last.phase == "abort"
+            append(Group(entries[i:end + 1], kind=kind, burst=True, closed=closed, aborted=aborted))
             i = end + 1
             continue
-        if is_branch_rename(e.message):
-            nxt = entries[i + 1] if i + 1 < len(entries) else None
+        # "Branch: renamed ..." reads as kind "branch"; only those can be a rename
+        if h.kind == "branch" and is_branch_rename(e.message):
+            nxt = entries[i + 1] if i + 1 < count else None
             if (nxt is not None and is_zero_sha(e.new) and not is_zero_sha(e.old)
                     and is_zero_sha(nxt.old) and nxt.new == e.old and nxt.message == e.message):
-                groups.append(Group([e, nxt], kind="branch", rename=True))
+                append(Group([e, nxt], kind="branch", rename=True))
                 i += 2
                 continue
-            groups.append(Group([e], kind="branch", rename=True))
+            append(Group([e], kind="branch", rename=True))
             i += 1
             continue
-        kind = "push" if e.message == "update by push" else classify_action(a)
-        groups.append(Group([e], kind, False, True, False, False, a))
+        append(Group([e], h.kind))
         i += 1
     return groups
 

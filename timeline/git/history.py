@@ -34,14 +34,15 @@ id (clone, initial commit, new worktree) only the new commit itself is listed.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
 from pathlib import Path
 
 from parsers.records import Diagnostic
 
-from timeline.git.classify import Group, classify, detail_for, group_entries, match_stashes
+from timeline.git.classify import (
+    DETAILED_KINDS, Group, classify, detail_for, group_entries, match_stashes,
+)
 from timeline.git.locate import (
     GitLocation, HeadState, MAX_SMALL_FILE_BYTES, UnsafeFile, locate, packed_ref, read_small,
     regular_file_mtime, resolve_head, resolve_inside, valid_refname,
@@ -119,18 +120,33 @@ def _short(sha: str | None) -> str:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-@lru_cache(maxsize=256)
-def _epoch_in(tz: str) -> datetime:
-    """The Unix epoch as an aware datetime in the fixed offset ``tz`` (raises when absurd)."""
-    return _EPOCH.astimezone(timezone(tz_offset(tz)))
+# "+HHMM" -> the Unix epoch as an aware datetime in that fixed offset. Only offsets that
+# ``timezone`` accepts get here (under 24 h), so it stays small.
+_EPOCHS: dict[str, datetime] = {}
+# SECOND * ts is the same timedelta as timedelta(seconds=ts), and cheaper to make
+_SECOND = timedelta(seconds=1)
 
 
 def _when(e: ReflogEntry) -> datetime:
     """The entry's instant in the writer's offset; same as ``e.when()``, faster (fixed offsets
-    make epoch + seconds exact)."""
-    return _epoch_in(e.tz) + timedelta(seconds=e.ts)
+    make epoch + seconds exact). Raises like it when the offset or timestamp is absurd."""
+    return (_EPOCHS.get(e.tz) or _epoch_in(e.tz)) + _SECOND * e.ts
+
+
+def _epoch_in(tz: str) -> datetime:
+    """The Unix epoch in the fixed offset ``tz``, remembered in ``_EPOCHS`` (raises when absurd)."""
+    epoch = _EPOCHS[tz] = _EPOCH.astimezone(timezone(tz_offset(tz)))
+    return epoch
+
+
+# ``_event`` and ``_read_context`` build CodeEvents positionally: with 18 parameters, matching
+# keywords costs more than all the rest of making an event (100,000-entry logs). The order they
+# rely on is checked here, once, so that a change to the model fails loudly.
+_EVENT_FIELDS = ("id", "time", "ts", "kind", "message", "old", "new", "changes_commit", "ref",
+                 "commits", "commits_removed", "source", "line", "files_may_differ",
+                 "approximate", "detail", "note", "old_inferred")
+if tuple(f.name for f in fields(CodeEvent)) != _EVENT_FIELDS:  # pragma: no cover - model changed
+    raise ImportError("timeline.model.CodeEvent's fields changed: update timeline.git.history")
 
 
 # --------------------------------------------------------------------------- log sources
@@ -296,18 +312,19 @@ def _build_events(loc: GitLocation, logs, head: HeadState, diags: list[Diagnosti
     groups = group_entries(entries, linked_worktree=loc.linked_worktree and not fallback)
 
     context_events, stash_entries = _read_context(logs, loc, diags)
-    if any(g.first.message == "reset: moving to HEAD" for g in groups):
+    if stash_entries:
         match_stashes(groups, stash_entries)
 
     events: list[CodeEvent] = []
-    spans_by_event: dict[int, tuple[int, int, int]] = {}
+    collapsed: list[tuple[CodeEvent, tuple[int, int, int]]] = []   # (event, span)
+    old_inferred = logs.old_inferred
     for g in groups:
-        event = _event(g, source, ref, diags, logs.old_inferred)
+        event = _event(g, source, ref, diags, old_inferred)
         if event is None:
             continue
         events.append(event)
         if len(g.entries) > 1:
-            spans_by_event[id(event)] = (g.first.line, g.last.line, len(g.entries))
+            collapsed.append((event, (g.first.line, g.last.line, len(g.entries))))
 
     tail_explained = False
     if not fallback and branch_entries and events:
@@ -332,11 +349,9 @@ def _build_events(loc: GitLocation, logs, head: HeadState, diags: list[Diagnosti
             events = approx
             context_events = approx_context + context_events
 
-    spans: dict[str, tuple[int, int, int]] = {}
     for number, event in enumerate(events, 1):
         event.id = f"e{number}"
-        if id(event) in spans_by_event:
-            spans[event.id] = spans_by_event[id(event)]
+    spans = {event.id: span for event, span in collapsed}
     for number, event in enumerate(context_events, 1):
         event.id = f"x{number}"
 
@@ -354,62 +369,70 @@ def _build_events(loc: GitLocation, logs, head: HeadState, diags: list[Diagnosti
 def _check_entries(entries: list[ReflogEntry], loc: GitLocation, source: str,
                    diags: list[Diagnostic]) -> None:
     """Id lengths that do not fit the repository, and breaks in the old/new chain."""
-    prev: ReflogEntry | None = None
+    prev_new: str | None = None           # the previous entry's new id
     n = loc.sha_length
     for e in entries:
-        if len(e.old) != n or len(e.new) != n:
+        old, new = e.old, e.new
+        if len(old) != n or len(new) != n:
             diags.append(Diagnostic(source, e.line,
                                     f"object id length does not match this {loc.object_format} "
                                     "repository; its commits cannot be looked up"))
-        elif (prev is not None and e.old != prev.new and not is_zero_sha(prev.new)
-              and not is_zero_sha(e.old)):
+        elif (prev_new is not None and old != prev_new and not is_zero_sha(prev_new)
+              and not is_zero_sha(old)):
             diags.append(Diagnostic(source, e.line,
-                                    f"reflog chain gap: this entry starts at {_short(e.old)} but the "
-                                    f"previous one ended at {_short(prev.new)} (entries deleted, or "
-                                    "HEAD moved without a reflog entry)"))
-        prev = e
+                                    f"reflog chain gap: this entry starts at {_short(old)} but the "
+                                    f"previous one ended at {_short(prev_new)} (entries deleted, "
+                                    "or HEAD moved without a reflog entry)"))
+        prev_new = new
 
 
 # --------------------------------------------------------------------------- events
 
 def _event(g: Group, source: str, ref: str, diags: list[Diagnostic],
            old_inferred: bool = False) -> CodeEvent | None:
-    first, last = g.first, g.last
-    # A collapsed group took effect when its last entry was written.
+    entries = g.entries
+    first, last = entries[0], entries[-1]
+    ts = last.ts
+    # A collapsed group took effect when its last entry was written. (``_when`` inlined: this
+    # runs once per entry, and a call costs about as much as the lookup and the sum)
     try:
-        when = _when(last)
+        when = (_EPOCHS.get(last.tz) or _epoch_in(last.tz)) + _SECOND * ts
     except (ValueError, OverflowError, OSError):
         try:
-            when = datetime.fromtimestamp(last.ts, timezone.utc)
+            when = datetime.fromtimestamp(ts, timezone.utc)
             diags.append(Diagnostic(source, last.line,
                                     f"UTC offset {last.tz} is out of range; time shown in UTC"))
         except (ValueError, OverflowError, OSError):
             diags.append(Diagnostic(source, last.line,
-                                    f"timestamp {last.ts} is out of range; entry skipped"))
+                                    f"timestamp {ts} is out of range; entry skipped"))
             return None
     old, new = first.old, last.new
+    kind = g.kind
     if g.burst and not g.closed:
         diags.append(Diagnostic(source, first.line,
-                                f"{g.kind} started here has no (finish) or (abort) entry (still in "
+                                f"{kind} started here has no (finish) or (abort) entry (still in "
                                 f"progress, --quit, or a damaged log); collapsed through line {last.line}"))
     changes = (old != new) and not is_zero_sha(new) and not g.rename
-    detail = detail_for(g)
+    # only bursts and pull/merge groups can have a detail: no call for the others
+    detail = detail_for(g) if g.burst or kind in DETAILED_KINDS else None
     note = None
-    if g.kind == "stash":
+    if kind == "stash":
         note = _NOTES["stash"]
-    elif first.message == "reset: moving to HEAD" and len(g.entries) == 1:
+    elif first.message == "reset: moving to HEAD" and len(entries) == 1:
         note = _NOTES["reset-head"]
-    elif g.kind == "reset":
+    elif kind == "reset":
         note = _NOTES["reset"]
     elif detail == "unfinished":
         note = _NOTES["unfinished"]
     files_may_differ = note is not None
     if old_inferred and note is None:
         note = "old commit inferred from the reflog entry before it (reftable)"
-    return CodeEvent(id="", time=when, ts=last.ts, kind=g.kind, message=first.display_message,
-                     old=old, new=new, changes_commit=changes, ref=ref, source=source,
-                     line=first.line, files_may_differ=files_may_differ, detail=detail, note=note,
-                     old_inferred=old_inferred)
+    message = first.message
+    if message is None or not message.isascii():    # else display_message is message itself
+        message = first.display_message
+    # positional, in _EVENT_FIELDS order
+    return CodeEvent("", when, ts, kind, message, old, new, changes, ref, [], [], source,
+                     first.line, files_may_differ, False, detail, note, old_inferred)
 
 
 def _merge_branch_moves(events: list[CodeEvent], head_entries: list[ReflogEntry],
@@ -543,12 +566,12 @@ def _read_context(logs, loc: GitLocation, diags: list[Diagnostic]) -> tuple[list
                 when = _when(e)
             except (ValueError, OverflowError, OSError):
                 continue
-            out.append(CodeEvent(id="", time=when, ts=e.ts, kind=_context_kind(ref, e.message),
-                                 message=e.display_message, old=e.old, new=e.new,
-                                 changes_commit=e.old != e.new and not is_zero_sha(e.new),
-                                 ref=ref, source=source, line=e.line,
-                                 detail="fast-forward" if (e.message or "").endswith(": fast-forward") else None,
-                                 old_inferred=logs.old_inferred))
+            detail = "fast-forward" if (e.message or "").endswith(": fast-forward") else None
+            # positional, in _EVENT_FIELDS order
+            changes = e.old != e.new and not is_zero_sha(e.new)
+            out.append(CodeEvent("", when, e.ts, _context_kind(ref, e.message), e.display_message,
+                                 e.old, e.new, changes, ref, [], [], source, e.line, False, False,
+                                 detail, None, logs.old_inferred))
     return out, stash
 
 

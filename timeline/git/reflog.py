@@ -22,9 +22,10 @@ import gc
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 from parsers.records import Diagnostic
 
@@ -42,11 +43,15 @@ _LINE = re.compile(
 # Built per id length (40 or 64): a message ending in a full SHA-1 glued to the next entry
 # yields an 80-hex run, and only the file's own id length finds the right boundary.
 _CANDIDATES = {n: re.compile(rb"(?=[0-9a-f]{%d} [0-9a-f]{%d} )" % (n, n)) for n in (40, 64)}
-_HEXDIGITS = b"0123456789abcdef"
+_HEXDIGITS = "0123456789abcdef"
+# hex digit -> "h", "h" -> "." (other bytes stay): one C pass tells whether an id's bytes are
+# n lowercase hex digits, much faster than str.strip
+_ID_MARKS = bytes.maketrans(b"0123456789abcdefh", b"h" * 16 + b".")
 # "old new " of a possibly glued entry (anywhere but at the very start of a line)
-_PAIRS = {n: re.compile(rb"[0-9a-f]{%d} [0-9a-f]{%d} " % (n, n)) for n in (40, 64)}
+_PAIRS = {n: re.compile(r"[0-9a-f]{%d} [0-9a-f]{%d} " % (n, n)) for n in (40, 64)}
 _FIRST_ID = re.compile(rb"^([0-9a-f]{64}|[0-9a-f]{40}) ", re.M)
 MAX_LINE_BYTES = 1024 * 1024
+_CHUNK_BYTES = 256 * 1024
 
 _SNIPPET_CHARS = 60
 
@@ -190,16 +195,83 @@ def parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Ref
         return _parse_reflog(data, source, sha_length)
 
 
+def _read_ident(ident: str, n: int) -> tuple[str, str, bool]:
+    """``"Name <email>"`` -> (name, email, odd), split as ``_entry`` splits it. ``odd``: an
+    "old new " pair may start inside ``new SP ident SP`` (that is, at ``new`` or in the
+    identity), so the line needs the careful path."""
+    lt, gt = ident.rfind(" <"), ident.rfind(">")
+    if 0 <= lt < gt:
+        name, email = ident[:lt], ident[lt + 2:gt]
+    elif ident[:1] == "<" and gt > 0:
+        name, email = "", ident[1:gt]
+    else:
+        name, email = ident, ""
+    # at ``new``: the identity starts with n hex digits and then ends or has a space
+    text = ident + " "
+    odd = (not text[:n].strip(_HEXDIGITS) and text[n:n + 1] == " ") or (
+        _PAIRS[n].search(text) is not None)
+    return name, email, odd
+
+
+def _read_tz(tz: str) -> str | None:
+    """``tz`` when it is "+HHMM" or "-HHMM", else None."""
+    return tz if len(tz) == 5 and tz[0] in "+-" and tz[1:].isdigit() and tz.isascii() else None
+
+
+class _Memo(dict):
+    """A dict that reads a missing key with ``read(key)`` once and keeps the result."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, read: Callable[[str], object]):
+        super().__init__()
+        self.read = read
+
+    def __missing__(self, key: str) -> object:
+        value = self[key] = self.read(key)
+        return value
+
+
+def _decoded_chunks(data: bytes, end: int) -> Iterator[tuple[list[str], bool, bool]]:
+    """The lines of ``data[:end]`` (which ends with LF), decoded, a chunk of about
+    ``_CHUNK_BYTES`` at a time; each chunk with whether its bytes were valid UTF-8 (else
+    undecodable bytes are kept as lone surrogates: ``surrogateescape``) and whether they
+    were all ASCII.
+
+    Why chunks: decoding and splitting a large log at once allocates two copies of it that
+    are only touched once (about 2x slower on a 100,000-entry log than a chunk at a time,
+    whose memory is reused while it is still in the cache). Decoding never crosses an ASCII
+    byte such as LF, so each field comes out exactly as decoding it alone would.
+    """
+    view = memoryview(data)
+    start = 0
+    while start < end:
+        stop = data.rfind(b"\n", start, min(start + _CHUNK_BYTES, end)) + 1
+        if stop <= start:                    # one line longer than a chunk
+            stop = data.find(b"\n", start, end) + 1
+        chunk = view[start:stop]
+        try:
+            text, utf8 = str(chunk, "utf-8"), True
+        except UnicodeDecodeError:
+            text, utf8 = str(chunk, "utf-8", "surrogateescape"), False
+        lines = text.split("\n")
+        lines.pop()                          # "" after the chunk's last LF
+        yield lines, utf8, text.isascii()
+        start = stop
+
+
 def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> ReflogParse:
     """Parse reflog bytes in file order. Never raises; problems become diagnostics.
 
     ``sha_length`` (40 or 64) is the repository's id length, used to find glued entries;
     by default it is taken from the file's first line that starts with an id.
 
-    Speed: a well-formed line of the file's own id length is taken apart with a few bytes
-    operations (no regex); only lines that fail those checks, or that are long enough to hide
-    a glued entry and do, take the careful per-line path (``_split``). Both paths give
-    identical results for the lines the fast one takes.
+    Speed: the file is decoded once (UTF-8, ``surrogateescape``: decoding never crosses an
+    ASCII byte, so each field comes out exactly as decoding it alone would), and a well-formed
+    line of the file's own id length is cut at fixed offsets and with ``rsplit`` (no regex
+    unless its message is long enough to hide a glued entry; identities, which repeat, are
+    split and checked once). Lines that fail those checks take the careful per-line path
+    (``_split``). Both paths give identical results for the lines the fast one takes.
     """
     out = ReflogParse()
     diag = out.diagnostics.append
@@ -245,62 +317,63 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
                                             "newline); recovered"))
             _entry_diagnostics(entry, source, no, diag)
 
-    lines = data.split(b"\n")
-    tail = lines.pop()                       # b"" when the file ends with LF
-    n1, n2, n3 = n + 1, 2 * n + 1, 2 * n + 2
-    # a line shorter than this cannot hold a second ("glued") entry after the first
-    glue_min = 4 * n + 12
-    psearch, pmatch = pair.search, pair.match
+    crlf = b"\r" in data
+    # a line of more characters than this may be longer than MAX_LINE_BYTES (4 bytes a char)
+    long_line = MAX_LINE_BYTES // 4
+    # a message shorter than this cannot hold an "old new " pair (a glued entry's start)
+    pair_min = 2 * n + 2
+    search_pair = pair.search
+    # identities and offsets repeat: each distinct one is read (and checked) once
+    idents = _Memo(partial(_read_ident, n=n))
+    tzs = _Memo(_read_tz)
+    id_shape = b"h" * n                      # an id through _ID_MARKS
+    # an entry's old id is nearly always the previous entry's new one (then it needs no check)
+    prev_new = None
     new_entry = tuple.__new__
-    hexdigits = _HEXDIGITS
     no = 0
-    for raw in lines:
-        no += 1
-        size = len(raw)
-        tab = raw.find(b"\t", n3)
-        if tab < 0:
-            head, msg = raw[n3:], None
-        else:
-            head, msg = raw[n3:tab], raw[tab + 1:]
-        parts = head.rsplit(b" ", 2)
-        old, new = raw[:n], raw[n1:n2]
-        if (len(parts) != 3 or size <= n3 or raw[n] != 32 or raw[n2] != 32
-                or size > MAX_LINE_BYTES or old.strip(hexdigits) or new.strip(hexdigits)
-                or not parts[1].isdigit() or len(parts[2]) != 5 or not parts[2][1:].isdigit()
-                or parts[2][0] not in (43, 45) or raw[-1] == 13
-                or (size >= glue_min and (pmatch(raw, n1) is not None
-                                          or psearch(raw, n3) is not None))):
-            slow(no, raw, True)
-            continue
-        ident_b, ts, tz = parts
-        ident = ident_b.decode("utf-8", "surrogateescape")
-        lt, gt = ident.rfind(" <"), ident.rfind(">")
-        if 0 <= lt < gt:
-            name, email = ident[:lt], ident[lt + 2:gt]
-        elif ident[:1] == "<" and gt > 0:
-            name, email = "", ident[1:gt]
-        else:
-            name, email = ident, ""
-        utf8 = True
-        text = None
-        if msg is not None:
+    body = data.rfind(b"\n") + 1             # the LF-terminated lines; after them, the tail
+    for lines, utf8, ascii_text in _decoded_chunks(data, body):
+        # an id's bytes for the check: plain UTF-8, unless the chunk has undecodable bytes
+        # (lone surrogates here, which "replace" turns into "?": never a hex digit)
+        encode = str.encode if utf8 else partial(str.encode, encoding="ascii", errors="replace")
+        for line in lines:
+            no += 1
+            head, tab, msg = line.partition("\t")
             try:
-                text = msg.decode("utf-8")
-            except UnicodeDecodeError:
-                text = msg.decode("utf-8", "surrogateescape")
-                utf8 = False
-        ids = raw[:n2].decode("ascii")
-        entry = new_entry(ReflogEntry, (
-            ids[:n], ids[n1:], name, email, int(ts), tz.decode("ascii"), text, no, False, True))
-        append(entry)
-        if entry.ts == 0:
-            diag(Diagnostic(source, no, "timestamp 0: kept, but git ignores this entry"))
-        if not utf8:
-            diag(Diagnostic(source, no, "message is not valid UTF-8; shown with replacement "
-                                        "characters"))
-    if tail:
+                ids_ident, ts, tz = head.rsplit(" ", 2)
+                old, new, ident = ids_ident.split(" ", 2)
+            except ValueError:               # fewer fields than an entry has
+                slow(no, line.encode("utf-8", "surrogateescape"), True)
+                continue
+            name, email, odd = idents[ident]
+            tz = tzs[tz]
+            known = old == prev_new
+            if (tz is not None and not odd
+                    and (known or encode(old).translate(_ID_MARKS) == id_shape)
+                    and encode(new).translate(_ID_MARKS) == id_shape
+                    and ts.isdigit() and (ascii_text or ts.isascii())
+                    and len(ts) < n              # n digits could end an "old new " pair
+                    and len(line) <= long_line and not (crlf and line[-1] == "\r")
+                    and (len(msg) < pair_min or search_pair(msg) is None)):
+                if not tab:
+                    msg = None
+                if known:
+                    old = prev_new           # one string for both ids: less memory
+                seconds = int(ts)
+                entry = new_entry(ReflogEntry, (old, new, name, email, seconds, tz, msg, no,
+                                                False, True))
+                append(entry)
+                prev_new = new
+                if not seconds:
+                    diag(Diagnostic(source, no, "timestamp 0: kept, but git ignores this entry"))
+                if not utf8 and msg is not None and not entry.message_is_utf8:
+                    diag(Diagnostic(source, no, "message is not valid UTF-8; shown with "
+                                                "replacement characters"))
+                continue
+            slow(no, line.encode("utf-8", "surrogateescape"), True)
+    if body < len(data):
         no += 1
-        slow(no, tail, False)
+        slow(no, data[body:], False)
     out.lines = no
     return out
 
