@@ -35,16 +35,7 @@ def _os_problem(exc: BaseException) -> str:
 def parse_file(
     path: str | os.PathLike, *, source: str | None = None, keep_samples: bool = False, progress=None
 ) -> ParsedFile:
-    """Parse one log (plain, .gz, .bz2, .xz, or .zst with ``zstandard``) into runs and diagnostics.
-
-    The file may hold SGLang or vLLM server logs and benchmark client output, alone or mixed.
-    ``source`` is the path as the user gave it (used in ``ParsedFile.source`` and diagnostics;
-    default ``str(path)``). ``keep_samples`` also keeps every field of every stats line in
-    ``ParsedRun.samples``. Never raises for I/O problems or bad input: an unreadable or binary
-    file gives no runs and one diagnostic without a line number; a read error part-way keeps the
-    runs read so far and adds a diagnostic. Runs come in file order. ``progress``, if given, is
-    called now and then with how many bytes of the file (as stored: compressed or not) were read.
-    """
+    """``parsers.parse_file``, which documents it (that module stays light to import)."""
     src = str(path) if source is None else source
     result = ParsedFile(source=src)
     try:
