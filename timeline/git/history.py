@@ -134,19 +134,24 @@ def _when(e: ReflogEntry) -> datetime:
 
 
 def _epoch_in(tz: str) -> datetime:
-    """The Unix epoch in the fixed offset ``tz``, remembered in ``_EPOCHS`` (raises when absurd)."""
+    """The Unix epoch in the fixed offset ``tz``, kept in ``_EPOCHS`` (raises when absurd)."""
     epoch = _EPOCHS[tz] = _EPOCH.astimezone(timezone(tz_offset(tz)))
     return epoch
 
 
-# ``_event`` and ``_read_context`` build CodeEvents positionally: with 18 parameters, matching
-# keywords costs more than all the rest of making an event (100,000-entry logs). The order they
-# rely on is checked here, once, so that a change to the model fails loudly.
+# ``_event`` and ``_read_context`` make a CodeEvent per reflog entry (100,000s), the costliest
+# step of reading a log, so they do it the cheap way: arguments by position (matching 18
+# keywords costs more than all the rest of making an event), and ``__init__`` called on a bare
+# object (calling the class makes CPython 3.11 pack the 18 arguments once more for
+# ``__init__``). Both rely on the model, checked here once so that a change fails loudly.
 _EVENT_FIELDS = ("id", "time", "ts", "kind", "message", "old", "new", "changes_commit", "ref",
                  "commits", "commits_removed", "source", "line", "files_may_differ",
                  "approximate", "detail", "note", "old_inferred")
-if tuple(f.name for f in fields(CodeEvent)) != _EVENT_FIELDS:  # pragma: no cover - model changed
-    raise ImportError("timeline.model.CodeEvent's fields changed: update timeline.git.history")
+if (tuple(f.name for f in fields(CodeEvent)) != _EVENT_FIELDS
+        or CodeEvent.__new__ is not object.__new__):  # pragma: no cover - model changed
+    raise ImportError("timeline.model.CodeEvent changed: update timeline.git.history")
+_bare = object.__new__
+_init_event = CodeEvent.__init__
 
 
 # --------------------------------------------------------------------------- log sources
@@ -416,9 +421,10 @@ def _event(g: Group, source: str, ref: str, diags: list[Diagnostic],
     # only bursts and pull/merge groups can have a detail: no call for the others
     detail = detail_for(g) if g.burst or kind in DETAILED_KINDS else None
     note = None
+    message = first.message
     if kind == "stash":
         note = _NOTES["stash"]
-    elif first.message == "reset: moving to HEAD" and len(entries) == 1:
+    elif message == "reset: moving to HEAD" and len(entries) == 1:
         note = _NOTES["reset-head"]
     elif kind == "reset":
         note = _NOTES["reset"]
@@ -427,12 +433,12 @@ def _event(g: Group, source: str, ref: str, diags: list[Diagnostic],
     files_may_differ = note is not None
     if old_inferred and note is None:
         note = "old commit inferred from the reflog entry before it (reftable)"
-    message = first.message
     if message is None or not message.isascii():    # else display_message is message itself
         message = first.display_message
-    # positional, in _EVENT_FIELDS order
-    return CodeEvent("", when, ts, kind, message, old, new, changes, ref, [], [], source,
-                     first.line, files_may_differ, False, detail, note, old_inferred)
+    event = _bare(CodeEvent)                         # see _EVENT_FIELDS
+    _init_event(event, "", when, ts, kind, message, old, new, changes, ref, [], [], source,
+                first.line, files_may_differ, False, detail, note, old_inferred)
+    return event
 
 
 def _merge_branch_moves(events: list[CodeEvent], head_entries: list[ReflogEntry],
@@ -567,11 +573,12 @@ def _read_context(logs, loc: GitLocation, diags: list[Diagnostic]) -> tuple[list
             except (ValueError, OverflowError, OSError):
                 continue
             detail = "fast-forward" if (e.message or "").endswith(": fast-forward") else None
-            # positional, in _EVENT_FIELDS order
             changes = e.old != e.new and not is_zero_sha(e.new)
-            out.append(CodeEvent("", when, e.ts, _context_kind(ref, e.message), e.display_message,
-                                 e.old, e.new, changes, ref, [], [], source, e.line, False, False,
-                                 detail, None, logs.old_inferred))
+            event = _bare(CodeEvent)                 # see _EVENT_FIELDS
+            _init_event(event, "", when, e.ts, _context_kind(ref, e.message), e.display_message,
+                        e.old, e.new, changes, ref, [], [], source, e.line, False, False, detail,
+                        None, logs.old_inferred)
+            out.append(event)
     return out, stash
 
 

@@ -197,8 +197,8 @@ def parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Ref
 
 def _read_ident(ident: str, n: int) -> tuple[str, str, bool]:
     """``"Name <email>"`` -> (name, email, odd), split as ``_entry`` splits it. ``odd``: an
-    "old new " pair may start inside ``new SP ident SP`` (that is, at ``new`` or in the
-    identity), so the line needs the careful path."""
+    "old new " pair (where ``_split`` cuts a line) may start at ``new`` or inside the identity,
+    so the line needs the careful path."""
     lt, gt = ident.rfind(" <"), ident.rfind(">")
     if 0 <= lt < gt:
         name, email = ident[:lt], ident[lt + 2:gt]
@@ -238,10 +238,10 @@ def _decoded_chunks(data: bytes, end: int) -> Iterator[tuple[list[str], bool, bo
     undecodable bytes are kept as lone surrogates: ``surrogateescape``) and whether they
     were all ASCII.
 
-    Why chunks: decoding and splitting a large log at once allocates two copies of it that
-    are only touched once (about 2x slower on a 100,000-entry log than a chunk at a time,
-    whose memory is reused while it is still in the cache). Decoding never crosses an ASCII
-    byte such as LF, so each field comes out exactly as decoding it alone would.
+    Why chunks: decoding and splitting a large log at once makes two more copies of it in
+    fresh memory (about twice as slow, on a 100,000-entry log, as a chunk at a time, whose
+    memory is reused while it is still in the cache). Decoding never crosses an ASCII byte
+    such as LF, so each field comes out exactly as decoding it alone would.
     """
     view = memoryview(data)
     start = 0
@@ -266,12 +266,12 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
     ``sha_length`` (40 or 64) is the repository's id length, used to find glued entries;
     by default it is taken from the file's first line that starts with an id.
 
-    Speed: the file is decoded once (UTF-8, ``surrogateescape``: decoding never crosses an
-    ASCII byte, so each field comes out exactly as decoding it alone would), and a well-formed
-    line of the file's own id length is cut at fixed offsets and with ``rsplit`` (no regex
-    unless its message is long enough to hide a glued entry; identities, which repeat, are
-    split and checked once). Lines that fail those checks take the careful per-line path
-    (``_split``). Both paths give identical results for the lines the fast one takes.
+    Speed: the file is decoded a chunk at a time (``_decoded_chunks``), and a well-formed line
+    of the file's own id length is taken apart with ``partition``, ``rsplit`` and ``split`` and
+    a few checks at C speed (ids through a translation table; no regex unless the message is
+    long enough to hide a glued entry; identities and offsets, which repeat, are read once).
+    Lines that fail those checks take the careful per-line path (``_split``). Both paths give
+    identical results for the lines the fast one takes.
     """
     out = ReflogParse()
     diag = out.diagnostics.append
