@@ -195,26 +195,10 @@ class LogLines:
     def _blocks(self) -> Iterator[str]:
         """Decoded text blocks; the decoder is flushed at the end."""
         decoder = codecs.getincrementaldecoder(self.encoding)("replace")
-        text = decoder.decode(self._head, False)
-        if text:
-            yield text
-        if self._broken is not None:
-            raise ReadError(str(self._broken)) from self._broken
-        if len(self._head) >= HEAD_BYTES:
-            read = getattr(self._stream, "read1", self._stream.read)
-            progress = self.progress
-            while True:
-                if progress is not None:
-                    progress(self._raw.tell())
-                try:
-                    block = read(BLOCK_BYTES)
-                except STREAM_ERRORS as exc:
-                    raise ReadError(str(exc)) from exc
-                if not block:
-                    break
-                text = decoder.decode(block, False)
-                if text:
-                    yield text
+        for block in self._reads(self._head):
+            text = decoder.decode(block, False)
+            if text:
+                yield text
         tail = decoder.decode(b"", True)
         if tail:
             yield tail
@@ -272,6 +256,10 @@ class LogLines:
         head = self._head
         if head.startswith(codecs.BOM_UTF8):
             head = head[len(codecs.BOM_UTF8) :]
+        return self._reads(head)
+
+    def _reads(self, head: bytes) -> Iterator[bytes]:
+        """``head``, then the rest of the stream in blocks, reporting progress and read errors."""
         if head:
             yield head
         if self._broken is not None:
