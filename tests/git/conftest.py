@@ -90,3 +90,12 @@ class GitBench:
 @pytest.fixture
 def bench(tmp_path: Path) -> GitBench:
     return GitBench(tmp_path)
+
+
+@pytest.fixture
+def cloned(bench):
+    """An upstream with one commit and a clone of it; returns (up, work)."""
+    up = bench.init("up")
+    bench.commit("u0", cwd=up)
+    work = bench.clone(up, "work")
+    return up, work

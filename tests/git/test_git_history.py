@@ -25,15 +25,6 @@ def no_diagnostics(history: GitHistory) -> None:
     assert history.diagnostics == [], [str(d) for d in history.diagnostics]
 
 
-@pytest.fixture
-def cloned(bench):
-    """An upstream with one commit and a clone of it; returns (up, work)."""
-    up = bench.init("up")
-    bench.commit("u0", cwd=up)
-    work = bench.clone(up, "work")
-    return up, work
-
-
 def test_clone_then_pull_fast_forward_lists_the_three_upstream_commits(bench, cloned):
     up, work = cloned
     tip0 = bench.sha(cwd=work)

@@ -33,14 +33,6 @@ def no_diagnostics(h: GitHistory) -> None:
     assert h.diagnostics == [], [str(d) for d in h.diagnostics]
 
 
-@pytest.fixture
-def cloned(bench):
-    up = bench.init("up")
-    bench.commit("u0", cwd=up)
-    work = bench.clone(up, "work")
-    return up, work
-
-
 # --------------------------------------------------------------------------- other worktrees
 
 def test_branch_moved_from_another_worktree_is_merged_in(bench):
