@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-
 from timeline.git import GitHistory, read_history
 from timeline.model import is_zero_sha
 
