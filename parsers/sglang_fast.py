@@ -263,7 +263,6 @@ class _FastFeeder:
     def __init__(self, parser: SGLangLogParser, log: LogLines) -> None:
         self.parser = parser
         self.log = log
-        self.remap: dict[int, int] = {}  # a _Classifier's number of a zeroed line -> shape number
         self.pow10 = np.array([10.0**k for k in range(MAX_VALUE_BYTES + 1)])
 
     # -- generic lines --------------------------------------------------------------------
@@ -309,42 +308,34 @@ class _FastFeeder:
             type(self).tables = np.array(rows, np.int64).reshape(-1, 9)
         return self.tables
 
-    def block(self, first: int, buf: bytes, digest: tuple | None = None) -> None:
+    def block(self, first: int, buf: bytes) -> None:
         cls = type(self)
         if len(cls.kinds) >= MAX_SHAPES:  # forget them all (bounded memory for logs of all-new lines)
             cls.shapes, cls.kinds, cls.spans, cls.tables, cls.decimals_cache = {}, [], [], None, {}
             cls.shape_lengths = None
-            self.remap.clear()
-        if digest is not None:
-            ids, ends = self.classified(first, buf, digest)
-            n = len(ids)
-            starts = np.empty(n, np.int64)
-            starts[0] = 0
-            starts[1:] = ends[:-1] + 1
-        else:
-            zeroed = _zeroed(buf).split(b"\n")
-            zeroed.pop()  # after the last newline
-            n = len(zeroed)
-            shapes = self.shapes
-            ids = np.fromiter(map(shapes.get, zeroed, repeat(-1)), np.int64, n)
-            new = np.flatnonzero(ids < 0)
-            # Line lengths: a known shape's own; the others' measured.
-            known = self.lengths()
-            ends = known[ids] if len(known) else np.zeros(n, np.int64)
-            for i in new.tolist():
-                ends[i] = len(zeroed[i])
-            ends += 1
-            np.cumsum(ends, out=ends)
-            ends -= 1
-            starts = np.empty(n, np.int64)
-            starts[0] = 0
-            starts[1:] = ends[:-1] + 1
-            for i in new.tolist():
-                self.log.line_number = first + i
-                number = shapes.get(zeroed[i])
-                if number is None:
-                    number = self.shape(zeroed[i], buf[int(starts[i]) : int(ends[i])])
-                ids[i] = number
+        zeroed = _zeroed(buf).split(b"\n")
+        zeroed.pop()  # after the last newline
+        n = len(zeroed)
+        shapes = self.shapes
+        ids = np.fromiter(map(shapes.get, zeroed, repeat(-1)), np.int64, n)
+        new = np.flatnonzero(ids < 0)
+        # Line lengths: a known shape's own; the others' measured.
+        known = self.lengths()
+        ends = known[ids] if len(known) else np.zeros(n, np.int64)
+        for i in new.tolist():
+            ends[i] = len(zeroed[i])
+        ends += 1
+        np.cumsum(ends, out=ends)
+        ends -= 1
+        starts = np.empty(n, np.int64)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        for i in new.tolist():
+            self.log.line_number = first + i
+            number = shapes.get(zeroed[i])
+            if number is None:
+                number = self.shape(zeroed[i], buf[int(starts[i]) : int(ends[i])])
+            ids[i] = number
         self.log.block_lines = n  # byte_blocks need not count them again
         a = np.frombuffer(buf, np.uint8)
         table = self.table()[ids]
@@ -372,39 +363,6 @@ class _FastFeeder:
                 self.generic(first + g, buf[int(starts[g]) : int(ends[g])])
             lo = g + 1
         self.log.line_number = first + n - 1
-
-    def classified(self, first: int, buf: bytes, digest: tuple) -> tuple[Any, Any]:
-        """Shape numbers and line ends from a ``_Classifier`` digest: the worker numbered the
-        distinct zeroed lines of the file in its own way; each of its numbers is tied here to a
-        shape once, on the first line that has it, exactly as ``block`` would (``exact``)."""
-        reset, local_bytes, lens_bytes = digest
-        if reset:
-            self.remap.clear()
-        local = np.frombuffer(local_bytes, np.int32)
-        ends = np.frombuffer(lens_bytes, np.int32).astype(np.int64)
-        ends += 1
-        np.cumsum(ends, out=ends)
-        ends -= 1
-        remap = self.remap
-        table = np.fromiter(map(remap.get, range(int(local.max()) + 1 if len(local) else 0), repeat(-1)), np.int64)
-        ids = table[local]
-        unresolved = np.flatnonzero(ids < 0)
-        if len(unresolved):
-            for i in unresolved.tolist():
-                lid = int(local[i])
-                number = remap.get(lid)
-                if number is None:
-                    start = int(ends[i - 1]) + 1 if i else 0
-                    raw = buf[start : int(ends[i])]
-                    self.log.line_number = first + i
-                    zeroed = raw.translate(_ZERO)
-                    number = self.shapes.get(zeroed)
-                    if number is None:
-                        number = self.shape(zeroed, raw)
-                    if not self.spans[number].get("unsure"):
-                        remap[lid] = number
-                ids[i] = number
-        return ids, ends
 
     def values(self, a, buf, vs, width, rows, n, shape_ids, name) -> tuple[Any, Any, Any]:
         """(value per line, has a number, has no number) for the lines ``rows`` of a block of ``n``."""
@@ -539,101 +497,6 @@ except ImportError:  # an SGLang-only build
     pass
 
 
-class _Classifier:
-    """A worker process that reads the same file and, block by block, numbers each line's shape
-    (``bytes.translate`` + ``split`` + a dict: the costly half of ``block``) while this process
-    does the rest: a pipeline over two cores. Its numbers are its own (``_FastFeeder.classified``
-    ties them to shapes). Any trouble (the worker gone, blocks that differ: a log still being
-    written) and this process classifies the rest itself."""
-
-    def __init__(self, path: Any) -> None:
-        import pickle
-
-        self.pickle = pickle
-        read, write = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:  # pragma: no cover - the worker (coverage does not follow forks)
-            code = 0
-            try:
-                os.close(read)
-                with os.fdopen(write, "wb", buffering=1 << 20) as out:
-                    _classify(path, out, pickle)
-            except BaseException:  # noqa: BLE001 - the parent notices the missing blocks
-                code = 1
-            finally:
-                os._exit(code)
-        os.close(write)
-        self.stream: Any = os.fdopen(read, "rb", buffering=1 << 20)
-
-    def get(self, first: int, data: bytes) -> tuple | None:
-        """The digest of this block, or None (then never again: this process goes on alone)."""
-        if self.stream is None:
-            return None
-        try:
-            their_first, size, digest = self.pickle.load(self.stream)
-        except Exception:  # noqa: BLE001 - EOF, a worker that died
-            self.close()
-            return None
-        if their_first != first or size != len(data):
-            self.close()
-            return None
-        return digest
-
-    def close(self) -> None:
-        if self.stream is not None:
-            self.stream.close()
-            self.stream = None
-        if self.pid:
-            try:
-                os.kill(self.pid, 9)
-            except OSError:
-                pass
-            try:
-                os.waitpid(self.pid, 0)
-            except OSError:
-                pass
-            self.pid = 0
-
-
-def _classify(path: Any, out: Any, pickle: Any) -> None:  # pragma: no cover - runs in the worker
-    local: dict[bytes, int] = {}
-    with LogLines(path) as log:
-        for first, data in log.byte_blocks():
-            if isinstance(data, str):
-                pickle.dump((first, len(data), None), out, protocol=pickle.HIGHEST_PROTOCOL)
-                continue
-            reset = len(local) >= MAX_SHAPES
-            if reset:
-                local = {}
-            zeroed = _zeroed(data).split(b"\n")
-            zeroed.pop()
-            n = len(zeroed)
-            ids = np.fromiter(map(local.get, zeroed, repeat(-1)), np.int32, n)
-            for i in np.flatnonzero(ids < 0).tolist():
-                ids[i] = local.setdefault(zeroed[i], len(local))
-            lens = np.fromiter(map(len, zeroed), np.int32, n)
-            log.block_lines = n
-            pickle.dump((first, len(data), (reset, ids.tobytes(), lens.tobytes())), out,
-                        protocol=pickle.HIGHEST_PROTOCOL)
-
-
-PIPELINE_MIN_BYTES = 32 << 20  # plain logs this large are read by two processes (two cores or more)
-
-
-def _cores() -> int:
-    """Cores free for a second process: those of this process less the load of the last minute
-    (this process counts in it). Two processes taking turns on one core are slower than one."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        load = 0.0
-    return int(cores - max(0.0, load - 1.0))
-
-
 _MALLOC_TUNED = False
 
 
@@ -665,7 +528,7 @@ def _tune_malloc() -> None:
 TUNE_MALLOC_MIN_BYTES = 8 << 20
 
 
-def feed_blocks(parser: SGLangLogParser, log: LogLines, path: Any = None) -> bool:
+def feed_blocks(parser: SGLangLogParser, log: LogLines) -> bool:
     """Feed ``log`` to ``parser`` through the fast path; False (nothing read) when it does not apply.
 
     Raises ``_HandBack`` (after feeding part of the log) when a line for another family shows up.
@@ -684,29 +547,13 @@ def feed_blocks(parser: SGLangLogParser, log: LogLines, path: Any = None) -> boo
             _tune_malloc()
     except (OSError, ValueError):
         pass
-    worker = None
-    if path is not None and log.compression is None and hasattr(os, "fork") and _cores() >= 2:
-        try:
-            big = os.fstat(log.fileno()).st_size >= PIPELINE_MIN_BYTES
-        except (OSError, ValueError):
-            big = False
-        if big:
-            try:
-                worker = _Classifier(path)
-            except OSError:
-                worker = None
-    try:
-        for first, data in log.byte_blocks():
-            digest = worker.get(first, data) if worker is not None else None
-            if isinstance(data, str):
-                if _OTHER_FAMILIES and _for_others(data):
-                    raise _HandBack
-                feeder.generic(first, data)
-            else:
-                feeder.block(first, data, digest)
-    finally:
-        if worker is not None:
-            worker.close()
+    for first, data in log.byte_blocks():
+        if isinstance(data, str):
+            if _OTHER_FAMILIES and _for_others(data):
+                raise _HandBack
+            feeder.generic(first, data)
+        else:
+            feeder.block(first, data)
     return True
 
 
@@ -724,7 +571,7 @@ def dispatch(log: LogLines, sglang: SGLangLogParser, others: tuple, path: Any, g
     # The parser as parse_file made it (fresh), made again if the file goes the generic way.
     made = (type(sglang), sglang.source, sglang.keep_samples, sglang.mtime)
     try:
-        if feed_blocks(sglang, log, path):
+        if feed_blocks(sglang, log):
             return
     except _HandBack:
         pass
