@@ -34,7 +34,8 @@ __all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]
 
 FAST_MIN_BYTES = 64 << 10  # smaller files are read line by line (no numpy import)
 MAX_SHAPES = 1 << 16  # shapes remembered (all are forgotten when there are more)
-MAX_VALUE_BYTES = 16  # longer values are read by the generic rules
+WORD = 8  # plain decimals this wide or narrower are read as one 64-bit word; the others by _number
+SERIES = ("gen", "accept", "input")  # the values read from stats lines, in table() column order
 _GEN = "gen throughput (token/s)"
 _ACCEPT = "accept len"
 _INPUT = "input throughput (token/s)"
@@ -44,9 +45,6 @@ _INPUT = "input throughput (token/s)"
 _MAYBE_MEANINGFUL_FIRST = b"[(0123456789 \t\x0b\x0c\x1c\x1d\x1e\x1f\x85DPs"
 
 np: Any = None
-_NCCL_EQ: Any = None
-_NCCL_VERSION: Any = None
-_POW10_INT: Any = None
 
 
 def _numpy() -> Any:
@@ -57,10 +55,7 @@ def _numpy() -> Any:
         except ImportError:  # pragma: no cover - numpy comes with pandas
             return None
         np = numpy
-        global _NCCL_EQ, _NCCL_VERSION, _POW10_INT
-        _NCCL_EQ = np.frombuffer(b"nccl==", np.uint8)  # matched at its first "=": 4 bytes before
-        _NCCL_VERSION = np.frombuffer(b"NCCL version", np.uint8)
-        _POW10_INT = np.array([10**k for k in range(MAX_VALUE_BYTES + 1)], np.int64)
+        _decimal_tables()
     return np
 
 
@@ -250,6 +245,40 @@ def _zeroed(buf: bytes) -> bytes:
     return (a - digit.view(np.uint8) * (a - 0x30)).tobytes()  # a digit d: d - (d - "0") = "0"
 
 
+def _decimals(words, width, point):
+    """Plain decimals read from 64-bit little-endian words (each starting at its value's first
+    byte; ``width`` bytes of it are the value, ``point`` as in ``decimal_table``), all at once.
+
+    SWAR ("SIMD within a register") digit parsing, after Lemire, "Quickly parsing eight digits"
+    (2022): the value is moved to the word's top bytes (zero bytes in front read as leading
+    zeros), the point's byte is squeezed out, and three multiply-shift steps fold the eight digit
+    bytes into one integer. The mantissa (at most eight digits) and the power of ten are exact
+    doubles, so the quotient is correctly rounded: ``float(text)`` exactly."""
+    u64 = np.uint64
+    x = (words & u64(0x0F0F0F0F0F0F0F0F)) << ((u64(WORD) - width.astype(u64)) * u64(8))
+    below, above = _POINT_MASKS[0][point], _POINT_MASKS[1][point]
+    x = (x & above) | ((x & below) << u64(8))  # the bytes after the point move up over it
+    x = x * u64(10) + (x >> u64(8))
+    x = ((x & u64(0x000000FF000000FF)) * u64(100 + (1000000 << 32))
+         + ((x >> u64(16)) & u64(0x000000FF000000FF)) * u64(1 + (10000 << 32))) >> u64(32)
+    return x / _POW10[np.maximum(point - 1, 0)]
+
+
+_POINT_MASKS: Any = None
+_POW10: Any = None
+
+
+def _decimal_tables() -> None:
+    """``_decimals``' masks by ``point`` code: the bytes below the point's byte (which sits at byte
+    ``WORD - code`` once the value fills the word's top), and those above it; no point: all above."""
+    global _POINT_MASKS, _POW10
+    full = (1 << 64) - 1
+    below = [0] + [(1 << (8 * (WORD - code))) - 1 for code in range(1, WORD + 1)]
+    above = [full] + [full & ~((1 << (8 * (WORD - code + 1))) - 1) for code in range(1, WORD + 1)]
+    _POINT_MASKS = (np.array(below, np.uint64), np.array(above, np.uint64))
+    _POW10 = np.array([10.0**k for k in range(WORD + 1)])
+
+
 class _FastFeeder:
     # Shapes are judged by content alone, so what is learned serves every file of the process.
     shapes: dict[bytes, int] = {}  # shape (digits zeroed) -> number
@@ -257,13 +286,12 @@ class _FastFeeder:
     spans: list[dict[str, Any]] = []
     tables: Any = None
     shape_lengths: Any = None
-    decimals_cache: dict[str, tuple[Any, Any, int]] = {}
+    decimals: Any = None  # decimal_table()
     judge: tuple = ()
 
     def __init__(self, parser: SGLangLogParser, log: LogLines) -> None:
         self.parser = parser
         self.log = log
-        self.pow10 = np.array([10.0**k for k in range(MAX_VALUE_BYTES + 1)])
 
     # -- generic lines --------------------------------------------------------------------
 
@@ -299,7 +327,7 @@ class _FastFeeder:
             rows = []
             for kind, spans in zip(self.kinds, self.spans):
                 row = [kind]
-                for name in ("gen", "accept", "input"):
+                for name in SERIES:
                     off, width = spans.get(name, (0, -1))
                     row += [off, width]
                 row.append(1 if spans.get("no_gen") else 0)
@@ -311,7 +339,7 @@ class _FastFeeder:
     def block(self, first: int, buf: bytes) -> None:
         cls = type(self)
         if len(cls.kinds) >= MAX_SHAPES:  # forget them all (bounded memory for logs of all-new lines)
-            cls.shapes, cls.kinds, cls.spans, cls.tables, cls.decimals_cache = {}, [], [], None, {}
+            cls.shapes, cls.kinds, cls.spans, cls.tables, cls.decimals = {}, [], [], None, None
             cls.shape_lengths = None
         zeroed = _zeroed(buf).split(b"\n")
         zeroed.pop()  # after the last newline
@@ -342,11 +370,7 @@ class _FastFeeder:
         if table[:, 8].any():
             raise _HandBack
         code = table[:, 0]
-        values = {}
-        for col, name in ((1, "gen"), (3, "accept"), (5, "input")):
-            rows = np.flatnonzero(table[:, col + 1] >= 0)
-            if len(rows):
-                values[name] = self.values(a, buf, starts[rows] + table[rows, col], table[rows, col + 1], rows, n, ids[rows], name)
+        values = self.values(a, buf, starts, ids, n)
         none = table[:, 7] == 1
         if none.any():
             got = values.get("gen")
@@ -364,69 +388,72 @@ class _FastFeeder:
             lo = g + 1
         self.log.line_number = first + n - 1
 
-    def values(self, a, buf, vs, width, rows, n, shape_ids, name) -> tuple[Any, Any, Any]:
-        """(value per line, has a number, has no number) for the lines ``rows`` of a block of ``n``."""
-        val = np.zeros(n, np.float64)
-        ok = np.zeros(n, bool)
-        none = np.zeros(n, bool)
-        weights, frac = self.decimal_table(name)
-        plain = frac[shape_ids] >= 0
-        span = int(width.max())
-        if plain.any() and span <= MAX_VALUE_BYTES:
-            w = weights[:, :span][shape_ids]  # each shape's digit weights: 0 where no digit (or not a plain decimal)
-            idx = vs[:, None] + np.arange(span)
-            np.minimum(idx, len(a) - 1, out=idx)
-            digits = a[idx].astype(np.int64)
-            digits -= 48
-            digits *= w
-            mantissa = digits.sum(1)
-            val[rows] = mantissa / self.pow10[np.maximum(frac[shape_ids], 0)]
-            ok[rows] = plain
-        else:
-            plain[:] = False
+    def values(self, a, buf, starts, ids, n) -> dict[str, tuple[Any, Any, Any]]:
+        """``{series: (value per line, has a number, has no number)}`` for a block of ``n`` lines,
+        every series read at once: plain decimals of up to ``WORD`` bytes by ``_decimals``, the
+        other values by ``_number``."""
+        points = self.decimal_table()
+        table = self.table()
+        width_of = table[:, 2:7:2].T[:, ids]  # (series, line): the value's width, -1 where none
+        which, rows = np.nonzero(width_of >= 0)  # series by series, lines in order
+        if not len(rows):
+            return {}
+        shape_ids = ids[rows]
+        vs = starts[rows] + table[shape_ids, 1 + 2 * which]
+        width = width_of[which, rows]
+        point = points[which, shape_ids]
+        plain = (point >= 0) & (vs + WORD <= len(a))  # a word from the block's last bytes: by _number
+        number = np.zeros(len(rows))
+        if plain.any():
+            words = np.lib.stride_tricks.sliding_window_view(a, WORD)[vs[plain]].view("<u8").ravel()
+            number[plain] = _decimals(words, width[plain], point[plain])
+        ok = plain.copy()
+        missing = np.zeros(len(rows), bool)
         for j in np.flatnonzero(~plain).tolist():
-            number = _number(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
-            if number is None:
-                none[rows[j]] = True
+            value = _number(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
+            if value is None:
+                missing[j] = True
             else:
-                val[rows[j]] = number
-                ok[rows[j]] = True
-        return val, ok, none
+                number[j] = value
+                ok[j] = True
+        out = {}
+        bounds = np.searchsorted(which, np.arange(len(SERIES) + 1)).tolist()
+        for k, name in enumerate(SERIES):
+            lo, hi = bounds[k], bounds[k + 1]
+            if lo == hi:
+                continue
+            val, has, none = np.zeros(n), np.zeros(n, bool), np.zeros(n, bool)
+            val[rows[lo:hi]] = number[lo:hi]
+            has[rows[lo:hi]] = ok[lo:hi]
+            none[rows[lo:hi]] = missing[lo:hi]
+            out[name] = (val, has, none)
+        return out
 
-    def decimal_table(self, name: str) -> tuple[Any, Any]:
-        """Per shape, for one series: digit weights (a plain decimal's mantissa = digits . weights,
-        exact up to 15 digits) and the digits after its point (-1: not a plain decimal, read by
-        ``_number``). A shape fixes where the digits and the point are, so the shape decides."""
+    def decimal_table(self) -> Any:
+        """Per series and shape, what a value is: -1 not a plain decimal of at most ``WORD`` bytes
+        (read by ``_number``), 0 digits only, ``k + 1`` digits with a point and ``k`` digits after
+        it. A shape fixes where the digits and the point are, so the shape decides."""
         cls = type(self)
-        cache = cls.decimals_cache
-        old_weights, old_frac, done = cache.get(name, (np.zeros((0, MAX_VALUE_BYTES), np.int64), np.zeros(0, np.int64), 0))
+        done = 0 if cls.decimals is None else cls.decimals.shape[1]
         if done == len(cls.kinds):
-            return old_weights, old_frac
-        weights = np.zeros((len(cls.kinds), MAX_VALUE_BYTES), np.int64)
-        frac = np.full(len(cls.kinds), -1, np.int64)
-        weights[:done] = old_weights
-        frac[:done] = old_frac
-        for number in range(done, len(cls.kinds)):
-            spans = cls.spans[number]
-            where = spans.get(name)
-            text = spans.get("text", "")
-            if where is None or not text:
-                continue
-            value = text[where[0] : where[0] + where[1]]
-            if not 1 <= len(value) <= MAX_VALUE_BYTES or value.count(".") > 1 or not value.replace(".", "").isdigit():
-                continue
-            digits = sum(c.isdigit() for c in value)
-            if not 1 <= digits <= 15:
-                continue
-            power = digits
-            for i, c in enumerate(value):
-                if c.isdigit():
-                    power -= 1
-                    weights[number, i] = 10**power
-            point = value.find(".")
-            frac[number] = 0 if point < 0 else len(value) - point - 1
-        cache[name] = (weights, frac, len(cls.kinds))
-        return weights, frac
+            return cls.decimals
+        points = np.full((len(SERIES), len(cls.kinds)), -1, np.int64)
+        if done:  # shapes only ever get added: judge the new ones
+            points[:, :done] = cls.decimals
+        for k, name in enumerate(SERIES):
+            for number in range(done, len(cls.kinds)):
+                spans = cls.spans[number]
+                where = spans.get(name)
+                text = spans.get("text", "")
+                if where is None or not text:
+                    continue
+                value = text[where[0] : where[0] + where[1]]
+                if len(value) > WORD or value.count(".") > 1 or not value.replace(".", "").isdigit():
+                    continue
+                point = value.find(".")
+                points[k, number] = 0 if point < 0 else len(value) - point
+        cls.decimals = points
+        return points
 
     # -- a run of stats lines and header-less lines ------------------------------------------
 
@@ -539,7 +566,7 @@ def feed_blocks(parser: SGLangLogParser, log: LogLines) -> bool:
     judge = tuple(map(id, vars(SGLangLogParser).values()))
     if _FastFeeder.judge != judge:
         _FastFeeder.shapes, _FastFeeder.kinds, _FastFeeder.spans = {}, [], []
-        _FastFeeder.tables, _FastFeeder.decimals_cache, _FastFeeder.judge = None, {}, judge
+        _FastFeeder.tables, _FastFeeder.decimals, _FastFeeder.judge = None, None, judge
         _FastFeeder.shape_lengths = None
     feeder = _FastFeeder(parser, log)
     try:

@@ -124,3 +124,49 @@ def test_generated_logs_give_the_same_result(data: bytes, samples: bool) -> None
         path.write_bytes(data)
         fast, slow = both(path, monkeypatch, samples)
         assert fast == slow
+
+
+plain_decimals = st.builds(
+    lambda digits, point: digits[:point] + "." + digits[point:] if point is not None else digits,
+    st.text("0123456789", min_size=1, max_size=8), st.none() | st.integers(0, 8),
+).filter(lambda text: len(text) <= sglang_fast.WORD)
+
+
+@SETTINGS
+@given(values=st.lists(st.tuples(plain_decimals, st.binary(max_size=12)), min_size=1, max_size=40))
+def test_word_decimals_read_like_float(values: list[tuple[str, bytes]]) -> None:
+    """``_decimals`` (eight bytes at a time) reads every plain decimal as ``float()`` does, whatever
+    follows it in the word: "5.", ".5", "007", eight digits."""
+    np = sglang_fast._numpy()
+    buf = b"".join(text.encode() + after for text, after in values) + bytes(sglang_fast.WORD)
+    starts, at = [], 0
+    for text, after in values:
+        starts.append(at)
+        at += len(text) + len(after)
+    words = np.lib.stride_tricks.sliding_window_view(np.frombuffer(buf, np.uint8), sglang_fast.WORD)
+    width = np.array([len(text) for text, _ in values])
+    point = np.array([len(text) - text.find(".") if "." in text else 0 for text, _ in values])
+    got = sglang_fast._decimals(words[starts].view("<u8").ravel(), width, point)
+    assert got.tolist() == [float(text) for text, _ in values]
+
+
+def test_values_of_every_width_and_form(tmp_path: Path, monkeypatch) -> None:
+    """Stats values as a real server never writes them ("5.", ".5", nine digits, 1e3) still read
+    the same on both paths, across block boundaries."""
+    monkeypatch.setattr(framing, "BLOCK_BYTES", 512)
+    forms = ["91.24", "5.", ".5", "0", "007.50", "12345678", "123456789", "1234567.8", "1e3", "nan", "inf"]
+    lines = [
+        f"[2026-01-01 08:00:{i % 60:02d} TP0] Decode batch, #running-req: {i}, #token: {i * 40}, "
+        f"accept len: {forms[(i + 3) % len(forms)]}, gen throughput (token/s): {forms[i % len(forms)]}, #queue-req: 0"
+        for i in range(200)
+    ]
+    lines += [
+        f"[2026-01-01 08:01:{i % 60:02d} TP0] Prefill batch, #new-seq: 1, #new-token: {i}, "
+        f"input throughput (token/s): {forms[i % len(forms)]}"
+        for i in range(50)
+    ]
+    path = tmp_path / "forms.log"
+    path.write_text("\n".join(lines) + "\n")
+    fast, slow = both(path, monkeypatch)
+    assert fast == slow
+    assert "12345678.0" in fast and "123456789.0" in fast and "0.5" in fast
