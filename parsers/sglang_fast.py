@@ -389,43 +389,37 @@ class _FastFeeder:
         self.log.line_number = first + n - 1
 
     def values(self, a, buf, starts, ids, n) -> dict[str, tuple[Any, Any, Any]]:
-        """``{series: (value per line, has a number, has no number)}`` for a block of ``n`` lines,
-        every series read at once: plain decimals of up to ``WORD`` bytes by ``_decimals``, the
-        other values by ``_number``."""
+        """``{series: (value per line, has a number, has no number)}`` for a block of ``n`` lines:
+        plain decimals of up to ``WORD`` bytes by ``_decimals``, the other values by ``_number``."""
         points = self.decimal_table()
         table = self.table()
-        width_of = table[:, 2:7:2].T[:, ids]  # (series, line): the value's width, -1 where none
-        which, rows = np.nonzero(width_of >= 0)  # series by series, lines in order
-        if not len(rows):
-            return {}
-        shape_ids = ids[rows]
-        vs = starts[rows] + table[shape_ids, 1 + 2 * which]
-        width = width_of[which, rows]
-        point = points[which, shape_ids]
-        plain = (point >= 0) & (vs + WORD <= len(a))  # a word from the block's last bytes: by _number
-        number = np.zeros(len(rows))
-        if plain.any():
-            words = np.lib.stride_tricks.sliding_window_view(a, WORD)[vs[plain]].view("<u8").ravel()
-            number[plain] = _decimals(words, width[plain], point[plain])
-        ok = plain.copy()
-        missing = np.zeros(len(rows), bool)
-        for j in np.flatnonzero(~plain).tolist():
-            value = _number(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
-            if value is None:
-                missing[j] = True
-            else:
-                number[j] = value
-                ok[j] = True
+        words = np.lib.stride_tricks.sliding_window_view(a, WORD) if len(a) >= WORD else None
         out = {}
-        bounds = np.searchsorted(which, np.arange(len(SERIES) + 1)).tolist()
         for k, name in enumerate(SERIES):
-            lo, hi = bounds[k], bounds[k + 1]
-            if lo == hi:
+            width = table[:, 2 + 2 * k][ids]  # the value's width, -1 where none
+            rows = np.flatnonzero(width >= 0)
+            if not len(rows):
                 continue
+            shape_ids = ids[rows]
+            vs = starts[rows] + table[shape_ids, 1 + 2 * k]
+            width = width[rows]
+            point = points[k][shape_ids]
+            plain = (point >= 0) & (vs + WORD <= len(a))  # a word past the block's end: by _number
             val, has, none = np.zeros(n), np.zeros(n, bool), np.zeros(n, bool)
-            val[rows[lo:hi]] = number[lo:hi]
-            has[rows[lo:hi]] = ok[lo:hi]
-            none[rows[lo:hi]] = missing[lo:hi]
+            if plain.all():
+                val[rows] = _decimals(words[vs].view("<u8").ravel(), width, point)
+                has[rows] = True
+            else:
+                if plain.any():
+                    val[rows[plain]] = _decimals(words[vs[plain]].view("<u8").ravel(), width[plain], point[plain])
+                    has[rows[plain]] = True
+                for j in np.flatnonzero(~plain).tolist():
+                    value = _number(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
+                    if value is None:
+                        none[rows[j]] = True
+                    else:
+                        val[rows[j]] = value
+                        has[rows[j]] = True
             out[name] = (val, has, none)
         return out
 
