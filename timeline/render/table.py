@@ -79,7 +79,13 @@ def _event_details(event: CodeEvent) -> Text:
     return text
 
 
-def _run_details(run: Run) -> Text:
+def _zone_note(run: Run) -> str | None:
+    if run.tz_source not in ZONE_SOURCE_NOTE:
+        return None
+    return f"log zone {run.tz} ({ZONE_SOURCE_NOTE[run.tz_source]})"
+
+
+def _run_details(run: Run, zone_note: bool = True) -> Text:
     where = f"{run.source}"
     if run.first_line is not None:
         where += f":{run.first_line}-{run.last_line}"
@@ -106,14 +112,19 @@ def _run_details(run: Run) -> Text:
         text.append(f"\nHEAD moved during the run: {', '.join(run.events_during)}", style="yellow")
     if run.candidate_commits:
         text.append(f"\nmay have run on: {' or '.join(short(c) for c in run.candidate_commits)}", style="yellow")
-    if run.tz_source in ZONE_SOURCE_NOTE:
-        text.append(f"\nlog zone {run.tz} ({ZONE_SOURCE_NOTE[run.tz_source]})", style="dim")
+    note = _zone_note(run) if zone_note else None
+    if note:
+        text.append(f"\n{note}", style="dim")
     return text
 
 
 def timeline_table(timeline: Timeline, display: tzinfo | None = None) -> Table:
     zone, zone_name = display_zone(timeline, display)
-    table = Table(title=f"Timeline (times in {zone_name})", expand=False, show_lines=True)
+    # One zone note shared by every run is said once, under the table, not on every row.
+    notes = {_zone_note(run) for run in timeline.runs}
+    shared = notes.pop() if len(notes) == 1 and len(timeline.runs) > 1 else None
+    table = Table(title=f"Timeline (times in {zone_name})", expand=False, show_lines=True,
+                  caption=f"every run: {shared}" if shared else None, caption_justify="left")
     table.add_column("When", no_wrap=True)
     table.add_column("What", no_wrap=True)
     table.add_column("Commit", no_wrap=True)
@@ -128,7 +139,7 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None) -> Table:
             when = _when(row.start, zone)
             if row.end is not None:
                 when += f"\n→ {_when(row.end, zone)[11:19]}"
-            table.add_row(when, Text(f"{row.id} run"), commit, _run_details(row))
+            table.add_row(when, Text(f"{row.id} run"), commit, _run_details(row, zone_note=shared is None))
     return table
 
 
