@@ -17,6 +17,23 @@ def pytest_configure(config: pytest.Config) -> None:
         manager.import_plugin("timeline.pytest_plugin")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def session_parse_cache_folder(tmp_path_factory: pytest.TempPathFactory):
+    """The parse cache folder of module and session fixtures that build (never the user's ~/.cache)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIMELINE_CACHE_DIR", str(tmp_path_factory.mktemp("parse-cache-session") / "timeline"))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def parse_cache_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own, empty parse cache folder (timeline.cache), never the user's ~/.cache;
+    set in os.environ, so that subprocesses (the CLI, pytester) inherit it."""
+    folder = tmp_path_factory.mktemp("parse-cache") / "timeline"
+    monkeypatch.setenv("TIMELINE_CACHE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture(autouse=True)
 def exported_documents(monkeypatch: pytest.MonkeyPatch):
     """Every JSON document a test exports (CLI --json, Timeline.to_dict...) is checked, when the

@@ -9,7 +9,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parsers import parse_file
 from parsers.records import ParsedRun
@@ -18,6 +18,9 @@ from timeline.correlate import DEFAULT_TOLERANCE_S, attribute
 from timeline.environment import Environment
 from timeline.errors import UsageError
 from timeline.model import Diagnostic, MetricSummary, RepoInfo, Run, Timeline
+
+if TYPE_CHECKING:
+    from timeline.cache import Lookup, ParseCache
 
 LOG_SUFFIXES = (".log", ".txt", ".out")
 COMPRESSED_SUFFIXES = ("", ".gz", ".bz2", ".xz", ".zst")
@@ -99,6 +102,7 @@ def build(
     tolerance_s: float = DEFAULT_TOLERANCE_S,
     env: Environment | None = None,
     progress: Callable[[int, int], None] | None = None,
+    cache: bool | ParseCache = True,
 ) -> Timeline:
     """Parse every log under ``paths``, read the checkout's reflog, tie each run to a commit.
 
@@ -108,6 +112,8 @@ def build(
     machine's zone; each run says which (``tz``, ``tz_source``) and a warning says so.
     ``tolerance_s``: a run starting this close to a HEAD move is ``ambiguous``.
     ``progress``, if given, is called now and then with (bytes of the logs read, their total size).
+    ``cache``: reuse each log's parse while the file is unchanged (timeline.cache): True for the
+    folder the environment names (``TIMELINE_CACHE_DIR``, ...), False for none, or a ParseCache.
     Raises UsageError (missing path, unknown zone) and GitError (not a repository).
     """
     env = env or Environment()
@@ -125,7 +131,9 @@ def build(
     events = history.events if history else None
 
     runs: list[Run] = []
-    for (source, path), parsed in zip(sources, _parsed(sources, keep_samples, progress, env.environ)):
+    parse_cache = _cache_of(cache, env)
+    # _parsed first: zip then runs it to its end (the cache's prune, the last progress call).
+    for parsed, (source, path) in zip(_parsed(sources, keep_samples, progress, env.environ, parse_cache), sources):
         warnings.extend(parsed.diagnostics)
         if not parsed.runs:
             continue
@@ -188,43 +196,72 @@ def _jobs(count: int, total: int, environ) -> int:
     return max(1, min(jobs, MAX_WORKERS, count))
 
 
-def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, environ):
-    """``parse_file`` of each log, in order; in worker processes when there are many logs."""
+def _cache_of(cache: bool | ParseCache | None, env: Environment) -> ParseCache | None:
+    if cache is True:
+        from timeline.cache import ParseCache  # imported where used: start-up (issue 7)
+
+        return ParseCache.from_environ(env.environ)
+    return cache or None
+
+
+def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, environ, cache: ParseCache | None = None):
+    """``parse_file`` of each log, in order; from ``cache`` for the logs it holds as they are now;
+    the others in worker processes when there are many of them."""
     sizes = _sizes(sources)
     total = sum(sizes)
+    looks: list[Lookup | None] = [None] * len(sources)
+    if cache is not None and sources:
+        looks = [cache.look(path, source, keep_samples) for source, path in sources]
+    missing = [i for i, look in enumerate(looks) if look is None or not look.hit]
     done = 0
-    start = 0
-    jobs = _jobs(len(sources), total, environ)
+    results: Any = iter(())
+    pool = None
+    jobs = _jobs(len(missing), sum(sizes[i] for i in missing), environ)
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         try:
-            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-                items = [(path, source, keep_samples) for source, path in sources]
-                for parsed in pool.map(_parse_one, items, chunksize=max(1, min(16, len(items) // (4 * jobs)))):
-                    if progress is not None:
-                        progress(done, total)
-                    yield parsed
-                    done += sizes[start]
-                    start += 1
-        except Exception:  # noqa: BLE001 - workers that could not start or died: the rest is read here
-            pass
-    for index in range(start, len(sources)):
-        source, path = sources[index]
-        tell = None
-        if progress is not None:
-            progress(done, total)
-            tell = functools.partial(_tell, progress, done, total)
-        yield parse_file(path, source=source, keep_samples=keep_samples, progress=tell)
-        done += sizes[index]
+            pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
+            items = [(sources[i][1], sources[i][0], keep_samples, cache, looks[i]) for i in missing]
+            results = pool.map(_parse_one, items, chunksize=max(1, min(16, len(items) // (4 * jobs))))
+        except Exception:  # noqa: BLE001 - workers that could not start: the logs are read here
+            pool = None
+    try:
+        for index, (source, path) in enumerate(sources):
+            if progress is not None:
+                progress(done, total)
+            look = looks[index]
+            parsed = None
+            if look is not None and look.hit:
+                parsed = cache.load(look)  # type: ignore[union-attr]  # None: unreadable after all, parsed here
+            elif pool is not None:
+                try:
+                    parsed = next(results)
+                except Exception:  # noqa: BLE001 - workers that died: the rest is read here
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    pool = None
+            if parsed is None:
+                tell = None if progress is None else functools.partial(_tell, progress, done, total)
+                parsed = _parse_one((path, source, keep_samples, cache, look), tell)
+            yield parsed
+            done += sizes[index]
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    if cache is not None and missing:
+        cache.prune()
     if progress is not None:
         progress(total, total)
 
 
-def _parse_one(item: tuple) -> Any:
-    path, source, keep_samples = item
-    return parse_file(path, source=source, keep_samples=keep_samples)
+def _parse_one(item: tuple, progress=None) -> Any:
+    """``parse_file`` of one log, kept in the cache when a look-up was made for it."""
+    path, source, keep_samples, cache, look = item
+    parsed = parse_file(path, source=source, keep_samples=keep_samples, progress=progress)
+    if cache is not None and look is not None:
+        cache.store(look, parsed)
+    return parsed
 
 
 def _sizes(sources: list[tuple[str, Path]]) -> list[int]:

@@ -86,6 +86,11 @@ def build_command(
     fail_on_regression: bool = typer.Option(
         False, "--fail-on-regression", help="Exit with status 3 when a shift has the verdict 'regression' (for CI)."
     ),
+    no_cache: bool = typer.Option(
+        False, "--no-cache",
+        help="Skip the parse cache: parse every log anew, store nothing. (The cache keeps each log's parse while the "
+        "file is unchanged, in $TIMELINE_CACHE_DIR, else $XDG_CACHE_HOME/timeline, else ~/.cache/timeline.)",
+    ),
 ) -> None:
     """Tie each run in the logs to the commit HEAD held when it started, next to the code events.
 
@@ -106,7 +111,7 @@ def build_command(
             paths or ["."], repo=repo, log_tz=log_tz or [], display_tz=display_tz, tolerance_s=tolerance,
             json_path=json_path, samples=samples, out=out, err=err,
             output_format=output_format, csv_path=csv_path, html_path=html_path,
-            fail_on_regression=fail_on_regression,
+            fail_on_regression=fail_on_regression, cache=not no_cache,
         )
     except TimelineError as error:
         raise _fail(error) from None

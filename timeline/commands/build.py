@@ -32,14 +32,21 @@ def run(
     csv_path: str | None = None,
     html_path: str | None = None,
     fail_on_regression: bool = False,
+    cache: bool = True,
 ) -> ExitCode:
     display = parse_zone(display_tz) if display_tz else None
     to_stdout, files = plan_outputs(output_format, {"json": json_path, "csv": csv_path, "html": html_path})
     # A progress bar for large inputs, on stderr when it is a terminal; never with JSON on stdout.
     bar = ProgressBar(err) if err.is_terminal and to_stdout != "json" else None
+    env = env or Environment()
+    parse_cache = None
+    if cache:
+        from timeline.cache import ParseCache
+
+        parse_cache = ParseCache.from_environ(env.environ)
     try:
         timeline = build(paths, repo=repo, log_tz=log_tz, keep_samples=samples, tolerance_s=tolerance_s, env=env,
-                         progress=bar)
+                         progress=bar, cache=parse_cache if parse_cache is not None else False)
     finally:
         if bar is not None:
             bar.close()
@@ -50,6 +57,9 @@ def run(
     else:
         write_text_atomic("-", render_text(timeline, to_stdout, display))
     render_warnings(timeline, err)
+    if parse_cache is not None and parse_cache.problem:  # about this machine, not the logs: not in the JSON
+        err.print(f"warning: {parse_cache.problem} (--no-cache to skip it)", markup=False, highlight=False,
+                  soft_wrap=True)
     if fail_on_regression and any(s.verdict == "regression" for s in timeline.shifts):
         return ExitCode.REGRESSION
     return ExitCode.OK

@@ -1,0 +1,304 @@
+"""The parse cache (timeline.cache, issue 7): a second build over unchanged logs parses nothing and
+gives the same timeline; any change to a log, to the options or to the parsers is a miss; a broken
+cache is only a slower build."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from parsers.records import Diagnostic, ParsedFile
+from timeline import builder, cache
+from timeline.builder import build
+from timeline.cache import ParseCache, cache_folder
+from timeline.cli import app
+from timeline.environment import Environment
+from timeline.export import dumps
+from timeline.pytest_plugin import fixtures_root
+from timeline.scenario import Launch, write_sglang_log
+
+LONG_AGO = time.time() - 3 * 3600  # logs written well before the build: not "being written"
+
+
+def _age(*paths: Path, when: float = LONG_AGO) -> None:
+    for path in paths:
+        for file in [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]:
+            os.utime(file, (when, when))
+
+
+def _logs(folder: Path, count: int = 3) -> Path:
+    for i in range(count):
+        write_sglang_log(folder / f"server-{i}.log", [Launch(datetime(2026, 1, 1 + i, 8), minutes=3, throughput=90.0 + i)],
+                         seed=i)
+    _age(folder)
+    return folder
+
+
+def _env(cache_dir: Path, **extra: str) -> Environment:
+    return Environment(environ={"TIMELINE_CACHE_DIR": str(cache_dir), "TZ": "UTC", **extra},
+                       now=lambda: datetime(2026, 3, 1, tzinfo=timezone.utc))
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list[str]:
+    """The sources that the parsers read (a build that takes a log from the cache reads none)."""
+    seen: list[str] = []
+    real = builder.parse_file
+
+    def counting(path, **options):
+        seen.append(options.get("source") or str(path))
+        return real(path, **options)
+
+    monkeypatch.setattr(builder, "parse_file", counting)
+    return seen
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.parsed")) if folder.is_dir() else []
+
+
+def test_second_build_takes_every_log_from_the_cache(tmp_path, parses):
+    logs, where = _logs(tmp_path / "logs"), tmp_path / "cache"
+    first = dumps(build([logs], log_tz="UTC", env=_env(where)))
+    assert len(parses) == 3 and len(_entries(where)) == 3
+    parses.clear()
+    second = dumps(build([logs], log_tz="UTC", env=_env(where)))
+    assert parses == []
+    uncached = dumps(build([logs], log_tz="UTC", env=_env(where), cache=False))
+    assert first == second == uncached
+    assert len(parses) == 3  # cache=False: parsed, not looked up
+
+
+def test_cached_parse_is_the_same_document_warnings_included(tmp_path, parses):
+    """Every captured log (SGLang, vLLM, benchmarks, binary, bad UTF-8, a cut .gz; warnings whose text
+    depends on the file's mtime), with and without samples: from the cache, the same JSON."""
+    logs, where = tmp_path / "logs", tmp_path / "cache"
+    shutil.copytree(fixtures_root(), logs, ignore=shutil.ignore_patterns("*.json", "*.md"))
+    _age(logs)
+    cut = logs / "bad" / "truncated-archive.gz"  # not a log name: given by name
+    for samples in (False, True):
+        fresh = dumps(build([logs, cut], log_tz="UTC", keep_samples=samples, env=_env(where), cache=False))
+        stored = build([logs, cut], log_tz="UTC", keep_samples=samples, env=_env(where))
+        parses.clear()
+        again = build([logs, cut], log_tz="UTC", keep_samples=samples, env=_env(where))
+        assert dumps(stored) == dumps(again) == fresh
+        assert again.warnings == stored.warnings and any(w.line is None for w in again.warnings)
+        # The cut archive gave a read error: a problem that may pass, so it is parsed every time.
+        assert parses == [str(cut)]
+
+
+def test_appended_or_touched_log_is_parsed_again(tmp_path, parses):
+    logs, where = _logs(tmp_path / "logs"), tmp_path / "cache"
+    build([logs], log_tz="UTC", env=_env(where))
+    first = build([logs], log_tz="UTC", env=_env(where))
+    grown, touched = logs / "server-0.log", logs / "server-1.log"
+    with open(grown, "a", encoding="utf-8") as f:
+        f.write("[2026-01-01 08:10:00] one more line\n")
+    _age(grown)  # same mtime as before: only the size tells
+    _age(touched, when=LONG_AGO + 60)  # same size: only the mtime tells
+    parses.clear()
+    second = build([logs], log_tz="UTC", env=_env(where))
+    assert sorted(parses) == sorted([str(grown), str(touched)])
+    assert dumps(second) == dumps(build([logs], log_tz="UTC", env=_env(where), cache=False))
+    assert len(_entries(where)) == 3  # one entry a log: the new parse replaced the old one
+    assert first.runs[0].last_line != second.runs[0].last_line
+
+
+def test_samples_and_the_source_label_have_their_own_entries(tmp_path, parses, monkeypatch):
+    logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "cache"
+    build([logs], log_tz="UTC", env=_env(where))
+    parses.clear()
+    with_samples = build([logs], log_tz="UTC", keep_samples=True, env=_env(where))
+    assert len(parses) == 1 and with_samples.runs[0].samples
+    monkeypatch.chdir(tmp_path)
+    parses.clear()
+    relative = build(["logs"], log_tz="UTC", env=_env(where))  # the same file, named otherwise
+    assert parses == [os.path.join("logs", "server-0.log")] and relative.runs[0].source == parses[0]
+    parses.clear()
+    for samples in (False, True):
+        build([logs], log_tz="UTC", keep_samples=samples, env=_env(where))
+    build(["logs"], log_tz="UTC", env=_env(where))
+    assert parses == [] and len(_entries(where)) == 3
+
+
+def test_a_parser_change_is_a_miss(tmp_path, parses, monkeypatch):
+    logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "cache"
+    build([logs], log_tz="UTC", env=_env(where))
+    monkeypatch.setattr(cache, "_CODE_VERSION", "0.1.0/another-parser/cpython")
+    parses.clear()
+    build([logs], log_tz="UTC", env=_env(where))
+    assert len(parses) == 1
+
+
+def test_code_version_follows_the_parsers_sources():
+    version = cache.code_version()
+    assert version.startswith(__import__("timeline").__version__ + "/") and version == cache.code_version()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign", "empty"])
+def test_corrupt_entry_is_a_miss_and_is_rebuilt(tmp_path, parses, damage):
+    logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "cache"
+    expected = dumps(build([logs], log_tz="UTC", env=_env(where)))
+    (entry,) = _entries(where)
+    data = entry.read_bytes()
+    if damage == "garbage":
+        entry.write_bytes(os.urandom(len(data)))
+    elif damage == "truncated":  # the header is fine, the parse is cut
+        entry.write_bytes(data[: len(data) // 2])
+    elif damage == "foreign":  # the right header, something else than a parse after it
+        with open(entry, "rb") as f:
+            f.read(len(cache.MAGIC))
+            header = pickle.load(f)
+        entry.write_bytes(cache.MAGIC + pickle.dumps(header) + pickle.dumps({"runs": []}))
+    else:
+        entry.write_bytes(b"")
+    parses.clear()
+    assert dumps(build([logs], log_tz="UTC", env=_env(where))) == expected
+    assert len(parses) == 1
+    parses.clear()
+    assert dumps(build([logs], log_tz="UTC", env=_env(where))) == expected
+    assert parses == []  # the entry was written anew
+
+
+def test_unusable_cache_folder_only_turns_the_cache_off(tmp_path, parses):
+    logs = _logs(tmp_path / "logs", count=2)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    expected = dumps(build([logs], log_tz="UTC", env=_env(tmp_path / "cache"), cache=False))
+    parse_cache = ParseCache(blocker / "cache")
+    assert dumps(build([logs], log_tz="UTC", env=_env(tmp_path / "cache"), cache=parse_cache)) == expected
+    assert parse_cache.problem and str(blocker) in parse_cache.problem and len(parses) == 4
+
+    result = CliRunner().invoke(app, ["build", str(logs), "--log-tz", "UTC", "--json", "-"],
+                                env={"TIMELINE_CACHE_DIR": str(blocker / "cache")})
+    assert result.exit_code == 0 and json.loads(result.stdout)["runs"]
+    notes = [line for line in result.stderr.splitlines() if "parse cache off" in line]
+    assert len(notes) == 1 and "Traceback" not in result.output
+
+
+def test_folder_others_can_write_to_is_not_used(tmp_path, parses):
+    logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "shared"
+    where.mkdir()
+    where.chmod(0o777)
+    parse_cache = ParseCache(where)
+    build([logs], log_tz="UTC", env=_env(where), cache=parse_cache)
+    assert "other users" in (parse_cache.problem or "") and _entries(where) == []
+
+
+def test_cache_folder_is_made_private(tmp_path):
+    logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "deep" / "cache"
+    build([logs], log_tz="UTC", env=_env(where))
+    assert where.stat().st_mode & 0o777 == 0o700
+    assert all(entry.stat().st_mode & 0o077 == 0 for entry in _entries(where))
+
+
+def test_no_cache_writes_nothing(tmp_path, parse_cache_folder):
+    logs = _logs(tmp_path / "logs", count=2)
+    result = CliRunner().invoke(app, ["build", str(logs), "--log-tz", "UTC", "--json", "-", "--no-cache"])
+    assert result.exit_code == 0 and len(json.loads(result.stdout)["runs"]) == 2
+    assert not parse_cache_folder.exists()
+    result = CliRunner().invoke(app, ["build", str(logs), "--log-tz", "UTC", "--json", "-"])
+    assert result.exit_code == 0 and len(_entries(parse_cache_folder)) == 2
+
+
+def test_cache_never_writes_next_to_the_logs(tmp_path, parse_cache_folder, demo):
+    logs = _logs(tmp_path / "logs", count=2)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    repo_before = sorted(p.relative_to(demo.repo) for p in demo.repo.rglob("*"))
+    for _ in range(2):
+        result = CliRunner().invoke(app, ["build", str(logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--json", "-"])
+        assert result.exit_code == 0
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert sorted(p.relative_to(demo.repo) for p in demo.repo.rglob("*")) == repo_before
+    assert len(_entries(parse_cache_folder)) == 2
+
+
+def test_log_that_changes_while_parsed_is_not_stored(tmp_path, monkeypatch):
+    logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "cache"
+    real = builder.parse_file
+
+    def parse_then_append(path, **options):
+        parsed = real(path, **options)
+        with open(path, "a", encoding="utf-8") as f:
+            f.write("[2026-01-01 08:10:00] written meanwhile\n")
+        _age(Path(path))
+        return parsed
+
+    monkeypatch.setattr(builder, "parse_file", parse_then_append)
+    build([logs], log_tz="UTC", env=_env(where))
+    assert _entries(where) == []
+
+
+def test_log_being_written_is_not_stored(tmp_path, parses):
+    logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "cache"
+    _age(logs, when=time.time())  # modified just now: the server may still be writing it
+    build([logs], log_tz="UTC", env=_env(where))
+    build([logs], log_tz="UTC", env=_env(where))
+    assert len(parses) == 2 and _entries(where) == []
+
+
+def test_parse_with_a_passing_problem_is_not_stored(tmp_path, monkeypatch):
+    logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "cache"
+
+    def failing(path, *, source=None, **options):
+        return ParsedFile(source, diagnostics=[Diagnostic(source, 12, "internal parser error near line 12: KeyError: 'x'")])
+
+    monkeypatch.setattr(builder, "parse_file", failing)
+    build([logs], log_tz="UTC", env=_env(where))
+    assert _entries(where) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_worker_processes_store_their_parses(tmp_path, monkeypatch):
+    logs, where = _logs(tmp_path / "logs", count=20), tmp_path / "cache"
+    env = _env(where, TIMELINE_JOBS="2")
+    first = dumps(build([logs], log_tz="UTC", env=env))
+    assert len(_entries(where)) == 20
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("parsed although cached")
+
+    monkeypatch.setattr(builder, "parse_file", no_parsing)
+    assert dumps(build([logs], log_tz="UTC", env=env)) == first
+
+
+def test_cache_is_kept_under_its_limits(tmp_path):
+    logs, where = _logs(tmp_path / "logs", count=6), tmp_path / "cache"
+    build([logs], log_tz="UTC", env=_env(where), cache=ParseCache(where, max_entries=4))
+    assert len(_entries(where)) <= 4
+    size = max(entry.stat().st_size for entry in _entries(where))
+    build([logs], log_tz="UTC", env=_env(where), cache=ParseCache(where, max_bytes=int(size * 4.5)))
+    assert sum(entry.stat().st_size for entry in _entries(where)) <= size * 4.5
+    stale = where / f".tmp-left-by-a-killed-build{cache.SUFFIX}"
+    stale.write_bytes(b"x")
+    _age(stale)
+    (logs / "server-0.log").touch()
+    _age(logs / "server-0.log", when=LONG_AGO + 1)
+    build([logs], log_tz="UTC", env=_env(where))  # a miss: prunes
+    assert not stale.exists()
+
+
+def test_cache_folder_from_the_environment(tmp_path):
+    assert cache_folder({"TIMELINE_CACHE_DIR": "/x/t", "XDG_CACHE_HOME": "/x/c", "HOME": "/h"}) == Path("/x/t")
+    assert cache_folder({"XDG_CACHE_HOME": "/x/c", "HOME": "/h"}) == Path("/x/c/timeline")
+    assert cache_folder({"XDG_CACHE_HOME": "relative", "HOME": "/h"}) == Path("/h/.cache/timeline")
+    assert cache_folder({"HOME": "/h"}) == Path("/h/.cache/timeline")
+    assert cache_folder({}) is None
+    # No folder named: no cache, and no complaint.
+    logs = _logs(tmp_path / "logs", count=1)
+    parse_cache = ParseCache.from_environ({})
+    assert build([logs], log_tz="UTC", env=Environment(environ={}), cache=parse_cache).runs
+    assert parse_cache.problem is None
+
+
+def test_test_suite_never_uses_the_users_cache(parse_cache_folder):
+    assert os.environ["TIMELINE_CACHE_DIR"] == str(parse_cache_folder)
+    assert cache_folder(Environment().environ) == parse_cache_folder

@@ -1,0 +1,327 @@
+"""The parse cache: each log's ``ParsedFile`` kept in the user's cache folder, reused while the file
+is unchanged, so a second ``build`` over the same logs skips the parsing (issue 7).
+
+Where: ``$TIMELINE_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/timeline``, else
+``~/.cache/timeline`` (from the environment given, ``timeline.environment``; none of them set: no
+cache). Never next to the logs or in a repository. The folder is made with mode 0700.
+
+One entry a (log, ``source`` label, ``keep_samples``): a file named by a digest of the three,
+holding a header then the pickled ``ParsedFile``. The header says which file state it was parsed
+from (size, mtime and ctime in ns, inode, device, and this machine's UTC offset at the mtime, which
+the parsers use to date time-only stamps) and which code parsed it (the package version, a digest of
+the ``parsers`` package's sources, the Python version). An entry is used only when all of it
+matches; anything else (an entry of another file state or another version, a foreign or corrupt
+file, an unreadable one) is a miss, never an error. A log that is re-parsed overwrites its entry,
+so a log still being written keeps one entry, not one a size.
+
+Not stored: a file that changed while it was parsed, a file modified less than ``RACY_S`` seconds
+ago (its mtime could still move within the same tick: a log being written), and a parse that met
+a problem that may go away without the file changing (unreadable file, read error, zstd without
+``zstandard``, a parser error). Entries are written atomically (temp file, ``os.replace``); the
+folder is kept under ``max_bytes`` and ``max_entries`` by removing the least recently used.
+
+A cache folder that cannot be made or used disables the cache for the build; ``problem`` says why.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ParseCache", "Lookup", "cache_folder", "MAX_BYTES", "MAX_ENTRIES", "RACY_S"]
+
+MAX_BYTES = 1 << 30  # 1 GiB in all
+MAX_ENTRIES = 20_000
+RACY_S = 2.0  # a file modified this recently is parsed, not stored (mtime ticks, logs being written)
+SUFFIX = ".parsed"
+MAGIC = b"timeline-parse-cache 1\n"
+_STALE_TEMP_S = 3600.0  # temp files left by a killed build: removed by the next prune after an hour
+
+# Diagnostics that may go away without the file changing: such a parse is not stored. Prefixes of
+# the messages of parsers.reading and parsers.compression (a message that changes only means the
+# parse is stored: the entry still goes when the file or the parsers change).
+_TRANSIENT = ("cannot read", "read error", "internal parser error", "zstd-compressed log not read")
+
+
+def cache_folder(environ: Mapping[str, str]) -> Path | None:
+    """The cache folder the environment names, or None (no cache) when it names none."""
+    given = environ.get("TIMELINE_CACHE_DIR", "").strip()
+    if given:
+        return Path(given).expanduser()
+    xdg = environ.get("XDG_CACHE_HOME", "").strip()
+    if xdg and os.path.isabs(xdg):  # the XDG spec: a relative path is ignored
+        return Path(xdg) / "timeline"
+    home = environ.get("HOME", "").strip()
+    if home:
+        return Path(home) / ".cache" / "timeline"
+    return None
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What the cache knows about one log: where its entry is, the header it must have, whether
+    the entry there has that header (``hit``)."""
+
+    path: str  # the log, resolved
+    entry: str  # the entry's file
+    header: tuple
+    hit: bool
+
+
+@dataclass
+class ParseCache:
+    """The parse cache in ``folder`` (see the module docstring). Cheap to make: the folder is
+    made and checked on first use. Picklable: worker processes store their parses themselves."""
+
+    folder: Path | None
+    max_bytes: int = MAX_BYTES
+    max_entries: int = MAX_ENTRIES
+    racy_s: float = RACY_S
+    problem: str | None = None  # why the cache is off for this build, if it had to be turned off
+    _state: str = field(default="new", repr=False)  # new, ready, off
+    _version: str = field(default="", repr=False)
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str], **options: Any) -> ParseCache:
+        return cls(cache_folder(environ), **options)
+
+    # ------------------------------------------------------------------ opening
+
+    def ready(self) -> bool:
+        """Make and check the folder once; False (and ``problem``) when it cannot be used."""
+        if self._state == "new":
+            self._state = "off"
+            if self.folder is None:
+                return False
+            try:
+                self._open()
+            except OSError as exc:
+                self.problem = f"parse cache off: {self.folder}: {exc.strerror or exc}"
+            except ValueError as exc:
+                self.problem = f"parse cache off: {exc}"
+            else:
+                self._state = "ready"
+        return self._state == "ready"
+
+    def _open(self) -> None:
+        folder = self.folder
+        assert folder is not None
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.stat(folder)
+        getuid = getattr(os, "getuid", None)
+        if getuid is not None:
+            # Entries are unpickled: only from a folder of this user's that nobody else can write to.
+            if st.st_uid != getuid():
+                raise ValueError(f"{folder} belongs to another user")
+            if st.st_mode & 0o022:
+                raise ValueError(f"{folder} can be written by other users (chmod 700 it)")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise OSError(13, "not writable")
+        self._version = code_version()
+
+    # ------------------------------------------------------------------ reading
+
+    def look(self, path: os.PathLike | str, source: str, keep_samples: bool) -> Lookup | None:
+        """Where the entry of this log is and whether it holds the file as it is now; None when the
+        cache is off or the file cannot be stat'ed."""
+        if not self.ready():
+            return None
+        try:
+            resolved = os.path.realpath(path)
+            st = os.stat(resolved)
+        except (OSError, ValueError):
+            return None
+        header = self._header(resolved, source, keep_samples, st)
+        entry = os.path.join(self.folder, _entry_name(resolved, source, keep_samples))  # type: ignore[arg-type]
+        hit = False
+        try:
+            with _open_entry(entry) as f:
+                hit = _read_header(f) == header
+        except Exception:  # noqa: BLE001 - no entry, a foreign or corrupt one: a miss
+            pass
+        return Lookup(resolved, entry, header, hit)
+
+    def load(self, lookup: Lookup):
+        """The ``ParsedFile`` of a hit, or None if the entry cannot be read after all (a miss)."""
+        from parsers.records import ParsedFile
+
+        try:
+            with _open_entry(lookup.entry) as f:
+                if _read_header(f) != lookup.header:
+                    return None
+                # pickle: the entry comes from this user's own folder, which nobody else can write
+                # to (checked in _open; the entry is opened without following links and must be
+                # this user's file). Whoever can write there can already run code as this user.
+                import pickle
+
+                parsed = pickle.load(f)
+        except Exception:  # noqa: BLE001 - corrupt, truncated, of classes that changed: a miss
+            return None
+        if not isinstance(parsed, ParsedFile):
+            return None
+        try:
+            os.utime(lookup.entry)  # recently used: kept longest by prune
+        except OSError:
+            pass
+        return parsed
+
+    # ------------------------------------------------------------------ writing
+
+    def store(self, lookup: Lookup, parsed) -> bool:
+        """Keep ``parsed`` as the entry of the log looked up before it was parsed; not when the
+        file changed since the look-up, is being written, or the parse met a passing problem.
+        Never raises: a cache that cannot be written is only a cache that is not written."""
+        if any(d.message.startswith(_TRANSIENT) for d in parsed.diagnostics):
+            return False
+        try:
+            st = os.stat(lookup.path)
+        except (OSError, ValueError):
+            return False
+        source, keep_samples = lookup.header[2], lookup.header[3]
+        if self._header(lookup.path, source, keep_samples, st) != lookup.header:
+            return False  # changed while it was parsed
+        import time
+
+        if time.time_ns() - st.st_mtime_ns < self.racy_s * 1e9:
+            return False
+        import pickle
+        import tempfile
+
+        folder = os.fspath(self.folder)  # type: ignore[arg-type]
+        temp = None
+        try:
+            fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX, dir=folder)
+            with os.fdopen(fd, "wb") as f:
+                f.write(MAGIC)
+                pickle.dump(lookup.header, f, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(parsed, f, protocol=pickle.HIGHEST_PROTOCOL)
+                size = f.tell()
+            if size > self.max_bytes // 4:  # one log's parse must not push out all the others
+                os.unlink(temp)
+                return False
+            os.replace(temp, lookup.entry)
+            return True
+        except Exception:  # noqa: BLE001 - full disk, folder removed, an unpicklable value...
+            if temp is not None:
+                try:
+                    os.unlink(temp)
+                except OSError:
+                    pass
+            return False
+
+    def prune(self) -> None:
+        """Remove the least recently used entries while the folder holds more than ``max_bytes``
+        or ``max_entries`` (down to 90% of each, so that not every build prunes), and temp files
+        that a killed build left."""
+        if self._state != "ready":
+            return
+        import time
+
+        now = time.time()
+        entries = []
+        try:
+            with os.scandir(self.folder) as listing:  # type: ignore[type-var]
+                for item in listing:
+                    if not item.name.endswith(SUFFIX):
+                        continue
+                    try:
+                        st = item.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if item.name.startswith(".tmp-"):
+                        if now - st.st_mtime > _STALE_TEMP_S:
+                            _remove(item.path)
+                        continue
+                    entries.append((st.st_mtime_ns, st.st_size, item.path))
+        except OSError:
+            return
+        total = sum(size for _, size, _ in entries)
+        if total <= self.max_bytes and len(entries) <= self.max_entries:
+            return
+        entries.sort()
+        count = len(entries)
+        for _, size, path in entries:
+            if total <= self.max_bytes * 0.9 and count <= self.max_entries * 0.9:
+                break
+            if _remove(path):
+                total -= size
+                count -= 1
+
+    # ------------------------------------------------------------------ keys
+
+    def _header(self, resolved: str, source: str, keep_samples: bool, st: os.stat_result) -> tuple:
+        stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, _utc_offset(st.st_mtime))
+        return (self._version, resolved, source, bool(keep_samples), stamp)
+
+
+def _entry_name(resolved: str, source: str, keep_samples: bool) -> str:
+    import hashlib
+
+    digest = hashlib.sha256("\0".join((resolved, source, "samples" if keep_samples else "")).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()[:40] + SUFFIX
+
+
+def _utc_offset(mtime: float) -> int | None:
+    """This machine's UTC offset at ``mtime``, in seconds: the parsers read the mtime as local time."""
+    import time
+
+    try:
+        return time.localtime(mtime).tm_gmtoff
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _open_entry(entry: str):
+    """An entry opened for reading: a regular file of this user's, not reached through a link."""
+    fd = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        import stat
+
+        if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+            raise ValueError("not an entry of this user's")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_header(f) -> Any:
+    if f.read(len(MAGIC)) != MAGIC:
+        raise ValueError("not an entry")
+    import pickle
+
+    return pickle.load(f)  # from this user's own folder: see ParseCache.load
+
+
+def _remove(path: str) -> bool:
+    try:
+        os.unlink(path)
+        return True
+    except OSError:
+        return False
+
+
+_CODE_VERSION: str | None = None
+
+
+def code_version() -> str:
+    """What parsed an entry: the package version, a digest of the ``parsers`` package's sources
+    (any change to a parser, even without a new version, makes every entry a miss), the Python."""
+    global _CODE_VERSION
+    if _CODE_VERSION is None:
+        import hashlib
+
+        import parsers
+        from timeline import __version__
+
+        digest = hashlib.sha256()
+        folder = Path(parsers.__file__).resolve().parent
+        for source in sorted(folder.glob("*.py")):
+            digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+        _CODE_VERSION = f"{__version__}/{digest.hexdigest()[:24]}/{sys.implementation.cache_tag}"
+    return _CODE_VERSION
