@@ -3,19 +3,23 @@
 The launches are those of ``timeline.scenario`` (SGLang 0.5.9+ format: startup lines, then
 ``Decode batch`` lines with ``accept len``); after every 9 decode lines one other line is
 inserted, alternately a ``Prefill batch`` stats line and a uvicorn access line (no header), as a
-busy server prints them: about 90% of the lines are ``Decode batch`` lines.
+busy server prints them: about 90% of the lines are ``Decode batch`` lines. Their batch varies
+as a busy server's does (``#running-req`` 1-64, ``#token``, ``#queue-req``, and the batch's
+``gen throughput`` with it), so the lines come in many shapes (digit counts), as in real logs.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from timeline.scenario import Launch, sglang_launch_lines
 
-GENERATOR_VERSION = 1  # bump when the generated text changes (cached files are named by it)
+GENERATOR_VERSION = 2  # bump when the generated text changes (cached files are named by it)
 
+_DECODE_BATCH = re.compile(r"#running-req: 1, #token: \d+, token usage: 0\.00, (.*)gen throughput \(token/s\): ([\d.]+), #queue-req: 0$")
 _ACCESS = 'INFO:     127.0.0.1:{port} - "POST /generate HTTP/1.1" 200 OK'
 
 
@@ -28,6 +32,21 @@ def _prefill(stamp: str, rng: random.Random) -> str:
     )
 
 
+def _busy(line: str, rng: random.Random) -> str:
+    """A decode line of a busy server: a batch of 1-64 requests, each as fast as the launch's one."""
+    m = _DECODE_BATCH.search(line)
+    if m is None:
+        return line
+    running = rng.choice((1, 1, 2, 4, 8, 12, 16, 24, 32, 48, 64))
+    tokens = running * rng.randint(150, 2500)
+    queued = 0 if rng.random() < 0.8 else rng.randint(1, 120)
+    batch = float(m.group(2)) * running / (1 + running / 32)
+    return (
+        f"{line[: m.start()]}#running-req: {running}, #token: {tokens}, token usage: {min(tokens / 452000, 0.99):.2f}, "
+        f"{m.group(1)}gen throughput (token/s): {batch:.2f}, #queue-req: {queued}"
+    )
+
+
 def launch_lines(number: int, rng: random.Random, minutes: float = 240) -> list[str]:
     """The lines of the ``number``-th launch: ``minutes`` long, one decode line a second, ~90% decode."""
     start = datetime(2026, 1, 1, 8, 0) + timedelta(hours=5 * number)
@@ -36,6 +55,8 @@ def launch_lines(number: int, rng: random.Random, minutes: float = 240) -> list[
     out: list[str] = []
     decodes = 0
     for line in lines:
+        if "] Decode batch" in line:
+            line = _busy(line, rng)
         out.append(line)
         if "] Decode batch" in line:
             decodes += 1
