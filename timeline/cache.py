@@ -28,9 +28,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["ParseCache", "Lookup", "cache_folder", "MAX_BYTES", "MAX_ENTRIES", "RACY_S"]
 
@@ -61,8 +60,7 @@ def cache_folder(environ: Mapping[str, str]) -> Path | None:
     return None
 
 
-@dataclass(frozen=True)
-class Lookup:
+class Lookup(NamedTuple):
     """What the cache knows about one log: where its entry is, the header it must have, whether
     the entry there has that header (``hit``)."""
 
@@ -72,18 +70,22 @@ class Lookup:
     hit: bool
 
 
-@dataclass
 class ParseCache:
     """The parse cache in ``folder`` (see the module docstring). Cheap to make: the folder is
     made and checked on first use. Picklable: worker processes store their parses themselves."""
 
-    folder: Path | None
-    max_bytes: int = MAX_BYTES
-    max_entries: int = MAX_ENTRIES
-    racy_s: float = RACY_S
-    problem: str | None = None  # why the cache is off for this build, if it had to be turned off
-    _state: str = field(default="new", repr=False)  # new, ready, off
-    _version: str = field(default="", repr=False)
+    def __init__(self, folder: Path | None, *, max_bytes: int = MAX_BYTES, max_entries: int = MAX_ENTRIES,
+                 racy_s: float = RACY_S) -> None:
+        self.folder = folder
+        self.max_bytes = max_bytes
+        self.max_entries = max_entries
+        self.racy_s = racy_s
+        self.problem: str | None = None  # why the cache is off for this build, if it had to be turned off
+        self._state = "new"  # new, ready, off
+        self._version = ""
+
+    def __repr__(self) -> str:
+        return f"ParseCache({self.folder!r}, state={self._state!r})"
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str], **options: Any) -> ParseCache:
