@@ -47,6 +47,12 @@ def _env(cache_dir: Path, **extra: str) -> Environment:
                        now=lambda: datetime(2026, 3, 1, tzinfo=timezone.utc))
 
 
+@pytest.fixture(autouse=True)
+def small_logs_cached(monkeypatch) -> None:
+    """The logs here are small: cache them all (test_small_logs_are_not_cached tests the limit)."""
+    monkeypatch.setattr(cache, "MIN_LOG_BYTES", 0)
+
+
 @pytest.fixture
 def parses(monkeypatch) -> list[str]:
     """The sources that the parsers read (a build that takes a log from the cache reads none)."""
@@ -302,3 +308,15 @@ def test_cache_folder_from_the_environment(tmp_path):
 def test_test_suite_never_uses_the_users_cache(parse_cache_folder):
     assert os.environ["TIMELINE_CACHE_DIR"] == str(parse_cache_folder)
     assert cache_folder(Environment().environ) == parse_cache_folder
+
+
+def test_small_logs_are_not_cached(tmp_path, parses, monkeypatch):
+    logs = _logs(tmp_path / "logs", 2)
+    limit = max(p.stat().st_size for p in logs.iterdir()) + 1
+    monkeypatch.setattr(cache, "MIN_LOG_BYTES", limit)
+    (logs / "big.log").write_bytes((logs / "server-0.log").read_bytes() * 2)
+    _age(logs)
+    for _ in range(2):
+        build([str(logs)], env=_env(tmp_path / "cache"))
+    assert sorted(Path(source).name for source in parses) == ["big.log", "server-0.log", "server-0.log", "server-1.log", "server-1.log"]
+    assert len(_entries(tmp_path / "cache")) == 1

@@ -31,10 +31,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["ParseCache", "Lookup", "cache_folder", "MAX_BYTES", "MAX_ENTRIES", "RACY_S"]
+__all__ = ["ParseCache", "Lookup", "cache_folder", "MAX_BYTES", "MAX_ENTRIES", "MIN_LOG_BYTES", "RACY_S"]
 
 MAX_BYTES = 1 << 30  # 1 GiB in all
 MAX_ENTRIES = 20_000
+# Smaller logs are parsed every time: parsing one takes about as long as writing its entry (1,000
+# logs of 100 KB: storing them cost 1.5 s more than parsing them again, issue 7).
+MIN_LOG_BYTES = 1 << 20
 RACY_S = 2.0  # a file modified this recently is parsed, not stored (mtime ticks, logs being written)
 SUFFIX = ".parsed"
 MAGIC = b"timeline-parse-cache 1\n"  # a new number when the layout of an entry changes
@@ -129,13 +132,15 @@ class ParseCache:
 
     def look(self, path: os.PathLike | str, source: str, keep_samples: bool) -> Lookup | None:
         """Where the entry of this log is and whether it holds the file as it is now; None when the
-        cache is off or the file cannot be stat'ed."""
+        cache is off, the file cannot be stat'ed or is smaller than ``MIN_LOG_BYTES``."""
         if not self.ready():
             return None
         try:
             resolved = os.path.realpath(path)
             st = os.stat(resolved)
         except (OSError, ValueError):
+            return None
+        if st.st_size < MIN_LOG_BYTES:
             return None
         header = self._header(resolved, source, keep_samples, st)
         entry = os.path.join(self.folder, _entry_name(resolved, source, keep_samples))  # type: ignore[arg-type]
