@@ -230,7 +230,8 @@ def reflog_repo(tmp_path: Path) -> ReflogRepoFactory:
 def timeline_build():
     """``timeline_build(paths, repo=None, log_tz="UTC", **options)`` -> Timeline (``timeline.build``).
 
-    ``paths`` is one path or a list; log times are read as UTC unless ``log_tz`` says otherwise."""
+    ``paths`` is one path or a list; log times are read as UTC unless ``log_tz`` says otherwise.
+    The parse cache is off (tests leave nothing in the user's cache folder) unless ``cache=True``."""
 
     def run(paths: str | os.PathLike | Sequence[str | os.PathLike], repo: str | os.PathLike | None = None,
             log_tz: str | Sequence[str] | None = "UTC", **options: Any):
@@ -238,6 +239,7 @@ def timeline_build():
 
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
+        options.setdefault("cache", False)
         return timeline.build(list(paths), repo=repo, log_tz=log_tz, **options)
 
     return run
