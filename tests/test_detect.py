@@ -13,6 +13,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from timeline import detect
 from timeline.detect import (
@@ -298,3 +300,21 @@ def test_one_run_a_side_line_spread_rule_rates():
         false += flat.verdict in ("regression", "improvement")
     assert called == SEEDS
     assert false / SEEDS <= 0.03
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(min_value=-10, max_value=5000)
+                | st.sampled_from([0.39, 60.0, 90.5, 91.0, 94.25, 1e-300, float("inf"), float("nan")]),
+                max_size=400))
+def test_steady_decode_of_a_parser_series_is_the_lists(values) -> None:
+    """The numpy path for the parsers' compact ``array("d")`` series gives the list path's answer."""
+    from array import array
+
+    listed, compact = steady_decode(list(values)), steady_decode(array("d", values))
+    if listed is None:
+        assert compact is None
+        return
+    assert (compact.value, compact.n, compact.skipped, compact.source) == (listed.value, listed.n, listed.skipped, listed.source)
+    assert (compact.spread is None) == (listed.spread is None)
+    if listed.spread is not None:
+        assert compact.spread == pytest.approx(listed.spread, rel=1e-12, abs=1e-15)

@@ -223,10 +223,11 @@ def steady_decode(
 
 
 def _steady_of_array(values: Sequence[float], unit: str) -> SteadyValue | None:
-    """``steady_decode`` of an ``array("d")`` without ``running``: identical results, computed on
-    the sorted distinct values and their counts (numpy, no copy of the array). Every median and
-    quantile is picked from the same sorted multiset, and the arithmetic on the picked values is
-    the standard library's (Python floats, ``math.log``), so the numbers are bit for bit the same."""
+    """``steady_decode`` of an ``array("d")`` without ``running``, computed on the sorted distinct
+    values and their counts (numpy, no copy of the array). Every median and quantile is picked
+    from the same sorted multiset and the arithmetic on the picked values is Python's, so value,
+    n and skipped are bit for bit the same; the spread's logarithms are numpy's (a million
+    ``math.log`` calls took 0.3 s), equal to ``math.log``'s to within an ulp or so."""
     import numpy as np  # only for big series: the rest of this module needs the standard library only
 
     data = np.frombuffer(values, dtype=np.float64) if len(values) else np.zeros(0)
@@ -249,7 +250,7 @@ def _steady_of_array(values: Sequence[float], unit: str) -> SteadyValue | None:
     value = _weighted_median(distinct, counts)
     spread = None
     if n >= MIN_SPREAD_LINES:
-        logs = np.array([math.log(v) for v in distinct.tolist()], dtype=np.float64)
+        logs = np.log(distinct)
         order = np.argsort(logs, kind="stable")
         logs, log_counts = logs[order], counts[order]
         center = _weighted_median(logs, log_counts)
