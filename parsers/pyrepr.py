@@ -34,7 +34,7 @@ from typing import Any
 __all__ = ["ReprError", "parse_value", "parse_keyword_repr"]
 
 _CACHE_SIZE = 64
-_cache: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {}
+_cache: dict[str, tuple[dict[str, Any], tuple[str, ...], bool]] = {}  # text -> (fields, problems, all values immutable)
 
 
 class ReprError(ValueError):
@@ -62,6 +62,8 @@ def parse_keyword_repr(text: str) -> tuple[dict[str, Any], list[str]]:
         fields, problems = _repr_grammar.parse_keyword_repr(text)
         if len(_cache) >= _CACHE_SIZE:
             _cache.clear()
-        found = _cache[text] = (fields, tuple(problems))
+        flat = all(value is None or isinstance(value, (str, int, float)) for value in fields.values())
+        found = _cache[text] = (fields, tuple(problems), flat)
         return copy.deepcopy(fields), list(problems)
-    return copy.deepcopy(found[0]), list(found[1])
+    fields, problems, flat = found
+    return dict(fields) if flat else copy.deepcopy(fields), list(problems)  # a copy the caller may change

