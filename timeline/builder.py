@@ -74,11 +74,10 @@ def summarize(values: Iterable[float], unit: str) -> MetricSummary | None:
 
 def _summarize_array(values, unit: str) -> MetricSummary | None:
     """``summarize`` of a long ``array("d")`` without making a list: the median picked by numpy
-    (a selection: the same value), the mean by ``math.fsum`` as ``statistics.fmean``; None (the
+    (a selection: the same value), the mean by numpy's pairwise sum (``statistics.fmean``'s exact
+    ``math.fsum`` took half of a 400 MB log's summaries; the two agree to about 1e-15); None (the
     list way) for a NaN or an infinity (order-dependent results, errors) or a zero (0.0 and -0.0
     tie: which one is picked depends on the order)."""
-    import math
-
     import numpy as np
 
     data = np.frombuffer(values, dtype=np.float64)
@@ -91,7 +90,7 @@ def _summarize_array(values, unit: str) -> MetricSummary | None:
     else:
         part = np.partition(data, (half - 1, half))
         median = (float(part[half - 1]) + float(part[half])) / 2
-    return MetricSummary(unit, n, median, math.fsum(values) / n, float(data.min()), float(data.max()))
+    return MetricSummary(unit, n, median, float(data.mean()), float(data.min()), float(data.max()))
 
 
 def build(

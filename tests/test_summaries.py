@@ -1,0 +1,23 @@
+"""A run's metric summary is the same whether its values come as the parsers' compact
+``array("d")`` (numpy) or as a list (the standard library)."""
+
+from __future__ import annotations
+
+from array import array
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from timeline.builder import summarize
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(min_value=1e-3, max_value=1e6) | st.sampled_from([0.0, 90.25, float("nan"), float("inf")]),
+                min_size=1, max_size=300))
+def test_compact_series_summary_is_the_lists(values: list[float]) -> None:
+    listed, compact = summarize(list(values), "tok/s"), summarize(array("d", values), "tok/s")
+    same = repr  # NaN == NaN
+    assert same((compact.unit, compact.n, compact.median, compact.min, compact.max)) == same(
+        (listed.unit, listed.n, listed.median, listed.min, listed.max))
+    assert compact.mean == pytest.approx(listed.mean, rel=1e-13, nan_ok=True)
