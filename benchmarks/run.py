@@ -14,11 +14,12 @@ times each, and reports the median:
 * ``grep -c 'Decode batch' FILE``;
 * the one-field Python loop a user writes (``for line in f: if b'Decode batch' in line:
   re.search(gen throughput)``), run by this same Python;
-* ``timeline build FILE --json /dev/null`` (a subprocess; its peak RSS from ``wait4``).
+* ``timeline build FILE --json /dev/null --no-cache`` (a subprocess; its peak RSS from ``wait4``);
+* the same with the parse cache warm (a cache folder of the benchmark's own, filled first).
 
 It prints MB/s, the ratios (targets: ``timeline`` at least 1.5x the loop's speed, peak RSS at
 most 300 MB), then: 1,000 small logs of 100 KB in one folder against one file of the same total
-size (target: within 2x); start-up of ``timeline --help`` and of ``timeline build`` on an empty
+size, their lines one after the other (the same runs: target within 2x); start-up of ``timeline --help`` and of ``timeline build`` on an empty
 folder (target: under 0.5 s); and the 100,000-entry reflog benchmark, ``benchmarks/reflog_speed.py``,
 when it is there. Measure on an idle machine: the figures are wall-clock times.
 """
@@ -119,12 +120,19 @@ def big(work: Path, size: int, repeat: int) -> None:
     mb = log.stat().st_size / 1e6
     lines = subprocess.run(["wc", "-l", str(log)], capture_output=True, text=True).stdout.split()[0]
     print(f"\n== one decode-heavy SGLang log: {mb:.0f} MB, {lines} lines (median of {repeat}, interleaved)")
+    # The parse cache (timeline.cache) of a folder of this run's own, filled before the timings.
+    cache = work / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    warm = ["env", f"TIMELINE_CACHE_DIR={cache}", *timeline_cmd(), "build", str(log), "--json", "/dev/null"]
+    run(warm)
     commands = {
         "grep -c 'Decode batch'": ["grep", "-c", "Decode batch", str(log)],
         "one-field Python loop": [sys.executable, "-c", LOOP, str(log)],
-        "timeline build --json /dev/null": [*timeline_cmd(), "build", str(log), "--json", "/dev/null"],
+        "timeline build --json /dev/null": [*timeline_cmd(), "build", str(log), "--json", "/dev/null", "--no-cache"],
+        "  the same, parse cache warm": warm,
     }
     results = interleaved(commands, repeat)
+    shutil.rmtree(cache, ignore_errors=True)
     loop = results["one-field Python loop"][0]
     print(f"{'':34s} {'seconds':>8s} {'MB/s':>8s} {'vs loop':>8s} {'peak RSS':>9s}")
     for name, (seconds, peak) in results.items():
@@ -140,27 +148,25 @@ def small(work: Path, count: int, each: int, repeat: int) -> None:
     if not folder.exists():
         print(f"writing {count} logs to {folder} ...", flush=True)
         write_small_logs(folder.with_name(folder.name + ".tmp"), count, each).rename(folder)
-    total = sum(p.stat().st_size for p in folder.iterdir())
-    one = work / f"decode-{total}-v{GENERATOR_VERSION}.log"
+    logs = sorted(folder.iterdir())
+    total = sum(p.stat().st_size for p in logs)
+    # The same lines in one file (the logs one after the other): the same runs, the same table;
+    # only the cost of a file (opening, detecting, a parser, a worker's result) differs.
+    one = work / f"{folder.name}-joined.log"
     if not one.exists():
-        write_decode_log(one.with_suffix(".tmp"), total).rename(one)
-    print(f"\n== {count} small logs ({total / count / 1e3:.0f} KB each) in one folder vs one file of {total / 1e6:.0f} MB")
+        with open(one.with_suffix(".tmp"), "wb") as out:
+            for log in logs:
+                out.write(log.read_bytes())
+        one.with_suffix(".tmp").rename(one)
+    print(f"\n== {count} small logs ({total / count / 1e3:.0f} KB each) in one folder vs the same lines in one file "
+          f"({total / 1e6:.0f} MB; median of {repeat}, interleaved)")
     results = interleaved({
-        "folder": [*timeline_cmd(), "build", str(folder), "--json", "/dev/null"],
-        "one file": [*timeline_cmd(), "build", str(one), "--json", "/dev/null"],
+        "folder": [*timeline_cmd(), "build", str(folder), "--json", "/dev/null", "--no-cache"],
+        "one file": [*timeline_cmd(), "build", str(one), "--json", "/dev/null", "--no-cache"],
     }, repeat)
     for name, (seconds, peak) in results.items():
         print(f"{name:34s} {seconds:8.2f} s {total / 1e6 / seconds:8.0f} MB/s {peak / 2**20:6.0f} MB peak RSS")
     print(f"folder / one file: {results['folder'][0] / results['one file'][0]:.2f}x (target <= 2x)")
-    # The table on stdout has a row a run: 1,000 rows against a few dozen. Without it (JSON on stdout):
-    bare = interleaved({
-        "folder, --json - (no table)": [*timeline_cmd(), "build", str(folder), "--json", "-"],
-        "one file, --json - (no table)": [*timeline_cmd(), "build", str(one), "--json", "-"],
-    }, repeat)
-    for name, (seconds, peak) in bare.items():
-        print(f"{name:34s} {seconds:8.2f} s {total / 1e6 / seconds:8.0f} MB/s {peak / 2**20:6.0f} MB peak RSS")
-    first, second = bare.values()
-    print(f"folder / one file without the table: {first[0] / second[0]:.2f}x")
 
 
 def startup(work: Path, repeat: int) -> None:
