@@ -49,6 +49,8 @@ __all__ = [
     "field_number",
     "parse_value",
     "split_fields",
+    "field_spans",
+    "stats_key",
     "nccl_version",
 ]
 
@@ -159,35 +161,38 @@ def split_fields(body: str) -> list[tuple[str, str]]:
 
     Values keep inner ``, `` when no key follows (``#token: full=1, swa=2``).
     """
-    pairs: list[tuple[str, str]] = []
+    return [(key, body[start:end]) for key, start, end in field_spans(body)]
+
+
+def field_spans(body: str) -> list[tuple[str, int, int]]:
+    """``split_fields`` as ``(raw key, value start, value end)``: where each value is in ``body``."""
+    spans: list[tuple[str, int, int]] = []
     key = None
     end = 0
     for m in _KEY_RE.finditer(body):
         if key is not None:
-            pairs.append((key, body[end : m.start()]))
+            spans.append((key, end, m.start()))
         key = m.group(1)
         end = m.end()
     if key is not None:
         value = body[end:].rstrip()
         if value.endswith(","):
             value = value[:-1].rstrip()
-        pairs.append((key, value))
-    return pairs
+        spans.append((key, end, end + len(value)))
+    return spans
+
+
+def stats_key(raw_key: str) -> str:
+    """A stats field's key in a sample: normalised, with a ``_field`` suffix when it is one of the
+    sample's own keys (``time``, ``line``, ``rank``, ``forward_ct``, ``mixed``: 0.4.7 PD prefill
+    lines print a ``time:`` field)."""
+    key = normalize_key(raw_key)
+    return key + "_field" if key in _RESERVED else key
 
 
 def stats_fields(body: str) -> dict[str, Any]:
-    """Every ``key: value`` of a stats line body, keys normalised and values typed.
-
-    Keys equal to the sample's own keys (``time``, ``line``, ``rank``, ``forward_ct``, ``mixed``)
-    get a ``_field`` suffix (0.4.7 PD prefill lines print a ``time:`` field).
-    """
-    fields: dict[str, Any] = {}
-    for raw_key, raw_value in split_fields(body):
-        key = normalize_key(raw_key)
-        if key in _RESERVED:
-            key += "_field"
-        fields[key] = parse_value(raw_value.strip())
-    return fields
+    """Every ``key: value`` of a stats line body, keys normalised (``stats_key``), values typed."""
+    return {stats_key(raw_key): parse_value(raw_value.strip()) for raw_key, raw_value in split_fields(body)}
 
 
 def parse_stats_message(message: str) -> tuple[str, int | None, dict[str, Any]] | None:

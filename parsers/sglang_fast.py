@@ -28,7 +28,10 @@ from itertools import repeat
 from typing import Any
 
 from parsers.framing import LogLines, clean_line
-from parsers.sglang import _BATCH_RE, _FAST_HEADER_RE, SGLangLogParser, _Segment, _stamp_parts, match_header, parse_value, split_fields, stats_fields
+from parsers.sglang import (
+    _BATCH_RE, _FAST_HEADER_RE, SGLangLogParser, _Segment, _stamp_parts, field_spans, match_header, parse_value, split_fields,
+    stats_key,
+)
 
 __all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]
 
@@ -221,8 +224,25 @@ def _sample(parser: SGLangLogParser, text: str, spans: dict[str, Any], lineno: i
     sample: dict[str, Any] = {"time": parser._sample_time(date, time), "line": lineno, "rank": rank}
     if spans["forward"] is not None:
         sample["forward_ct"] = int(text[slice(*spans["forward"])])
-    sample.update(stats_fields(text[spans["width"] :]))
+    layout = spans.get("fields")
+    if layout is None:  # where each field's value is: the same in every line of the shape
+        layout = spans["fields"] = _field_layout(text, spans["width"])
+    sample.update((key, parse_value(text[start:end])) for key, start, end in layout)
     return sample
+
+
+def _field_layout(text: str, width: int) -> list[tuple[str, int, int]]:
+    """``stats_fields``' reading of a stats line as (key, start, end) of each stripped value in the
+    line. Only digits differ between the lines of a shape, and the splitting, the stripping and
+    the typing (``parse_value``) treat all digits alike, so one layout reads every line of it."""
+    body = text[width:]
+    layout = []
+    for raw_key, start, end in field_spans(body):
+        value = body[start:end]
+        start += len(value) - len(value.lstrip())
+        end -= len(value) - len(value.rstrip())
+        layout.append((stats_key(raw_key), width + start, width + max(start, end)))
+    return layout
 
 
 def _number(text: str) -> float | None:

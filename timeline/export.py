@@ -106,7 +106,7 @@ def run_to_dict(run: Run) -> dict[str, Any]:
         "steady": None if run.steady is None else asdict(run.steady),
     }
     if run.samples is not None:
-        document["samples"] = {kind: [json_safe(row) for row in rows] for kind, rows in run.samples.items()}
+        document["samples"] = {kind: [_sample_row(row) for row in rows] for kind, rows in run.samples.items()}
     return document
 
 
@@ -166,6 +166,21 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, datetime):
         return iso(value)
     return value
+
+
+def _sample_row(row: dict[str, Any]) -> dict[str, Any]:
+    """``json_safe`` of a sample: flat, scalars only (parsers.records), so without the recursion
+    (a million samples: seconds)."""
+    out = dict(row)
+    for key, value in row.items():
+        if value.__class__ is float:
+            if not math.isfinite(value):
+                out[key] = repr(value)
+        elif isinstance(value, datetime):
+            out[key] = iso(value)
+        elif isinstance(value, (dict, list, tuple)):
+            out[key] = json_safe(value)
+    return out
 
 
 def dumps(timeline: Timeline) -> str:
