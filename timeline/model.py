@@ -22,7 +22,7 @@ def is_zero_sha(sha: str | None) -> bool:
     return not sha or not sha.strip("0")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CommitInfo:
     """One commit brought in (or taken away) by a code event."""
 
@@ -38,7 +38,7 @@ class CommitInfo:
     paths: tuple[str, ...] | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class CodeEvent:
     """One move of HEAD, read from the reflog (several entries when a rebase burst collapses).
 

@@ -31,7 +31,8 @@ from timeline.git.reflog import ReflogEntry, paused_gc
 from timeline.model import is_zero_sha
 
 __all__ = ["KINDS", "DETAILS", "DETAILED_KINDS", "Action", "Group", "parse_action", "classify",
-           "classify_action", "group_entries", "is_branch_rename", "match_stashes", "detail_for"]
+           "classify_action", "group_entries", "is_branch_rename", "match_stashes", "detail_for",
+           "heads_of", "single_detail", "single_kind", "special_groups", "stashed_positions"]
 
 KINDS = ("clone", "commit", "amend", "merge", "pull", "checkout", "reset", "rebase",
          "cherry-pick", "revert", "am", "stash", "branch", "worktree", "fetch", "push", "other")
@@ -73,6 +74,9 @@ class _Head(NamedTuple):
     phase: str | None
     action: str
     kind: str
+    # may open a group of more than one plain entry: a burst's (start), or a "Branch: ..."
+    # entry (a rename); see special_groups
+    special: bool = False
 
 
 @dataclass(slots=True)
@@ -134,7 +138,8 @@ def _read_head(text: str) -> _Head | None:
             phase = m["phase"].lower()
     cut = action.find(" ")
     cmd = (action if cut < 0 else action[:cut]).split(None, 1)[0].lower()
-    return _Head(cmd, phase, action, _kind(cmd, phase))
+    kind = _kind(cmd, phase)
+    return _Head(cmd, phase, action, kind, phase == "start" or kind == "branch")
 
 
 def classify(message: str | None) -> str:
@@ -174,9 +179,14 @@ def detail_for(group: "Group") -> str | None:
         if not group.closed:
             return "unfinished"
         return "rebase" if kind == "pull" else None
+    return single_detail(kind, group.first.message)
+
+
+def single_detail(kind: str, message: str | None) -> str | None:
+    """``detail_for`` of a group that is not a burst, from its kind and first message."""
     if kind not in DETAILED_KINDS:
         return None
-    message = group.first.message or ""
+    message = message or ""
     if message.endswith((": Fast-forward", ": fast-forward")):
         return "fast-forward"
     if "Merge made by" in message or message.startswith("commit (merge):"):
@@ -225,13 +235,42 @@ def group_entries(entries: list[ReflogEntry], *, linked_worktree: bool = False) 
     (message-less, from a zero id) is the worktree's creation.
     """
     with paused_gc():           # a Group and a list per entry, no cycles: see reflog.paused_gc
-        return _group_entries(entries, linked_worktree)
+        heads = heads_of(entries)
+        groups: list[Group] = []
+        append = groups.append
+        i = 0
+        for start, group in special_groups(entries, heads, linked_worktree=linked_worktree):
+            for j in range(i, start):
+                append(Group([entries[j]], single_kind(entries[j], heads[j])))
+            append(group)
+            i = start + len(group.entries)
+        for j in range(i, len(entries)):
+            append(Group([entries[j]], single_kind(entries[j], heads[j])))
+        return groups
 
 
-def _group_entries(entries: list[ReflogEntry], linked_worktree: bool) -> list[Group]:
-    heads = [_head(e.message) for e in entries]
-    groups: list[Group] = []
-    append = groups.append
+def heads_of(entries: list[ReflogEntry]) -> list[_Head | None]:
+    """What each entry's message says (None: no ``"<action>: "`` prefix), for
+    ``special_groups`` and ``single_kind``."""
+    return [_head(e.message) for e in entries]
+
+
+def single_kind(entry: ReflogEntry, head: _Head | None) -> str:
+    """The kind of a group of the one plain entry ``entry`` (``head``: ``heads_of``'s item)."""
+    if head is None:
+        return "push" if entry.message == "update by push" else "other"
+    return head.kind
+
+
+def special_groups(entries: list[ReflogEntry], heads: list[_Head | None], *,
+                   linked_worktree: bool = False) -> list[tuple[int, Group]]:
+    """The groups that are not one plain entry, each with the index of its first entry, in
+    file order: bursts, branch-rename pairs (and lone halves), a linked worktree's creation.
+    Every entry outside them is a group of its own, of kind ``single_kind``: that is what
+    ``group_entries`` gives, and what a caller building one thing per entry can do without
+    making a ``Group`` per entry (reading a 100,000-entry log).
+    """
+    specials: list[tuple[int, Group]] = []
     i = 0
     count = len(entries)
     if linked_worktree and entries:
@@ -242,38 +281,34 @@ def _group_entries(entries: list[ReflogEntry], linked_worktree: bool) -> list[Gr
             if (nxt is not None and nxt.message == "reset: moving to HEAD" and nxt.old == nxt.new == e.new
                     and abs(nxt.ts - e.ts) <= WORKTREE_WINDOW_S):
                 members.append(nxt)
-            append(Group(members, kind="worktree"))
+            specials.append((0, Group(members, kind="worktree")))
             i = len(members)
-    while i < count:
-        e, h = entries[i], heads[i]
-        if h is None:
-            append(Group([e], "push" if e.message == "update by push" else "other"))
-            i += 1
+    # only a (start) or a "branch" entry can open one: look at those alone
+    for j in [j for j, h in enumerate(heads) if h is not None and h.special]:
+        if j < i:                         # inside the group found before
             continue
+        e, h = entries[j], heads[j]
         if h.phase == "start":
-            end, closed = _burst_end(heads, i)
+            end, closed = _burst_end(heads, j)
             kind = h.kind
             if kind == "other":           # e.g. a custom GIT_REFLOG_ACTION driving a rebase
                 kind = "rebase"
             last = heads[end]
             aborted = closed and last is not None and last.phase == "abort"
-            append(Group(entries[i:end + 1], kind=kind, burst=True, closed=closed, aborted=aborted))
+            specials.append((j, Group(entries[j:end + 1], kind=kind, burst=True, closed=closed,
+                                      aborted=aborted)))
             i = end + 1
-            continue
         # "Branch: renamed ..." reads as kind "branch"; only those can be a rename
-        if h.kind == "branch" and is_branch_rename(e.message):
-            nxt = entries[i + 1] if i + 1 < count else None
+        elif h.kind == "branch" and is_branch_rename(e.message):
+            nxt = entries[j + 1] if j + 1 < count else None
             if (nxt is not None and is_zero_sha(e.new) and not is_zero_sha(e.old)
                     and is_zero_sha(nxt.old) and nxt.new == e.old and nxt.message == e.message):
-                append(Group([e, nxt], kind="branch", rename=True))
-                i += 2
-                continue
-            append(Group([e], kind="branch", rename=True))
-            i += 1
-            continue
-        append(Group([e], h.kind))
-        i += 1
-    return groups
+                specials.append((j, Group([e, nxt], kind="branch", rename=True)))
+                i = j + 2
+            else:
+                specials.append((j, Group([e], kind="branch", rename=True)))
+                i = j + 1
+    return specials
 
 
 def match_stashes(groups: list[Group], stash_entries: list[ReflogEntry]) -> None:
@@ -286,17 +321,38 @@ def match_stashes(groups: list[Group], stash_entries: list[ReflogEntry]) -> None
     present, names the same commit. Popped or dropped stashes are gone from ``refs/stash`` and
     stay kind "reset".
     """
+    singles = [g for g in groups if not g.burst and len(g.entries) == 1]
+    for k in _stash_matches([g.first for g in singles], stash_entries):
+        singles[k].kind = "stash"
+
+
+def stashed_positions(entries: list[ReflogEntry], specials: list[tuple[int, Group]],
+                      stash_entries: list[ReflogEntry]) -> set[int]:
+    """``match_stashes`` for entries grouped by ``special_groups``: the indices of the entries
+    (each a group of its own) that ``git stash`` wrote."""
+    inside: set[int] = set()
+    for start, group in specials:
+        if group.burst or len(group.entries) != 1:
+            inside.update(range(start, start + len(group.entries)))
+    positions = [j for j, e in enumerate(entries)
+                 if e.message == "reset: moving to HEAD" and j not in inside]
+    return {positions[k] for k in _stash_matches([entries[j] for j in positions], stash_entries)}
+
+
+def _stash_matches(lone: list[ReflogEntry], stash_entries: list[ReflogEntry]) -> list[int]:
+    """Which of ``lone`` (entries that are groups of their own, in file order) ``git stash``
+    wrote: their indices. See ``match_stashes``."""
     candidates = []
     for s in stash_entries:
         m = _STASH_MSG.match(s.message or "")
         if m:
             candidates.append((s, m["abbrev"]))
     if not candidates:
-        return
+        return []
     used: set[int] = set()
-    for g in groups:
-        e = g.first
-        if g.burst or len(g.entries) != 1 or e.message != "reset: moving to HEAD" or e.old != e.new:
+    matched: list[int] = []
+    for k, e in enumerate(lone):
+        if e.message != "reset: moving to HEAD" or e.old != e.new:
             continue
         best = None
         for idx, (s, abbrev) in enumerate(candidates):
@@ -308,4 +364,5 @@ def match_stashes(groups: list[Group], stash_entries: list[ReflogEntry]) -> None
                 best = idx
         if best is not None:
             used.add(best)
-            g.kind = "stash"
+            matched.append(k)
+    return matched

@@ -41,7 +41,8 @@ from pathlib import Path
 from parsers.records import Diagnostic
 
 from timeline.git.classify import (
-    DETAILED_KINDS, Group, classify, detail_for, group_entries, match_stashes,
+    DETAILED_KINDS, Group, classify, detail_for, heads_of, single_detail, special_groups,
+    stashed_positions,
 )
 from timeline.git.locate import (
     GitLocation, HeadState, MAX_SMALL_FILE_BYTES, UnsafeFile, locate, packed_ref, read_small,
@@ -120,30 +121,52 @@ def _short(sha: str | None) -> str:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-# "+HHMM" -> the Unix epoch as an aware datetime in that fixed offset. Only offsets that
-# ``timezone`` accepts get here (under 24 h), so it stays small.
-_EPOCHS: dict[str, datetime] = {}
-# SECOND * ts is the same timedelta as timedelta(seconds=ts), and cheaper to make
+# "+HHMM" -> its fixed-offset ``timezone``; None when ``timezone`` refuses it (24 h or more).
+# At most 20,000 distinct strings, so it stays small.
+_TZINFOS: dict[str, timezone | None] = {}
+_fromtimestamp = datetime.fromtimestamp
 _SECOND = timedelta(seconds=1)
 
 
+def _tzinfo(tz: str) -> timezone | None:
+    """``tz``'s fixed offset as a ``timezone`` (kept in ``_TZINFOS``); None when absurd."""
+    tzinfo = _TZINFOS.get(tz, _EPOCH)
+    if tzinfo is _EPOCH:
+        try:
+            tzinfo = timezone(tz_offset(tz))
+        except (ValueError, TypeError):
+            tzinfo = None
+        _TZINFOS[tz] = tzinfo
+    return tzinfo   # type: ignore[return-value]
+
+
 def _when(e: ReflogEntry) -> datetime:
-    """The entry's instant in the writer's offset; same as ``e.when()``, faster (fixed offsets
-    make epoch + seconds exact). Raises like it when the offset or timestamp is absurd."""
-    return (_EPOCHS.get(e.tz) or _epoch_in(e.tz)) + _SECOND * e.ts
+    """The entry's instant in the writer's offset; same as ``e.when()``. Raises like it when
+    the offset or timestamp is absurd."""
+    return _at(e.ts, e.tz)
 
 
-def _epoch_in(tz: str) -> datetime:
-    """The Unix epoch in the fixed offset ``tz``, kept in ``_EPOCHS`` (raises when absurd)."""
-    epoch = _EPOCHS[tz] = _EPOCH.astimezone(timezone(tz_offset(tz)))
-    return epoch
+def _at(ts: int, tz: str) -> datetime:
+    """The instant ``ts`` in the fixed offset ``tz``: ``datetime.fromtimestamp`` (one C call),
+    or, where that refuses (a UTC date past year 9999 that the offset brings back in range),
+    the epoch in that offset plus ``ts`` seconds, exact for fixed offsets. Raises
+    ``ValueError``/``OverflowError`` when absurd."""
+    tzinfo = _TZINFOS.get(tz) or _tzinfo(tz)
+    if tzinfo is None:
+        raise ValueError(f"UTC offset {tz} out of range")
+    try:
+        return _fromtimestamp(ts, tzinfo)
+    except (ValueError, OverflowError, OSError):
+        return _EPOCH.astimezone(tzinfo) + _SECOND * ts
 
 
-# ``_event`` and ``_read_context`` make a CodeEvent per reflog entry (100,000s), the costliest
-# step of reading a log, so they do it the cheap way: arguments by position (matching 18
-# keywords costs more than all the rest of making an event), and ``__init__`` called on a bare
-# object (calling the class makes CPython 3.11 pack the 18 arguments once more for
-# ``__init__``). Both rely on the model, checked here once so that a change fails loudly.
+# ``_events`` and ``_read_context`` make a CodeEvent per reflog entry (100,000s), the costliest
+# step of reading a log, so they do it the cheap way: on a bare object (calling the class makes
+# CPython 3.11 pack the 18 arguments once more for ``__init__``), ``_events`` setting the fields
+# one by one (cheaper still than the call of ``__init__``), ``_read_context`` calling
+# ``__init__`` with the arguments by position (matching 18 keywords costs more than all the
+# rest of making an event). Both rely on the model, checked here once so that a change fails
+# loudly.
 _EVENT_FIELDS = ("id", "time", "ts", "kind", "message", "old", "new", "changes_commit", "ref",
                  "commits", "commits_removed", "source", "line", "files_may_differ",
                  "approximate", "detail", "note", "old_inferred")
@@ -314,22 +337,17 @@ def _build_events(loc: GitLocation, logs, head: HeadState, diags: list[Diagnosti
                                 "commits are not in it"))
 
     _check_entries(entries, loc, source, diags)
-    groups = group_entries(entries, linked_worktree=loc.linked_worktree and not fallback)
+    # the groups of classify.group_entries, without a Group per plain entry (see _events)
+    heads = heads_of(entries)
+    specials = special_groups(entries, heads, linked_worktree=loc.linked_worktree and not fallback)
 
     context_events, stash_entries = _read_context(logs, loc, diags)
-    if stash_entries:
-        match_stashes(groups, stash_entries)
+    stashed = stashed_positions(entries, specials, stash_entries) if stash_entries else set()
 
-    events: list[CodeEvent] = []
-    collapsed: list[tuple[CodeEvent, tuple[int, int, int]]] = []   # (event, span)
-    old_inferred = logs.old_inferred
-    for g in groups:
-        event = _event(g, source, ref, diags, old_inferred)
-        if event is None:
-            continue
-        events.append(event)
-        if len(g.entries) > 1:
-            collapsed.append((event, (g.first.line, g.last.line, len(g.entries))))
+    # numbered "e1", "e2"... as made; renumbered below if events are added
+    events, collapsed = _events(entries, heads, specials, stashed, source, ref, diags,
+                                logs.old_inferred)
+    made = len(events)
 
     tail_explained = False
     if not fallback and branch_entries and events:
@@ -354,8 +372,9 @@ def _build_events(loc: GitLocation, logs, head: HeadState, diags: list[Diagnosti
             events = approx
             context_events = approx_context + context_events
 
-    for number, event in enumerate(events, 1):
-        event.id = f"e{number}"
+    if len(events) != made or approximate:
+        for number, event in enumerate(events, 1):
+            event.id = f"e{number}"
     spans = {event.id: span for event, span in collapsed}
     for number, event in enumerate(context_events, 1):
         event.id = f"x{number}"
@@ -393,24 +412,129 @@ def _check_entries(entries: list[ReflogEntry], loc: GitLocation, source: str,
 
 # --------------------------------------------------------------------------- events
 
+def _events(entries: list[ReflogEntry], heads: list, specials: list[tuple[int, Group]],
+            stashed: set[int], source: str, ref: str, diags: list[Diagnostic],
+            old_inferred: bool) -> tuple[list[CodeEvent], list[tuple[CodeEvent, tuple[int, int, int]]]]:
+    """One ``CodeEvent`` per group, in file order, numbered "e1", "e2", ...; and the collapsed
+    ones with their span (first line, last line, entry count).
+
+    The groups are ``classify.group_entries``'s: ``specials`` (bursts, renames, a worktree's
+    creation) go through ``_event``; every other entry is a group of its own, and this loop
+    makes its event directly, with no ``Group`` in between: it runs once per entry of a log of
+    maybe 100,000s, and does there exactly what ``_event`` would (ids, times, kinds, details,
+    notes and diagnostics in the same order). ``stashed``: indices of the entries that
+    ``git stash`` wrote (``classify.stashed_positions``).
+    """
+    events: list[CodeEvent] = []
+    collapsed: list[tuple[CodeEvent, tuple[int, int, int]]] = []
+    append = events.append
+    bare = _bare
+    tzinfos = _TZINFOS
+    fromtimestamp = _fromtimestamp
+    detailed = DETAILED_KINDS
+    note_reset, note_reset_head, note_stash = _NOTES["reset"], _NOTES["reset-head"], _NOTES["stash"]
+    inferred_note = _INFERRED_NOTE if old_inferred else None
+    # the previous entry's (ts, tz) and time: a burst's entries share their second
+    last_ts, last_tz, last_when = None, None, None
+    i = 0
+    for stop, group in [*specials, (len(entries), None)]:
+        for j, e, h in zip(range(i, stop), entries[i:stop], heads[i:stop]):
+            old, new, _name, _email, ts, tz, message, line, _glued, _terminated = e
+            if ts != last_ts or tz != last_tz:
+                tzinfo = tzinfos.get(tz) or _tzinfo(tz)
+                try:
+                    if tzinfo is None:                 # an absurd offset
+                        raise ValueError(tz)
+                    when = last_when = fromtimestamp(ts, tzinfo)
+                    last_ts, last_tz = ts, tz
+                except (ValueError, OverflowError, OSError):
+                    when = _event_time(e, source, diags)
+                    if when is None:
+                        continue
+            else:
+                when = last_when
+            if h is None:
+                kind = "push" if message == "update by push" else "other"
+                detail = None
+            else:
+                kind = h.kind
+                detail = single_detail(kind, message) if kind in detailed else None
+            if message == "reset: moving to HEAD":
+                if j in stashed:
+                    kind = "stash"
+                    note = note_stash
+                else:
+                    note = note_reset_head
+            elif kind == "reset":
+                note = note_reset
+            elif kind == "stash":
+                note = note_stash
+            else:
+                note = None
+            event = bare(CodeEvent)                        # see _EVENT_FIELDS
+            event.id = f"e{len(events) + 1}"
+            event.time = when
+            event.ts = ts
+            event.kind = kind
+            # display_message is the message itself when it is ASCII
+            event.message = message if message is not None and message.isascii() else e.display_message
+            event.old = old
+            event.new = new
+            event.changes_commit = old != new and new.strip("0") != ""     # (not is_zero_sha)
+            event.ref = ref
+            event.commits = []
+            event.commits_removed = []
+            event.source = source
+            event.line = line
+            event.files_may_differ = note is not None
+            event.approximate = False
+            event.detail = detail
+            event.note = inferred_note if note is None else note
+            event.old_inferred = old_inferred
+            append(event)
+        if group is None:
+            break
+        i = stop + len(group.entries)
+        event = _event(group, source, ref, diags, old_inferred)
+        if event is None:
+            continue
+        event.id = f"e{len(events) + 1}"
+        append(event)
+        if len(group.entries) > 1:
+            collapsed.append((event, (group.first.line, group.last.line, len(group.entries))))
+    return events, collapsed
+
+
+_INFERRED_NOTE = "old commit inferred from the reflog entry before it (reftable)"
+
+
+def _event_time(e: ReflogEntry, source: str, diags: list[Diagnostic]) -> datetime | None:
+    """The time of the event ``e`` ends: in the entry's own offset (``_at``); when that offset
+    is out of range, in UTC, with a diagnostic; when the timestamp is, None (the entry is
+    skipped), with a diagnostic."""
+    try:
+        return _at(e.ts, e.tz)
+    except (ValueError, OverflowError, OSError):
+        pass
+    try:
+        when = datetime.fromtimestamp(e.ts, timezone.utc)
+        diags.append(Diagnostic(source, e.line, f"UTC offset {e.tz} is out of range; time shown in UTC"))
+        return when
+    except (ValueError, OverflowError, OSError):
+        diags.append(Diagnostic(source, e.line, f"timestamp {e.ts} is out of range; entry skipped"))
+        return None
+
+
 def _event(g: Group, source: str, ref: str, diags: list[Diagnostic],
            old_inferred: bool = False) -> CodeEvent | None:
+    """The event of a group (``_events`` makes those of plain single entries itself)."""
     entries = g.entries
     first, last = entries[0], entries[-1]
     ts = last.ts
-    # A collapsed group took effect when its last entry was written. (``_when`` inlined: this
-    # runs once per entry, and a call costs about as much as the lookup and the sum)
-    try:
-        when = (_EPOCHS.get(last.tz) or _epoch_in(last.tz)) + _SECOND * ts
-    except (ValueError, OverflowError, OSError):
-        try:
-            when = datetime.fromtimestamp(ts, timezone.utc)
-            diags.append(Diagnostic(source, last.line,
-                                    f"UTC offset {last.tz} is out of range; time shown in UTC"))
-        except (ValueError, OverflowError, OSError):
-            diags.append(Diagnostic(source, last.line,
-                                    f"timestamp {ts} is out of range; entry skipped"))
-            return None
+    # a collapsed group took effect when its last entry was written
+    when = _event_time(last, source, diags)
+    if when is None:
+        return None
     old, new = first.old, last.new
     kind = g.kind
     if g.burst and not g.closed:
@@ -418,8 +542,7 @@ def _event(g: Group, source: str, ref: str, diags: list[Diagnostic],
                                 f"{kind} started here has no (finish) or (abort) entry (still in "
                                 f"progress, --quit, or a damaged log); collapsed through line {last.line}"))
     changes = (old != new) and not is_zero_sha(new) and not g.rename
-    # only bursts and pull/merge groups can have a detail: no call for the others
-    detail = detail_for(g) if g.burst or kind in DETAILED_KINDS else None
+    detail = detail_for(g)
     note = None
     message = first.message
     if kind == "stash":
@@ -432,13 +555,11 @@ def _event(g: Group, source: str, ref: str, diags: list[Diagnostic],
         note = _NOTES["unfinished"]
     files_may_differ = note is not None
     if old_inferred and note is None:
-        note = "old commit inferred from the reflog entry before it (reftable)"
-    if message is None or not message.isascii():    # else display_message is message itself
-        message = first.display_message
-    event = _bare(CodeEvent)                         # see _EVENT_FIELDS
-    _init_event(event, "", when, ts, kind, message, old, new, changes, ref, [], [], source,
-                first.line, files_may_differ, False, detail, note, old_inferred)
-    return event
+        note = _INFERRED_NOTE
+    return CodeEvent(id="", time=when, ts=ts, kind=kind, message=first.display_message, old=old,
+                     new=new, changes_commit=changes, ref=ref, source=source, line=first.line,
+                     files_may_differ=files_may_differ, detail=detail, note=note,
+                     old_inferred=old_inferred)
 
 
 def _merge_branch_moves(events: list[CodeEvent], head_entries: list[ReflogEntry],
