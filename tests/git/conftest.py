@@ -99,3 +99,23 @@ def cloned(bench):
     bench.commit("u0", cwd=up)
     work = bench.clone(up, "work")
     return up, work
+
+
+@pytest.fixture
+def count_git_processes(monkeypatch):
+    """``calls = count_git_processes()`` records, from then on, every process started through
+    ``subprocess.Popen`` (``subprocess.run`` goes through it too) as its argument list."""
+    import timeline.git.objects as objects_module
+
+    def start() -> list[list[str]]:
+        calls: list[list[str]] = []
+        real_popen = subprocess.Popen
+
+        def counting_popen(cmd, *args, **kwargs):
+            calls.append(list(cmd))
+            return real_popen(cmd, *args, **kwargs)
+
+        monkeypatch.setattr(objects_module.subprocess, "Popen", counting_popen)
+        return calls
+
+    return start

@@ -209,7 +209,7 @@ def test_commits_carry_author_dates_and_paths(bench):
                  "committer_date": "2023-11-14T18:51:40-03:30", "paths": ["odd\tname.txt", "src/m.py"]}
 
 
-def test_a_10000_commit_pull_is_described_with_one_git_call(bench, cloned, monkeypatch):
+def test_a_10000_commit_pull_is_described_with_one_git_call(bench, cloned, count_git_processes):
     up, work = cloned
     base = bench.sha(cwd=up)
     stream = []
@@ -226,23 +226,17 @@ def test_a_10000_commit_pull_is_described_with_one_git_call(bench, cloned, monke
                    check=True, stdout=subprocess.DEVNULL)
     bench.git("pull", "-q", "origin", "main", cwd=work)
 
-    calls: list[list[str]] = []
-    real_run = subprocess.run
-
-    def counting_run(cmd, *args, **kwargs):
-        calls.append(list(cmd))
-        return real_run(cmd, *args, **kwargs)
-
-    monkeypatch.setattr(objects_module.subprocess, "run", counting_run)
+    calls = count_git_processes()
     h = read_history(work)
     no_diagnostics(h)
     pull = h.events[1]
     assert len(pull.commits) == 10_000 and pull.commits_removed == []
     assert pull.commits[0].subject == "bulk 9999" and pull.commits[-1].subject == "bulk 0"
     assert all(c.paths == ("bulk.txt",) for c in pull.commits)
-    range_calls = [c for c in calls if any(a.endswith(f"...{pull.new}") for a in c)]
-    assert len(range_calls) == 1                      # one git process for all 10,000 commits
-    assert len(calls) <= 4                            # init, cat-file, the clone's commit, the pull
+    # init, cat-file, ONE walk describing all 10,000 (and the clone's commit: the pull's old end)
+    (walk,) = [c for c in calls if "log" in c]
+    assert "--stdin" in walk and "--no-walk=unsorted" not in walk
+    assert len(calls) == 3
 
 
 # --------------------------------------------------------------------------- coverage

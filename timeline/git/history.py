@@ -855,6 +855,21 @@ def _attach_commits(events: list[CodeEvent], loc: GitLocation, source: str,
                 else:
                     ranged.append(ev)
 
+            # a constant number of git processes for all of them: ONE walk describing every
+            # range's commits; the new commit of each single, when the walk did not read it,
+            # in ONE more
+            results = store.between_many((ev.old, ev.new) for ev in ranged)
+            for ev in ranged:
+                res = results[(ev.old, ev.new)]
+                if isinstance(res, ObjectStoreError):
+                    diags.append(Diagnostic(ev.source, ev.line, f"{res}; commits of {ev.id} not listed"))
+                    continue
+                arrived, left, truncated = res
+                ev.commits = arrived
+                ev.commits_removed = left
+                if truncated:
+                    diags.append(Diagnostic(ev.source, ev.line,
+                                            f"commit lists of {ev.id} truncated (very long range)"))
             if singles:
                 try:
                     found = store.describe([ev.new for ev in singles])
@@ -863,19 +878,6 @@ def _attach_commits(events: list[CodeEvent], loc: GitLocation, source: str,
                             ev.commits = [found[ev.new]]
                 except ObjectStoreError as exc:
                     diags.append(Diagnostic(source, None, str(exc)))
-
-            results = store.between_many((ev.old, ev.new) for ev in ranged)
-            for ev in ranged:
-                res = results[(ev.old, ev.new)]
-                if isinstance(res, ObjectStoreError):
-                    diags.append(Diagnostic(ev.source, ev.line, f"{res}; commits of {ev.id} not listed"))
-                    continue
-                arrived, left, truncated = res
-                ev.commits = list(arrived)
-                ev.commits_removed = list(left)
-                if truncated:
-                    diags.append(Diagnostic(ev.source, ev.line,
-                                            f"commit lists of {ev.id} truncated (very long range)"))
             if store.shallow_commits:
                 for ev in todo:
                     boundary = [c.sha for c in (*ev.commits, *ev.commits_removed)

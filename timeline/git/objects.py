@@ -6,25 +6,33 @@ The shadow is ``git init -q --bare`` in a temporary directory of our own whose
 ``objects/info/alternates`` names ``realpath(common_dir/objects)`` (reference 5.3). git runs
 with an environment stripped of every ``GIT_*`` variable plus a fixed safe set, with
 ``--no-pager -c core.commitGraph=false``, cwd = the shadow. Only validated hex ids are passed,
-after ``--end-of-options``.
+after ``--end-of-options`` (or on stdin, read as revisions).
 
-Commit descriptions (sha, subject, author, author and committer dates, touched paths) come
-from ONE ``git log --name-only -z`` per range (or one for a batch of single commits). ``log``
-reads ``log.showSignature``, mailmap and diff settings from config, but the only config it
-sees is the shadow's own (empty, system and global config disabled) plus our ``-c``
-overrides; ``--no-textconv --no-ext-diff --no-renames`` keep the diff to tree comparisons
-(``--name-only`` never reads blobs, attributes or the index).
+What MANY moves brought in and took away (``between_many``) costs ONE git process whatever
+their number: a ``git log --name-only -z --stdin`` from all the moves' ends, each commit with
+its parents and committer date, read as git streams it and stopped as soon as every move's
+commits are known (``_Walk``: each commit painted with the ends that reach it; the walk ends
+where every end of a move reaches what is left, so it stays near the moves however long the
+history below them); the sets and git's own order are worked out in Python, and each commit
+read is described from the same output (sha, subject, author, author and committer dates,
+touched paths). Commits wanted alone (``describe``) take one ``git log --no-walk --stdin``
+however many. ``log`` reads ``log.showSignature``, mailmap and diff settings from config, but
+the only config it sees is the shadow's own (empty, system and global config disabled) plus
+our ``-c`` overrides; ``--no-textconv --no-ext-diff --no-renames`` keep the diff to tree
+comparisons (``--name-only`` never reads blobs, attributes or the index).
 """
 
 from __future__ import annotations
 
+import heapq
+import io
 import os
 import re
 import secrets
 import shutil
 import subprocess
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
@@ -46,9 +54,15 @@ SAFE_CONFIG = ("core.commitGraph=false", "core.fsmonitor=false", "core.hooksPath
 # Fields of one commit in ``git log`` output: after a per-call random record marker
 # (a subject cannot forge a record boundary it cannot guess), fixed-format fields first.
 _LOG_FIELDS = "%m%H%x1f%aI%x1f%cI%x1f%ae%x1f%an%x1f%s"
+# The walk's: each commit's parents and committer timestamp too (what git's walk orders by).
+_WALK_FIELDS = "%H%x1f%P%x1f%ct%x1f%aI%x1f%cI%x1f%ae%x1f%an%x1f%s"
+_LOG_OPTIONS = ("--no-textconv", "--no-ext-diff", "--no-renames", "--no-color", "--no-show-signature",
+                "--no-notes", "--diff-merges=first-parent", "--name-only", "-z")
+_READ_BYTES = 1 << 16
 _TIMEOUT_S = 300
-_NO_WALK_CHUNK = 500
-_WORKERS = 4
+# After every move's commits are known, the walk reads this many more commits before it stops
+# (and goes on if one of them changes that): clock skew, as git's own walks allow for (SLOP).
+_WALK_SLOP = 32
 
 
 class ObjectStoreError(Exception):
@@ -131,6 +145,9 @@ class ObjectStore:
         self.shallow_problem: str | None = None
         self._tmp: tempfile.TemporaryDirectory | None = None
         self.dir: Path | None = None
+        self.walked = 0        # commits the last ``between_many`` walk read (tests, benchmarks)
+        # every commit described so far (by a walk or by ``describe``): not asked twice
+        self.known: dict[str, CommitInfo] = {}
 
     # ------------------------------------------------------------------ setup
     def __enter__(self) -> "ObjectStore":
@@ -223,24 +240,25 @@ class ObjectStore:
                 result[parts[0]] = None if parts[1] == "missing" else parts[1]
         return result
 
-    def _log(self, revs: list[str], *extra: str) -> tuple[bytes, bytes]:
+    def _log(self, revs: list[str], *extra: str, input: bytes | None = None) -> tuple[bytes, bytes]:
         """``git log`` with commit fields and touched paths: ``(record marker, raw output)``."""
         marker = secrets.token_hex(8)
-        return ("\x1e" + marker).encode(), self._run(["log", "--no-textconv", "--no-ext-diff", "--no-renames", "--no-color",
-                          "--no-show-signature", "--no-notes", "--diff-merges=first-parent",
-                          "--name-only", "-z", f"--format=%x1e{marker}{_LOG_FIELDS}", *extra,
-                          "--end-of-options", *revs])
+        return ("\x1e" + marker).encode(), self._run(
+            ["log", *_LOG_OPTIONS, f"--format=%x1e{marker}{_LOG_FIELDS}", *extra,
+             "--end-of-options", *revs], input=input)
 
     def describe(self, shas) -> dict[str, CommitInfo]:
-        """``{sha: CommitInfo}`` for the given commits themselves (no walk): one ``git log
-        --no-walk`` per 500 commits."""
+        """``{sha: CommitInfo}`` for the given commits themselves (no walk): ONE ``git log
+        --no-walk --stdin`` however many (the ids go on stdin, not on the command line), none
+        for those already described (``known``)."""
         wanted = list(dict.fromkeys(self._check(shas)))
-        found: dict[str, CommitInfo] = {}
-        for i in range(0, len(wanted), _NO_WALK_CHUNK):
-            chunk = wanted[i:i + _NO_WALK_CHUNK]
-            marker, out = self._log(chunk, "--no-walk=unsorted")
+        found = {s: self.known[s] for s in wanted if s in self.known}
+        ask = [s for s in wanted if s not in found]
+        if ask:
+            marker, out = self._log([], "--no-walk=unsorted", "--stdin",
+                                    input="".join(s + "\n" for s in ask).encode())
             for _mark, info in _parse_log(out, marker, self.shallow_commits):
-                found[info.sha] = info
+                found[info.sha] = self.known[info.sha] = info
         return found
 
     def between(self, old: str, new: str) -> tuple[list[CommitInfo], list[CommitInfo], bool]:
@@ -266,19 +284,223 @@ class ObjectStore:
         return arrived, left, truncated
 
     def between_many(self, pairs) -> dict[tuple[str, str], tuple[list[CommitInfo], list[CommitInfo], bool] | ObjectStoreError]:
-        """``between`` for many distinct (old, new) pairs, a few git processes at a time."""
-        pairs = list(dict.fromkeys(pairs))
+        """``between`` for many distinct (old, new) pairs with ONE git process whatever their
+        number: a ``git log --stdin`` from all their ends, with each commit's parents, date,
+        facts and touched paths, read as git streams it and stopped as soon as every pair's
+        commits are known (``_Walk``). Per pair: ``(arrived, left, truncated)``, ``arrived`` =
+        old..new, ``left`` = new..old, each newest first in the order ``between`` (``git log
+        --left-right old...new``) gives them, capped at ``MAX_COMMITS_PER_SIDE``. When git
+        fails on the way (a missing commit, a broken object), each pair the walk had not
+        settled maps to an ``ObjectStoreError``; the others stand. Every commit read is kept
+        in ``known`` (``describe`` does not ask for it again).
+        """
+        pairs = list(dict.fromkeys((o, n) for o, n in pairs))
+        for pair in pairs:
+            self._check(pair)
+        if not pairs:
+            return {}
+        walk = _Walk(pairs)
+        error = self._stream_walk(walk)
+        self.walked = len(walk.paint)
+        known = self.known
+        out: dict[tuple[str, str], tuple[list[CommitInfo], list[CommitInfo], bool] | ObjectStoreError] = {}
+        for i, pair in enumerate(pairs):
+            if error is not None and not walk.settled(i):
+                out[pair] = ObjectStoreError(error)
+                continue
+            arrived, left, truncated = walk.sides(i)
+            out[pair] = ([known[c] for c in arrived], [known[c] for c in left], truncated)
+        return out
 
-        def one(pair):
+    def _stream_walk(self, walk: "_Walk") -> str | None:
+        """Feed ``walk`` the commits of ``git log --stdin`` from its ends (given on stdin), as
+        git streams them (its walk, newest first by committer date), describing each into
+        ``known``; stop git once ``walk`` needs no more. Returns None, or git's error (one
+        line) when it failed before the walk was done."""
+        marker = secrets.token_hex(8)
+        mark = ("\x1e" + marker).encode()
+        cmd = [self.git, "--no-pager", f"--git-dir={self.dir}"]
+        for item in SAFE_CONFIG:
+            cmd += ["-c", item]
+        cmd += ["log", *_LOG_OPTIONS, f"--format=%x1e{marker}{_WALK_FIELDS}", "--stdin",
+                "--end-of-options"]
+        with tempfile.TemporaryFile() as err:
             try:
-                return pair, self.between(*pair)
-            except ObjectStoreError as exc:
-                return pair, exc
+                proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                        cwd=self.dir, env=safe_env())
+            except OSError as exc:
+                return f"git log failed: {exc}"
+            timer = threading.Timer(_TIMEOUT_S, proc.kill)
+            timer.start()
+            stopped = False
+            try:
+                try:    # (git reads all of stdin before it walks: no deadlock)
+                    proc.stdin.write("".join(s + "\n" for s in walk.tips).encode())  # type: ignore[union-attr]
+                    proc.stdin.close()                                                # type: ignore[union-attr]
+                except BrokenPipeError:    # git stopped reading: it failed, said on stderr
+                    pass
+                for record in _records(proc.stdout, mark):                           # type: ignore[arg-type]
+                    commit = _walk_record(record, self.shallow_commits)
+                    if commit is None:
+                        continue
+                    info, parents, date = commit
+                    self.known[info.sha] = info
+                    if walk.add(info.sha, date, parents):
+                        stopped = True
+                        break
+            finally:
+                if stopped or proc.poll() is None:
+                    proc.kill()            # done with it (or failing): not on down the history
+                proc.stdout.close()                                                   # type: ignore[union-attr]
+                proc.wait()
+                timer.cancel()
+            if stopped or proc.returncode == 0:
+                return None
+            err.seek(0)
+            lines = err.read().decode("utf-8", "replace").strip().splitlines()
+            detail = lines[-1] if lines else f"exit status {proc.returncode}"
+            return f"git log failed: {detail}"
 
-        if len(pairs) <= 1:
-            return dict(one(p) for p in pairs)
-        with ThreadPoolExecutor(max_workers=min(_WORKERS, len(pairs))) as pool:
-            return dict(pool.map(one, pairs))
+
+class _Walk:
+    """One walk of the commit graph for many moves (old, new) at once, fed the commits of
+    ``git log <every end>`` in git's order (its walk: by committer date, newest first).
+
+    Each commit read is painted with a bit per move side: bit ``2i`` = reachable from move
+    ``i``'s old end, bit ``2i+1`` = from its new end (paint flows from a commit to its parents;
+    on to commits already read too, when a child comes late). Move ``i`` brought in the commits
+    with bit ``2i+1`` only (``old..new``) and took away those with bit ``2i`` only
+    (``new..old``). Commits referenced but not read yet are the frontier; the walk is done when
+    no frontier commit carries one bit of a move without the other (what lies below is
+    reachable from both ends of every move, or from none), and git's date order has gone past
+    every one-sided commit (a same-second or late child cannot still add paint to them),
+    ``_WALK_SLOP`` commits in a row. So it covers the moves' commits and little more, however
+    long the history below them (a commit dated far in the past among them makes it read down
+    to that date); and the lists are exactly the commits reachable from one end and not from
+    the other: what ``git rev-list old..new`` gives, except where clock skew makes git's own
+    walk stop early and list commits both ends reach.
+    """
+
+    def __init__(self, pairs: list[tuple[str, str]]):
+        self.pairs = pairs
+        paint: dict[str, int] = {}
+        for i, (old, new) in enumerate(pairs):
+            paint[old] = paint.get(old, 0) | (1 << (2 * i))
+            paint[new] = paint.get(new, 0) | (2 << (2 * i))
+        self.tips = list(paint)
+        # bits 2i (the old sides): ((m >> 1) ^ m) & olds != 0 <=> one side of a move without the other
+        self.olds = int("01" * len(pairs), 2)
+        self.pending: dict[str, int] = paint          # the frontier: referenced, not read yet
+        self.unsettled = sum(1 for m in paint.values() if self._half(m))
+        self.paint: dict[str, int] = {}               # commits read
+        self.parents: dict[str, tuple[str, ...]] = {}
+        self.dates: dict[str, int] = {}
+        self.oldest_half: int | None = None           # the oldest date of a one-sided commit read
+        self.quiet = 0                                # lines read in a row with the walk done
+
+    def _half(self, m: int) -> bool:
+        return bool(((m >> 1) ^ m) & self.olds)
+
+    def add(self, sha: str, date: int, parents: tuple[str, ...]) -> bool:
+        """Read one commit (the walk's next); True when the walk needs no more."""
+        pending, paint, olds = self.pending, self.paint, self.olds
+        m = pending.pop(sha, 0)
+        half = bool(((m >> 1) ^ m) & olds)
+        if half:
+            self.unsettled -= 1
+            if self.oldest_half is None or date < self.oldest_half:
+                self.oldest_half = date
+        paint[sha] = m
+        self.parents[sha] = parents
+        self.dates[sha] = date
+        for p in parents:
+            if p in paint:                    # read already: a child came late
+                self._spread(p, m)
+                continue
+            cur = pending.get(p, 0)
+            new = cur | m if cur else m     # (the same int object down a line: little memory)
+            if new != cur:
+                pending[p] = new
+                self.unsettled += bool(((new >> 1) ^ new) & olds) - bool(((cur >> 1) ^ cur) & olds)
+        if self.unsettled == 0 and (self.oldest_half is None or date < self.oldest_half):
+            self.quiet += 1
+            return self.quiet > _WALK_SLOP
+        self.quiet = 0
+        return False
+
+    def _spread(self, sha: str, m: int) -> None:
+        """Add the paint ``m`` to ``sha`` and, if it was read already, to its ancestors read."""
+        stack = [sha]
+        paint, pending, parents, half = self.paint, self.pending, self.parents, self._half
+        while stack:
+            c = stack.pop()
+            if c in paint:
+                cur = paint[c]
+                new = cur | m
+                if new != cur:
+                    paint[c] = new
+                    stack.extend(parents[c])
+                    if half(new) and (self.oldest_half is None or self.dates[c] < self.oldest_half):
+                        self.oldest_half = self.dates[c]
+                continue
+            cur = pending.get(c, 0)
+            new = cur | m if cur else m
+            if new != cur:
+                pending[c] = new
+                self.unsettled += half(new) - (half(cur) if cur else 0)
+
+    def settled(self, i: int) -> bool:
+        """Whether move ``i``'s commits are all known (no frontier commit has one of its ends'
+        paint without the other's)."""
+        old_bit = 1 << (2 * i)
+        both = old_bit | (old_bit << 1)
+        return all((m & both) in (0, both) for m in self.pending.values())
+
+    def sides(self, i: int) -> tuple[list[str], list[str], bool]:
+        """Move ``i``'s ``(arrived, left, truncated)`` ids, in the order ``git log --left-right
+        old...new`` lists them: git pops the newest commit of a queue ordered by committer date
+        (ties: first queued first), started with the two ends, and queues each parent when it
+        first meets it; restricted to the commits it shows, that is the walk below (a child of
+        a commit shown is shown too)."""
+        old, new = self.pairs[i]
+        old_bit = 1 << (2 * i)
+        new_bit = old_bit << 1
+        both = old_bit | new_bit
+        paint, dates, parents = self.paint, self.dates, self.parents
+        arrived: list[str] = []
+        left: list[str] = []
+        truncated = False
+        queue: list[tuple[int, int, str]] = []
+        seen: set[str] = set()
+        order = 0
+        for end in (old, new):
+            if end not in seen and (paint.get(end, 0) & both) in (old_bit, new_bit):
+                seen.add(end)
+                heapq.heappush(queue, (-dates[end], order, end))
+                order += 1
+        push, pop = heapq.heappush, heapq.heappop
+        c = pop(queue)[2] if queue else None
+        while c is not None:
+            side = left if paint[c] & old_bit else arrived
+            if len(side) < MAX_COMMITS_PER_SIDE:
+                side.append(c)
+            else:
+                truncated = True
+            nxt = None
+            for p in parents[c]:
+                if p not in seen and (paint.get(p, 0) & both) in (old_bit, new_bit):
+                    seen.add(p)
+                    if nxt is None and not queue:
+                        nxt = p             # alone in the queue: next anyway (a straight line)
+                    else:
+                        if nxt is not None:
+                            push(queue, (-dates[nxt], order, nxt))
+                            order += 1
+                            nxt = None
+                        push(queue, (-dates[p], order, p))
+                        order += 1
+            c = nxt if nxt is not None else (pop(queue)[2] if queue else None)
+        return arrived, left, truncated
 
 
 def _date(raw: bytes) -> datetime | None:
@@ -288,13 +510,77 @@ def _date(raw: bytes) -> datetime | None:
         return None
 
 
-def _parse_log(out: bytes, marker: bytes, shallow: frozenset[str] = frozenset()):
-    """``git log -z --name-only --format=<marker>%m%H...`` output -> ``(mark, CommitInfo)``.
+def _records(stream, mark: bytes):
+    """The records of a ``git log -z`` stream, each the bytes after its ``mark``, as they come
+    (a record is whole when the next mark or the end arrives). Reads a block at a time; a
+    record longer than a block (a commit touching 100,000s of paths) is searched once."""
+    buf = bytearray()
+    start = -1          # where the current record's mark is in buf (-1: none yet)
+    scanned = 0         # buf is searched for marks up to here
+    size = len(mark)
+    while True:
+        block = stream.read1(_READ_BYTES)
+        if not block:
+            break
+        buf += block
+        while True:
+            at = buf.find(mark, max(scanned, start + size if start >= 0 else 0))
+            if at < 0:
+                scanned = max(0, len(buf) - size + 1)
+                break
+            if start >= 0:
+                yield bytes(buf[start + size:at])
+            start = at
+            scanned = at + size
+        if start > 0:                      # drop what is done with
+            del buf[:start]
+            scanned -= start
+            start = 0
+    if start >= 0:
+        yield bytes(buf[start + size:])
 
-    Each record: the format line, NUL, LF, then the touched paths, each NUL-terminated.
-    A commit listed in ``shallow`` (a shallow-clone boundary: its parents are not here) gets
-    ``paths=None``: git would compare it with an empty tree and list every file.
-    """
+
+def _walk_record(record: bytes, shallow: frozenset[str]) -> tuple[CommitInfo, tuple[str, ...], int] | None:
+    """One record of the walk's ``git log`` (``_WALK_FIELDS``) -> ``(CommitInfo, parents,
+    committer timestamp)``; None when it does not read as one."""
+    head, _, rest = record.partition(b"\0")
+    fields = head.split(b"\x1f", 7)
+    if len(fields) != 8:
+        return None
+    sha, parents, date, author_date, committer_date, email, name, subject = fields
+    sha_text = sha.decode("ascii", "replace")
+    parent_ids = tuple(parents.decode("ascii", "replace").split())
+    if not _SHA.match(sha_text) or not all(_SHA.match(p) for p in parent_ids):
+        return None
+    try:
+        timestamp = int(date)
+    except ValueError:
+        return None
+    info = _commit_info(sha_text, rest, author_date, committer_date, email, name, subject, shallow)
+    return info, parent_ids, timestamp
+
+
+def _commit_info(sha: str, rest: bytes, author_date: bytes, committer_date: bytes, email: bytes,
+                 name: bytes, subject: bytes, shallow: frozenset[str]) -> CommitInfo:
+    """A ``CommitInfo`` from a ``git log -z --name-only`` record's fields; ``rest`` = what
+    follows the format line (LF, then the touched paths, each NUL-terminated). A commit listed
+    in ``shallow`` (a shallow-clone boundary: its parents are not here) gets ``paths=None``:
+    git would compare it with an empty tree and list every file."""
+    if rest.startswith(b"\n"):
+        rest = rest[1:]
+    paths: tuple[str, ...] | None = tuple(
+        p.decode("utf-8", "replace") for p in rest.split(b"\0") if p)
+    if sha in shallow:
+        paths = None
+    return CommitInfo(
+        sha=sha, subject=subject.decode("utf-8", "replace"),
+        author=name.decode("utf-8", "replace"), author_email=email.decode("utf-8", "replace"),
+        author_date=_date(author_date), committer_date=_date(committer_date), paths=paths)
+
+
+def _parse_log(out: bytes, marker: bytes, shallow: frozenset[str] = frozenset()):
+    """``git log -z --name-only --format=<marker>%m%H...`` output -> ``(mark, CommitInfo)``
+    (see ``_commit_info``)."""
     for record in out.split(marker)[1:]:
         head, _, rest = record.partition(b"\0")
         fields = head.split(b"\x1f", 5)
@@ -304,13 +590,4 @@ def _parse_log(out: bytes, marker: bytes, shallow: frozenset[str] = frozenset())
         mark, sha = mark_sha[:1].decode("ascii", "replace"), mark_sha[1:].decode("ascii", "replace")
         if not _SHA.match(sha):
             continue
-        if rest.startswith(b"\n"):
-            rest = rest[1:]
-        paths: tuple[str, ...] | None = tuple(
-            p.decode("utf-8", "replace") for p in rest.split(b"\0") if p)
-        if sha in shallow:
-            paths = None
-        yield mark, CommitInfo(
-            sha=sha, subject=subject.decode("utf-8", "replace"),
-            author=name.decode("utf-8", "replace"), author_email=email.decode("utf-8", "replace"),
-            author_date=_date(author_date), committer_date=_date(committer_date), paths=paths)
+        yield mark, _commit_info(sha, rest, author_date, committer_date, email, name, subject, shallow)

@@ -1,0 +1,264 @@
+"""What many moves brought in and took away, with a constant number of git processes (issue 4,
+point 7): one walk from all the moves' ends (a ``git log`` that describes each commit it reads). Checked against git itself (``git rev-list old..new`` per move, and the per-move
+``ObjectStore.between``) on real repositories built with real git commands.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from timeline.git import read_history
+from timeline.git import objects as objects_module
+from timeline.git.objects import ObjectStore, ObjectStoreError
+from timeline.model import is_zero_sha
+
+
+def rev_list(bench, repo: Path, rng: str) -> list[str]:
+    out = bench.git("rev-list", rng, cwd=repo, at=bench.clock)
+    return out.split() if out else []
+
+
+def range_ids(store: ObjectStore, pairs) -> dict:
+    """``between_many`` with commit ids instead of ``CommitInfo``s."""
+    return {pair: r if isinstance(r, ObjectStoreError) else ([c.sha for c in r[0]], [c.sha for c in r[1]], r[2])
+            for pair, r in store.between_many(pairs).items()}
+
+
+def walks(calls: list[list[str]]) -> list[list[str]]:
+    """The walks among git processes: ``git log --stdin`` (not ``--no-walk``)."""
+    return [c for c in calls if "log" in c and "--stdin" in c and "--no-walk=unsorted" not in c]
+
+
+def fast_import(bench, repo: Path, commits: list[tuple[int, list[int], int, str]]) -> list[str]:
+    """Commits ``(mark, parent marks, committer time, file)`` into ``repo`` (refs/heads/gen);
+    returns the shas by mark order."""
+    stream = []
+    for mark, parents, when, path in commits:
+        msg = f"g{mark}".encode()
+        stream.append(f"commit refs/heads/gen\nmark :{mark}\n".encode())
+        stream.append(f"committer Ann Tester <ann@example.com> {when} +0000\n".encode())
+        stream.append(b"data %d\n%s\n" % (len(msg), msg))
+        if parents:
+            stream.append(f"from :{parents[0]}\n".encode())
+            for p in parents[1:]:
+                stream.append(f"merge :{p}\n".encode())
+        stream.append(f"M 644 inline {path}\ndata {len(msg) + 1}\n".encode() + msg + b"\n\n")
+    marks = repo / "marks.txt"
+    subprocess.run(["git", "fast-import", "--quiet", f"--export-marks={marks}"], input=b"".join(stream),
+                   cwd=repo, env=bench.env, check=True, stdout=subprocess.DEVNULL)
+    table = dict(line.split() for line in marks.read_text().splitlines())
+    marks.unlink()
+    return [table[f":{mark}"] for mark, *_ in commits]
+
+
+# --------------------------------------------------------------------------- many moves
+
+def test_many_moves_take_a_constant_number_of_git_processes(bench, cloned, count_git_processes, monkeypatch):
+    up, work = cloned
+    for r in range(6):
+        for i in range(3):
+            bench.commit(f"u{r}.{i}", cwd=up, file="u.txt")
+        bench.git("pull", "-q", cwd=work)                                  # ff, or a merge
+        bench.commit(f"m{r}.1", file="m.txt")
+        bench.commit(f"m{r}.2", file="m.txt")
+        bench.git("checkout", "-q", "-b", f"topic{r}", "HEAD~2")
+        t = bench.commit(f"t{r}.1", file=f"t{r}.txt")
+        bench.commit(f"t{r}.2", file=f"t{r}.txt", at=bench.clock)        # the same second
+        bench.git("checkout", "-q", "main")
+        bench.git("merge", "-q", "--no-ff", "-m", f"merge topic{r}", f"topic{r}")
+        bench.git("reset", "-q", "--hard", "HEAD~1")
+        bench.git("reset", "-q", "--hard", "ORIG_HEAD")
+        bench.git("checkout", "-q", "--detach", "HEAD~3")
+        bench.git("checkout", "-q", t)
+        bench.git("checkout", "-q", "main")
+        bench.git("commit", "-q", "--amend", "-m", f"merge topic{r} (amended)")
+        bench.git("rebase", "-q", f"topic{r}~1")                           # linearise: picks, same second
+        bench.git("reset", "-q", "--hard", "ORIG_HEAD")
+    bench.git("pull", "-q", "--rebase", cwd=work)
+
+    calls = count_git_processes()
+    h = read_history(work)
+    monkeypatch.undo()
+    assert [d.message for d in h.diagnostics] == []
+    ranged = [e for e in h.events if e.changes_commit and not is_zero_sha(e.old)]
+    pairs = {(e.old, e.new) for e in ranged}
+    assert len(pairs) >= 50
+    # init, cat-file --batch-check, ONE walk (a git log describing what it reads), and one
+    # git log for the clone's commit if the walk did not read it: not one per move
+    assert len(calls) <= 4, calls
+    assert len(walks(calls)) == 1
+
+    forward = backward = divergent = 0
+    with ObjectStore(work / ".git") as store:
+        for e in ranged:
+            arrived, left = [c.sha for c in e.commits], [c.sha for c in e.commits_removed]
+            # exactly git's sets, in git's order (old..new: what came; new..old: what left)
+            assert arrived == rev_list(bench, work, f"{e.old}..{e.new}"), e
+            assert left == rev_list(bench, work, f"{e.new}..{e.old}"), e
+            # and exactly what the per-move code gives: same CommitInfo, same order
+            assert (e.commits, e.commits_removed, False) == store.between(e.old, e.new)
+            forward += bool(arrived and not left)
+            backward += bool(left and not arrived)
+            divergent += bool(arrived and left)
+    assert forward and backward and divergent
+    merges = [c for e in ranged for c in e.commits if c.subject.startswith("merge topic")]
+    assert merges and all(c.paths for c in merges)
+
+
+def test_random_graphs_give_git_s_sets_and_order(bench):
+    """Branchy histories with merges and same-second commits, many random moves: each move's
+    lists equal ``git rev-list old..new`` / ``new..old`` (set and order) and ``between``."""
+    repo = bench.init()
+    rng = random.Random(11)
+    commits: list[tuple[int, list[int], int, str]] = []
+    when = 1_700_000_000
+    for mark in range(1, 401):
+        if mark == 1:
+            parents: list[int] = []
+        else:
+            recent = list(range(max(1, mark - 25), mark))
+            parents = [rng.choice(recent)]
+            if rng.random() < 0.15 and len(recent) > 1:
+                other = rng.choice(recent)
+                if other != parents[0]:
+                    parents.append(other)
+        when += rng.choice((0, 0, 1, 60))                # many commits share their second
+        commits.append((mark, parents, when, f"f{rng.randrange(20)}.txt"))
+    shas = fast_import(bench, repo, commits)
+    pairs = set()
+    while len(pairs) < 120:
+        a, b = rng.sample(shas, 2)
+        pairs.add((a, b))
+    with ObjectStore(repo / ".git") as store:
+        ids = range_ids(store, sorted(pairs))
+        walked = store.walked
+        many = store.between_many(sorted(pairs))
+        for (old, new), res in ids.items():
+            arrived, left, truncated = res
+            assert arrived == rev_list(bench, repo, f"{old}..{new}")
+            assert left == rev_list(bench, repo, f"{new}..{old}")
+            assert not truncated
+            assert many[(old, new)] == store.between(old, new)
+    assert walked <= len(shas)
+
+
+def test_clock_skew_is_tolerated(bench):
+    """Committer dates going backwards (a child older than its parent) by five minutes now and
+    then: the lists are the exact sets (ancestors of one end, not of the other). git's own
+    date-ordered walk stops early there and may list commits that both ends reach; where it
+    does not, the lists are git's, order included."""
+    repo = bench.init()
+    rng = random.Random(5)
+    commits = []
+    when = 1_700_000_000
+    for mark in range(1, 121):
+        parents = [] if mark == 1 else [rng.choice(range(max(1, mark - 6), mark))]
+        when += rng.choice((60, 60, 60, -300))
+        commits.append((mark, parents, when, "f.txt"))
+    shas = fast_import(bench, repo, commits)
+    graph = {line.split()[0]: line.split()[1:]
+             for line in bench.git("rev-list", "--parents", *shas, cwd=repo).splitlines()}
+
+    def ancestors(sha: str) -> set[str]:
+        seen: set[str] = set()
+        stack = [sha]
+        while stack:
+            c = stack.pop()
+            if c not in seen:
+                seen.add(c)
+                stack.extend(graph[c])
+        return seen
+
+    pairs = [(shas[i], shas[j]) for i, j in ((10, 60), (60, 10), (30, 119), (119, 90), (70, 71), (5, 100))]
+    git_wrong = 0
+    with ObjectStore(repo / ".git") as store:
+        for (old, new), (arrived, left, _) in range_ids(store, pairs).items():
+            assert set(arrived) == ancestors(new) - ancestors(old) and len(set(arrived)) == len(arrived)
+            assert set(left) == ancestors(old) - ancestors(new) and len(set(left)) == len(left)
+            for mine, rng_ in ((arrived, f"{old}..{new}"), (left, f"{new}..{old}")):
+                theirs = rev_list(bench, repo, rng_)
+                if set(theirs) == set(mine):
+                    assert theirs == mine
+                else:
+                    git_wrong += 1
+                    assert set(mine) < set(theirs)       # git's extra ones are common ancestors
+    assert git_wrong            # (this history does fool git: the test checks what it means to)
+
+
+def test_the_walk_stays_near_the_moves_in_a_long_history(bench):
+    """5,000 commits; moves among the newest ones read a few dozen commits, not the history."""
+    repo = bench.init()
+    commits = [(m, [] if m == 1 else [m - 1], 1_700_000_000 + 60 * m, "f.txt") for m in range(1, 5001)]
+    shas = fast_import(bench, repo, commits)
+    near = [(shas[-10], shas[-1]), (shas[-1], shas[-5]), (shas[-5], shas[-3])]
+    with ObjectStore(repo / ".git") as store:
+        ids = range_ids(store, near)
+        assert store.walked < 100
+        assert ids[near[0]][0] == shas[-9:][::-1] and ids[near[1]][1] == shas[-4:][::-1]
+        # a move far back walks down to it, no further than needed
+        far = [(shas[-1], shas[999])]
+        ids = range_ids(store, far)
+        assert len(ids[far[0]][1]) == 4000 and store.walked < 4100
+
+
+def test_a_missing_commit_inside_a_range_fails_only_the_moves_that_need_it(bench):
+    repo = bench.init()
+    c = [bench.commit(f"c{i}") for i in range(1, 7)]
+    obj = repo / ".git" / "objects" / c[2][:2] / c[2][2:]
+    obj.chmod(0o644)
+    obj.unlink()                                  # c3 is gone: c1..c5 cannot be walked
+    with ObjectStore(repo / ".git") as store:
+        res = store.between_many([(c[0], c[4]), (c[4], c[5])])
+    assert isinstance(res[(c[0], c[4])], ObjectStoreError)
+    assert str(res[(c[0], c[4])]).startswith("git log failed: ")
+    arrived, left, truncated = res[(c[4], c[5])]
+    assert [x.subject for x in arrived] == ["c6"] and left == [] and not truncated
+
+
+def test_no_pairs_and_bad_ids(bench):
+    repo = bench.init()
+    bench.commit("c1")
+    with ObjectStore(repo / ".git") as store:
+        assert store.between_many([]) == {}
+        with pytest.raises(ObjectStoreError):
+            range_ids(store, [("HEAD", "a" * 40)])
+
+
+def test_git_is_stopped_once_the_walk_is_done(bench, monkeypatch):
+    """The walk's git process is killed, not left running down the history."""
+    repo = bench.init()
+    commits = [(m, [] if m == 1 else [m - 1], 1_700_000_000 + 60 * m, "f.txt") for m in range(1, 3001)]
+    shas = fast_import(bench, repo, commits)
+    procs = []
+    real_popen = objects_module.subprocess.Popen
+
+    def keep(cmd, *args, **kwargs):
+        proc = real_popen(cmd, *args, **kwargs)
+        procs.append((cmd, proc))
+        return proc
+
+    monkeypatch.setattr(objects_module.subprocess, "Popen", keep)
+    with ObjectStore(repo / ".git") as store:
+        assert range_ids(store, [(shas[-2], shas[-1])]) == {(shas[-2], shas[-1]): ([shas[-1]], [], False)}
+        assert store.walked < 50
+    (walk,) = [p for cmd, p in procs if cmd in walks([cmd])]
+    # killed while it still had history to print (3,000 commits fill the pipe), and reaped
+    assert walk.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 7, 64, 1 << 16])
+def test_records_are_cut_at_the_marks_whatever_the_blocks(monkeypatch, block):
+    import io
+
+    monkeypatch.setattr(objects_module, "_READ_BYTES", block)
+    mark = b"\x1eabc123"
+    records = [b"", b"one\0\npath\0", b"two" * 50, b"\x1eab", b"three\0"]
+    stream = io.BytesIO(b"".join(mark + r for r in records))
+    assert list(objects_module._records(stream, mark)) == records
+    assert list(objects_module._records(io.BytesIO(b""), mark)) == []
+    assert list(objects_module._records(io.BytesIO(b"junk before" + mark + b"x"), mark)) == [b"x"]
