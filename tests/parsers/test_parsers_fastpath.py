@@ -170,3 +170,12 @@ def test_values_of_every_width_and_form(tmp_path: Path, monkeypatch) -> None:
     fast, slow = both(path, monkeypatch)
     assert fast == slow
     assert "12345678.0" in fast and "123456789.0" in fast and "0.5" in fast
+
+
+@SETTINGS
+@given(piece=st.binary(min_size=1, max_size=300), tail=st.binary(max_size=300))
+def test_zeroed_blocks_are_translated_blocks(piece: bytes, tail: bytes) -> None:
+    """``_zeroed`` (numpy, for big blocks) makes every digit ``0`` and leaves every other byte."""
+    sglang_fast._numpy()
+    data = piece * (4096 // len(piece) + 1) + tail + bytes(range(256))
+    assert sglang_fast._zeroed(data) == data.translate(bytes.maketrans(b"123456789", b"000000000"))
