@@ -432,13 +432,7 @@ class _FastFeeder:
             point = points[k][shape_ids]
             plain = (point >= 0) & (vs + WORD <= len(a))  # a word past the block's end: by _number
             val, has, none = np.zeros(n), np.zeros(n, bool), np.zeros(n, bool)
-            if plain.all():
-                val[rows] = _decimals(words[vs], width, point)
-                has[rows] = True
-            else:
-                if plain.any():
-                    val[rows[plain]] = _decimals(words[vs[plain]], width[plain], point[plain])
-                    has[rows[plain]] = True
+            if not plain.all():
                 for j in np.flatnonzero(~plain).tolist():
                     value = _number(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
                     if value is None:
@@ -446,6 +440,10 @@ class _FastFeeder:
                     else:
                         val[rows[j]] = value
                         has[rows[j]] = True
+                rows, vs, width, point = rows[plain], vs[plain], width[plain], point[plain]
+            if len(rows):
+                val[rows] = _decimals(words[vs], width, point)
+                has[rows] = True
             out[name] = (val, has, none)
         return out
 
