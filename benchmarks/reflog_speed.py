@@ -1,12 +1,15 @@
-"""How fast a 100,000-entry reflog is read, against plain ``bytes.split`` of the same file.
+"""How fast a 100,000-entry reflog is read, against plain ``bytes.split`` of the same file; and
+how fast 2,000 distinct moves are described, against one git process per move.
 
 Run (from the repository root, in the project's virtualenv)::
 
-    python benchmarks/reflog_speed.py            # 100,000 entries, best of 5
+    python benchmarks/reflog_speed.py            # 100,000 entries, best of 5; 2,000 moves
     python benchmarks/reflog_speed.py 250000 3   # other entry count / repeats
+    python benchmarks/reflog_speed.py --moves 500 --history 5000   # other move/commit counts
+    python benchmarks/reflog_speed.py --moves 0  # the reflog reading only
 
-It builds a realistic ``logs/HEAD`` in memory (commits, checkouts, pulls, a rebase burst every
-so often; 40-hex ids; ~160 bytes a line), then times, in this same process:
+Reading. It builds a realistic ``logs/HEAD`` in memory (commits, checkouts, pulls, a rebase
+burst every so often; 40-hex ids; ~160 bytes a line), then times, in this same process:
 
 - ``baseline``: ``data.split(b"\\n")`` -- the floor any line-based reader pays;
 - ``parse``: ``timeline.git.reflog.parse_reflog`` (tolerant parser, entries in file order);
@@ -16,25 +19,46 @@ so often; 40-hex ids; ~160 bytes a line), then times, in this same process:
 
 Times are the best of N rounds (each round runs every step once, so a change of load hits
 them all alike), wall-clock and CPU (``process_time``, which other processes on a busy machine
-do not inflate); the CPU ratio to the baseline is what to compare across machines. This is a
-benchmark, not a test: nothing here fails; the issue's target is "well under a second" for
-``events``.
+do not inflate); the CPU ratio to the baseline is what to compare across machines.
+
+Moves. It builds a repository with ``git fast-import`` (a main line of ``--history`` commits,
+a side branch merged back every 50) and a path of HEAD through it like a long-lived checkout's
+(pulls and commits forward, resets back, checkouts of a side branch or of an old commit and
+back): ``--moves`` distinct (old, new) pairs. Then it describes them all (the commits each
+brought in and took away, with subjects, authors, dates, paths) both ways, checks that both
+give the same lists, and prints wall time, CPU of this process and of the git processes, and
+how many git processes ran:
+
+- ``per-move``: the former way, ``ObjectStore.between`` per move (one ``git log
+  --left-right old...new`` each), four at a time;
+- ``one-walk``: ``ObjectStore.between_many``: one walk for all the moves (a ``git log
+  --stdin`` from all their ends, describing each commit it reads, stopped once every move's
+  commits are known).
+
+This is a benchmark, not a test: nothing here fails (but a difference between the two ways
+of describing the moves stops it); the issue's targets are "well under a second" for
+``events`` and a constant number of git processes for the moves.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from timeline.git import history as history_module  # noqa: E402
+from timeline.git import objects as objects_module  # noqa: E402
 from timeline.git.classify import group_entries  # noqa: E402
+from timeline.git.objects import ObjectStore, ObjectStoreError  # noqa: E402
 from timeline.git.reflog import parse_reflog  # noqa: E402
 
 
@@ -86,8 +110,18 @@ def best(fns: dict, repeats: int) -> dict[str, tuple[float, float]]:
 
 
 def main() -> None:
-    entries = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
-    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("entries", nargs="?", type=int, default=100_000)
+    ap.add_argument("repeats", nargs="?", type=int, default=5)
+    ap.add_argument("--moves", type=int, default=2000, help="distinct moves to describe (0: none)")
+    ap.add_argument("--history", type=int, default=20_000, help="main-line commits of that repository")
+    args = ap.parse_args()
+    reading(args.entries, args.repeats)
+    if args.moves:
+        moves(args.moves, args.history)
+
+
+def reading(entries: int, repeats: int) -> None:
     data = build_log(entries)
     parsed = parse_reflog(data, "logs/HEAD", 40)
     assert len(parsed.entries) == entries, (len(parsed.entries), parsed.diagnostics[:3])
@@ -122,6 +156,136 @@ def main() -> None:
     base = results["baseline"][1] or results["baseline"][0]
     for name, (wall, cpu) in results.items():
         print(f"  {name:9s} {wall * 1000:7.1f} ms {cpu * 1000:7.1f} ms   {cpu / base:6.1f}x")
+
+
+
+# --------------------------------------------------------------------------- moves
+
+def build_history(repo: Path, env: dict[str, str], commits: int, seed: int = 4) -> tuple[list[str], list[str]]:
+    """A main line of ``commits`` commits, a two-commit side branch merged back every 50 (the
+    side branches share the main line's clock, so dates interleave); returns (main line ids,
+    side-branch tip ids), oldest first."""
+    rng = random.Random(seed)
+    stream: list[bytes] = []
+    when = 1_600_000_000
+    mark = 0
+    main_marks: list[int] = []
+    side_marks: list[int] = []
+
+    def commit(ref: str, parents: list[int], path: str) -> int:
+        nonlocal mark, when
+        mark += 1
+        when += rng.randint(30, 600)
+        msg = f"change {mark} to {path}".encode()
+        stream.append(f"commit {ref}\nmark :{mark}\n".encode())
+        stream.append(f"author Ann Tester <ann@example.com> {when} +0100\n".encode())
+        stream.append(f"committer Ann Tester <ann@example.com> {when} +0100\n".encode())
+        stream.append(b"data %d\n%s\n" % (len(msg), msg))
+        if parents:
+            stream.append(f"from :{parents[0]}\n".encode())
+        for p in parents[1:]:
+            stream.append(f"merge :{p}\n".encode())
+        stream.append(f"M 644 inline {path}\ndata {len(msg) + 1}\n".encode() + msg + b"\n\n")
+        return mark
+
+    while len(main_marks) < commits:
+        parent = main_marks[-1:]
+        if len(main_marks) % 50 == 49:
+            a = commit("refs/heads/side", parent, f"side/{rng.randrange(30)}.py")
+            b = commit("refs/heads/side", [a], f"side/{rng.randrange(30)}.py")
+            side_marks.append(b)
+            main_marks.append(commit("refs/heads/main", [*parent, b], "merges.txt"))
+        else:
+            main_marks.append(commit("refs/heads/main", parent, f"src/{rng.randrange(200)}.py"))
+    marks = repo / "marks"
+    subprocess.run(["git", "fast-import", "--quiet", f"--export-marks={marks}"], input=b"".join(stream),
+                   cwd=repo, env=env, check=True, stdout=subprocess.DEVNULL)
+    table = dict(line.split() for line in marks.read_text().splitlines())
+    return [table[f":{m}"] for m in main_marks], [table[f":{m}"] for m in side_marks]
+
+
+def head_path(main: list[str], sides: list[str], moves: int, seed: int = 4) -> list[tuple[str, str]]:
+    """``moves`` distinct (old, new) pairs along a path of HEAD that moves up the main line."""
+    rng = random.Random(seed)
+    step = max(1, len(main) // (moves // 2 + 1))
+    pos = 0
+    at = main[0]
+    pairs: dict[tuple[str, str], None] = {}
+    while len(pairs) < moves:
+        roll = rng.random()
+        if roll < 0.70:                                  # commit / pull: forward
+            pos = min(len(main) - 1, pos + rng.randint(1, 2 * step))
+            to = main[pos]
+        elif roll < 0.85:                                # reset back a little
+            pos = max(0, pos - rng.randint(1, 5))
+            to = main[pos]
+        elif roll < 0.95:                                # checkout of a side branch, and back
+            to = sides[min(len(sides) - 1, pos // 50)] if sides else main[pos]
+        else:                                            # checkout of an old commit, and back
+            to = main[max(0, pos - rng.randint(50, 500))]
+        if to != at:
+            pairs[(at, to)] = None
+            at = to
+        if roll >= 0.85 and at != main[pos] and len(pairs) < moves:
+            pairs[(at, main[pos])] = None
+            at = main[pos]
+    return list(pairs)[:moves]
+
+
+def per_move(store: ObjectStore, pairs: list[tuple[str, str]]) -> dict:
+    """The former ``between_many``: one ``git log --left-right old...new`` per move, four at
+    a time."""
+    def one(pair):
+        try:
+            return pair, store.between(*pair)
+        except ObjectStoreError as exc:
+            return pair, exc
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(pool.map(one, pairs))
+
+
+def moves(count: int, history: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="reflog-speed-moves-") as tmp:
+        repo = Path(tmp) / "repo"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null")
+        subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True, env=env)
+        main_line, sides = build_history(repo, env, history)
+        pairs = head_path(main_line, sides, count)
+        spawned: list[int] = []
+        real_popen = objects_module.subprocess.Popen
+
+        def counting_popen(*a, **k):
+            spawned.append(1)
+            return real_popen(*a, **k)
+
+        objects_module.subprocess.Popen = counting_popen
+        rows = []
+        try:
+            with ObjectStore(repo) as store:
+                results = {}
+                for name, fn in (("per-move", per_move), ("one-walk", ObjectStore.between_many)):
+                    spawned.clear()
+                    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    start, start_cpu = time.perf_counter(), time.process_time()
+                    results[name] = fn(store, pairs)
+                    wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    git_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+                    rows.append((name, wall, cpu, git_cpu, len(spawned)))
+                walked = store.walked
+        finally:
+            objects_module.subprocess.Popen = real_popen
+        old, new = results["per-move"], results["one-walk"]
+        assert old.keys() == new.keys() and all(old[p] == new[p] for p in old), "the two ways differ"
+        listed = sum(len(r[0]) + len(r[1]) for r in new.values() if not isinstance(r, ObjectStoreError))
+
+    print(f"\n{len(pairs)} distinct moves over {history} main-line commits ({len(sides)} side branches), "
+          f"{listed} commits listed in all; the walk read {walked} commits")
+    print(f"  {'':9s} {'wall':>10s} {'cpu':>10s} {'git cpu':>10s} {'git processes':>14s}")
+    for name, wall, cpu, git_cpu, n in rows:
+        print(f"  {name:9s} {wall:8.2f} s {cpu:8.2f} s {git_cpu:8.2f} s {n:14d}")
 
 
 if __name__ == "__main__":
