@@ -14,7 +14,6 @@ import pytest
 
 from timeline.export import event_to_dict
 from timeline.git import read_history
-from timeline.git import objects as objects_module
 from timeline.git.history import GitHistory
 from timeline.git.objects import git_version
 

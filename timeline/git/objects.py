@@ -25,7 +25,6 @@ comparisons (``--name-only`` never reads blobs, attributes or the index).
 from __future__ import annotations
 
 import heapq
-import io
 import os
 import re
 import secrets
