@@ -13,7 +13,8 @@ burst every so often; 40-hex ids; ~160 bytes a line), then times, in this same p
 
 - ``baseline``: ``data.split(b"\\n")`` -- the floor any line-based reader pays;
 - ``parse``: ``timeline.git.reflog.parse_reflog`` (tolerant parser, entries in file order);
-- ``group``: ``timeline.git.classify.group_entries`` (message -> kind, burst collapse);
+- ``group``: what the pipeline does of the entries before making events: each message read
+  (``classify.heads_of``) and the bursts collapsed (``classify.special_groups``);
 - ``events``: the whole reading pipeline of ``read_history`` minus git object queries
   (``_build`` on a real checkout whose HEAD log is this file, commit listing disabled).
 
@@ -57,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from timeline.git import history as history_module  # noqa: E402
 from timeline.git import objects as objects_module  # noqa: E402
-from timeline.git.classify import group_entries  # noqa: E402
+from timeline.git.classify import heads_of, special_groups  # noqa: E402
 from timeline.git.objects import ObjectStore, ObjectStoreError  # noqa: E402
 from timeline.git.reflog import parse_reflog  # noqa: E402
 
@@ -145,7 +146,7 @@ def reading(entries: int, repeats: int) -> None:
             results = best({
                 "baseline": lambda: data.split(b"\n"),
                 "parse": lambda: parse_reflog(data, "logs/HEAD", 40),
-                "group": lambda: group_entries(parsed.entries),
+                "group": lambda: special_groups(parsed.entries, heads_of(parsed.entries)),
                 "events": pipeline,
             }, repeats)
         finally:
