@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from parsers import parse_file
+from parsers import parse_file, sglang_fast
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures"
 FIXTURES = ROOT / "sglang"
@@ -144,7 +144,11 @@ def placed(log: Path, tmp_path: Path, want: dict[str, Any], name: str | None = N
 
 @pytest.mark.parametrize("log", LOGS, ids=[p.name for p in LOGS])
 @pytest.mark.parametrize("samples", [False, True], ids=["series", "samples"])
-def test_golden(log: Path, samples: bool, tmp_path: Path) -> None:
+@pytest.mark.parametrize("fast", [False, True], ids=["line-by-line", "fast-path"])
+def test_golden(log: Path, samples: bool, fast: bool, tmp_path: Path, monkeypatch) -> None:
+    """Each golden file holds on both readings of a log: line by line (small logs), and the
+    fast path that logs of FAST_MIN_BYTES or more take (issue 7), forced here on the small ones."""
+    monkeypatch.setattr(sglang_fast, "FAST_MIN_BYTES", 0 if fast else 1 << 62)
     want = _expected(log)
     parsed = parse_file(placed(log, tmp_path, want), source=str(log), keep_samples=samples)
     assert parsed.source == str(log)
