@@ -61,6 +61,7 @@ from timeline.git import objects as objects_module  # noqa: E402
 from timeline.git.classify import heads_of, special_groups  # noqa: E402
 from timeline.git.objects import ObjectStore, ObjectStoreError  # noqa: E402
 from timeline.git.reflog import parse_reflog  # noqa: E402
+from timeline.scenario import FastCommit, fast_import  # noqa: E402
 
 
 def build_log(entries: int, seed: int = 4) -> bytes:
@@ -167,27 +168,16 @@ def build_history(repo: Path, env: dict[str, str], commits: int, seed: int = 4) 
     side branches share the main line's clock, so dates interleave); returns (main line ids,
     side-branch tip ids), oldest first."""
     rng = random.Random(seed)
-    stream: list[bytes] = []
+    stream: list[FastCommit] = []
     when = 1_600_000_000
-    mark = 0
     main_marks: list[int] = []
     side_marks: list[int] = []
 
     def commit(ref: str, parents: list[int], path: str) -> int:
-        nonlocal mark, when
-        mark += 1
+        nonlocal when
         when += rng.randint(30, 600)
-        msg = f"change {mark} to {path}".encode()
-        stream.append(f"commit {ref}\nmark :{mark}\n".encode())
-        stream.append(f"author Ann Tester <ann@example.com> {when} +0100\n".encode())
-        stream.append(f"committer Ann Tester <ann@example.com> {when} +0100\n".encode())
-        stream.append(b"data %d\n%s\n" % (len(msg), msg))
-        if parents:
-            stream.append(f"from :{parents[0]}\n".encode())
-        for p in parents[1:]:
-            stream.append(f"merge :{p}\n".encode())
-        stream.append(f"M 644 inline {path}\ndata {len(msg) + 1}\n".encode() + msg + b"\n\n")
-        return mark
+        stream.append(FastCommit(len(stream) + 1, tuple(parents), when, path, ref=ref, offset="+0100"))
+        return len(stream)
 
     while len(main_marks) < commits:
         parent = main_marks[-1:]
@@ -198,11 +188,8 @@ def build_history(repo: Path, env: dict[str, str], commits: int, seed: int = 4) 
             main_marks.append(commit("refs/heads/main", [*parent, b], "merges.txt"))
         else:
             main_marks.append(commit("refs/heads/main", parent, f"src/{rng.randrange(200)}.py"))
-    marks = repo / "marks"
-    subprocess.run(["git", "fast-import", "--quiet", f"--export-marks={marks}"], input=b"".join(stream),
-                   cwd=repo, env=env, check=True, stdout=subprocess.DEVNULL)
-    table = dict(line.split() for line in marks.read_text().splitlines())
-    return [table[f":{m}"] for m in main_marks], [table[f":{m}"] for m in side_marks]
+    shas = fast_import(repo, stream, env)
+    return [shas[m] for m in main_marks], [shas[m] for m in side_marks]
 
 
 def head_path(main: list[str], sides: list[str], moves: int, seed: int = 4) -> list[tuple[str, str]]:

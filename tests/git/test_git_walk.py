@@ -1,5 +1,6 @@
 """What many moves brought in and took away, with a constant number of git processes (issue 4,
-point 7): one walk from all the moves' ends (a ``git log`` that describes each commit it reads). Checked against git itself (``git rev-list old..new`` per move, and the per-move
+point 7): one walk from all the moves' ends (a ``git log`` that describes each commit it reads).
+Checked against git itself (``git rev-list old..new`` per move, and the per-move
 ``ObjectStore.between``) on real repositories built with real git commands.
 """
 
@@ -7,7 +8,6 @@ from __future__ import annotations
 
 import random
 import signal
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,9 @@ import pytest
 from timeline.git import read_history
 from timeline.git import objects as objects_module
 from timeline.git.objects import ObjectStore, ObjectStoreError
+from timeline import scenario
 from timeline.model import is_zero_sha
+from timeline.scenario import FastCommit
 
 
 def rev_list(bench, repo: Path, rng: str) -> list[str]:
@@ -37,23 +39,9 @@ def walks(calls: list[list[str]]) -> list[list[str]]:
 def fast_import(bench, repo: Path, commits: list[tuple[int, list[int], int, str]]) -> list[str]:
     """Commits ``(mark, parent marks, committer time, file)`` into ``repo`` (refs/heads/gen);
     returns the shas by mark order."""
-    stream = []
-    for mark, parents, when, path in commits:
-        msg = f"g{mark}".encode()
-        stream.append(f"commit refs/heads/gen\nmark :{mark}\n".encode())
-        stream.append(f"committer Ann Tester <ann@example.com> {when} +0000\n".encode())
-        stream.append(b"data %d\n%s\n" % (len(msg), msg))
-        if parents:
-            stream.append(f"from :{parents[0]}\n".encode())
-            for p in parents[1:]:
-                stream.append(f"merge :{p}\n".encode())
-        stream.append(f"M 644 inline {path}\ndata {len(msg) + 1}\n".encode() + msg + b"\n\n")
-    marks = repo / "marks.txt"
-    subprocess.run(["git", "fast-import", "--quiet", f"--export-marks={marks}"], input=b"".join(stream),
-                   cwd=repo, env=bench.env, check=True, stdout=subprocess.DEVNULL)
-    table = dict(line.split() for line in marks.read_text().splitlines())
-    marks.unlink()
-    return [table[f":{mark}"] for mark, *_ in commits]
+    shas = scenario.fast_import(repo, [FastCommit(mark, tuple(parents), when, path, ref="refs/heads/gen", message=f"g{mark}")
+                                       for mark, parents, when, path in commits], bench.env)
+    return [shas[mark] for mark, *_ in commits]
 
 
 # --------------------------------------------------------------------------- many moves
