@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from itertools import repeat
-from typing import Any
+from typing import Any, NamedTuple
 
 from parsers.framing import LogLines, clean_line
 from parsers.sglang import (
@@ -38,7 +38,7 @@ __all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]
 FAST_MIN_BYTES = 64 << 10  # smaller files are read line by line (no numpy import)
 MAX_SHAPES = 1 << 16  # shapes remembered (all are forgotten when there are more)
 WORD = 8  # plain decimals this wide or narrower are read as one 64-bit word; the others by _number
-SERIES = ("gen", "accept", "input")  # the values read from stats lines, in table() column order
+SERIES = ("gen", "accept", "input")  # the values read from stats lines (their spans' names)
 _GEN = "gen throughput (token/s)"
 _ACCEPT = "accept len"
 _INPUT = "input throughput (token/s)"
@@ -59,6 +59,8 @@ def _numpy() -> Any:
             return None
         np = numpy
         _decimal_tables()
+        global _NO_LINES
+        _NO_LINES = np.zeros(0, np.int64)
     return np
 
 
@@ -309,7 +311,7 @@ class _FastFeeder:
     shapes: dict[bytes, int] = {}  # shape (digits zeroed) -> number
     kinds: list[int] = []
     spans: list[dict[str, Any]] = []
-    tables: Any = None
+    tables: _ShapeTable | None = None
     shape_lengths: Any = None
     decimals: Any = None  # decimal_table()
     judge: tuple = ()
@@ -347,18 +349,18 @@ class _FastFeeder:
             cls.shape_lengths = np.array([spans["length"] for spans in cls.spans], np.int64)
         return cls.shape_lengths
 
-    def table(self) -> Any:
+    def table(self) -> _ShapeTable:
+        """What the block needs of every shape, as arrays by shape number (``_ShapeTable``)."""
         if self.tables is None:
-            rows = []
-            for kind, spans in zip(self.kinds, self.spans):
-                row = [kind]
-                for name in SERIES:
-                    off, width = spans.get(name, (0, -1))
-                    row += [off, width]
-                row.append(1 if spans.get("no_gen") else 0)
-                row.append(1 if spans.get("other") else 0)
-                rows.append(row)
-            type(self).tables = np.array(rows, np.int64).reshape(-1, 9)
+            spans = self.spans
+            where = [[s.get(name, (0, -1)) for s in spans] for name in SERIES]
+            type(self).tables = _ShapeTable(
+                np.array(self.kinds, np.int64),
+                np.array([[off for off, _ in series] for series in where], np.int64).reshape(len(SERIES), -1),
+                np.array([[width for _, width in series] for series in where], np.int64).reshape(len(SERIES), -1),
+                np.array([bool(s.get("no_gen")) for s in spans], bool),
+                np.array([bool(s.get("other")) for s in spans], bool),
+            )
         return self.tables
 
     def block(self, first: int, buf: bytes) -> None:
@@ -390,19 +392,16 @@ class _FastFeeder:
                 number = self.shape(zeroed[i], buf[int(starts[i]) : int(ends[i])])
             ids[i] = number
         self.log.block_lines = n  # byte_blocks need not count them again
-        a = np.frombuffer(buf, np.uint8)
-        table = self.table()[ids]
-        if table[:, 8].any():
+        table = self.table()
+        if table.other.any() and table.other[ids].any():
             raise _HandBack
-        code = table[:, 0]
-        values = self.values(a, buf, starts, ids, n)
-        none = table[:, 7] == 1
-        if none.any():
-            got = values.get("gen")
-            if got is None:
-                values["gen"] = (np.zeros(n), np.zeros(n, bool), none)
-            else:
-                got[2][none] = True
+        code = table.kind[ids]
+        values = self.values(buf, starts, ids)
+        if table.no_gen.any():  # decode lines without a throughput: counted as such
+            without = np.flatnonzero(table.no_gen[ids])
+            if len(without):
+                rows, numbers, missing = values.get("gen", (_NO_LINES, _NO_LINES, _NO_LINES))
+                values["gen"] = (rows, numbers, np.union1d(missing, without))
         generic = np.flatnonzero(code == _GENERIC)
         lo = 0
         for g in generic.tolist() + [n]:
@@ -413,8 +412,9 @@ class _FastFeeder:
             lo = g + 1
         self.log.line_number = first + n - 1
 
-    def values(self, a, buf, starts, ids, n) -> dict[str, tuple[Any, Any, Any]]:
-        """``{series: (value per line, has a number, has no number)}`` for a block of ``n`` lines:
+    def values(self, buf, starts, ids) -> dict[str, tuple[Any, Any, Any]]:
+        """``{series: (lines with a number, their numbers, lines whose value is no number)}`` for
+        the lines of a block (their shape numbers ``ids``; line numbers from 0, ascending):
         plain decimals of up to ``WORD`` bytes by ``_decimals``, the other values by ``_number``."""
         points = self.decimal_table()
         table = self.table()
@@ -422,29 +422,28 @@ class _FastFeeder:
         words = np.ndarray((len(buf) - WORD + 1,), "<u8", buffer=buf, strides=(1,)) if len(buf) >= WORD else None
         out = {}
         for k, name in enumerate(SERIES):
-            width = table[:, 2 + 2 * k][ids]  # the value's width, -1 where none
+            width = table.width[k][ids]  # the value's width, -1 where none
             rows = np.flatnonzero(width >= 0)
             if not len(rows):
                 continue
             shape_ids = ids[rows]
-            vs = starts[rows] + table[shape_ids, 1 + 2 * k]
+            vs = starts[rows] + table.offset[k][shape_ids]
             width = width[rows]
             point = points[k][shape_ids]
-            plain = (point >= 0) & (vs + WORD <= len(a))  # a word past the block's end: by _number
-            val, has, none = np.zeros(n), np.zeros(n, bool), np.zeros(n, bool)
-            if not plain.all():
-                for j in np.flatnonzero(~plain).tolist():
-                    value = _number(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
-                    if value is None:
-                        none[rows[j]] = True
-                    else:
-                        val[rows[j]] = value
-                        has[rows[j]] = True
-                rows, vs, width, point = rows[plain], vs[plain], width[plain], point[plain]
-            if len(rows):
-                val[rows] = _decimals(words[vs], width, point)
-                has[rows] = True
-            out[name] = (val, has, none)
+            plain = (point >= 0) & (vs + WORD <= len(buf))  # a word past the block's end: by _number
+            if plain.all():
+                out[name] = (rows, _decimals(words[vs], width, point), _NO_LINES)
+                continue
+            numbers = np.zeros(len(rows))
+            if plain.any():
+                numbers[plain] = _decimals(words[vs[plain]], width[plain], point[plain])
+            found = plain.copy()
+            for j in np.flatnonzero(~plain).tolist():
+                value = _number(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
+                if value is not None:
+                    numbers[j] = value
+                    found[j] = True
+            out[name] = (rows[found], numbers[found], rows[~found])
         return out
 
     def decimal_table(self) -> Any:
@@ -500,16 +499,16 @@ class _FastFeeder:
             got = values.get(name)
             if got is None:
                 continue
-            val, ok, none = got
-            picked = val[lo:hi][ok[lo:hi]]
-            if len(picked):
-                target.frombytes(picked.tobytes())
-            if name == "gen":
-                missing = np.flatnonzero(none[lo:hi])
-                if len(missing):
-                    parser._no_throughput_count += len(missing)
+            rows_with, numbers, missing = got
+            a, b = rows_with.searchsorted((lo, hi)).tolist()
+            if b > a:
+                target.frombytes(numbers[a:b].tobytes())
+            if name == "gen" and len(missing):
+                a, b = missing.searchsorted((lo, hi)).tolist()
+                if b > a:
+                    parser._no_throughput_count += b - a
                     if parser._no_throughput_line is None:
-                        parser._no_throughput_line = first + lo + int(missing[0])
+                        parser._no_throughput_line = first + int(missing[a])
         if seg.samples is not None:
             for r in rows.tolist():
                 i = lo + r
@@ -523,6 +522,21 @@ class _FastFeeder:
         date = buf[s + spans["date"][0] : s + spans["date"][1]].decode("ascii")
         time = buf[s + spans["time"][0] : s + spans["time"][1]].decode("ascii")
         return (date, time, date + " " + time)
+
+
+_NO_LINES: Any = None  # an empty array of line numbers (set with numpy)
+
+
+class _ShapeTable(NamedTuple):
+    """By shape number: its kind (``_SKIP``...), per series (``SERIES``) the offset and width of
+    its value in the line (width -1: none), whether a decode line has no throughput, and
+    whether another log family's parser would look at it."""
+
+    kind: Any
+    offset: Any
+    width: Any
+    no_gen: Any
+    other: Any
 
 
 class _HandBack(Exception):
