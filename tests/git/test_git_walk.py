@@ -179,9 +179,10 @@ def test_clock_skew_is_tolerated(bench):
 
 
 def test_the_walk_stays_near_the_moves_in_a_long_history(bench):
-    """5,000 commits; moves among the newest ones read a few dozen commits, not the history."""
+    """5,000 commits, 10 minutes apart; moves among the newest ones read a few dozen commits (the
+    moves', an hour's more for clock skew, _WALK_SLOP more), not the history."""
     repo = bench.init()
-    commits = [(m, [] if m == 1 else [m - 1], 1_700_000_000 + 60 * m, "f.txt") for m in range(1, 5001)]
+    commits = [(m, [] if m == 1 else [m - 1], 1_700_000_000 + 600 * m, "f.txt") for m in range(1, 5001)]
     shas = fast_import(bench, repo, commits)
     near = [(shas[-10], shas[-1]), (shas[-1], shas[-5]), (shas[-5], shas[-3])]
     with ObjectStore(repo / ".git") as store:
@@ -208,6 +209,41 @@ def test_a_missing_commit_inside_a_range_fails_only_the_moves_that_need_it(bench
     assert [x.subject for x in arrived] == ["c6"] and left == [] and not truncated
 
 
+def test_a_missing_commit_elsewhere_fails_no_move(bench):
+    """A commit lost on the main line stops the shared walk; a move on a side branch that never
+    needs it still gets its commits (its own walk, then)."""
+    repo = bench.init()
+    t = 1_700_000_000
+    commits = [FastCommit(1, (), t + 1, "f1", ref="refs/heads/main"), FastCommit(11, (1,), t + 2, "f11", ref="refs/heads/b"),
+               FastCommit(12, (11,), t + 3, "f12", ref="refs/heads/b")]
+    commits += [FastCommit(m, (m - 1,), t + 2 + m, f"f{m}", ref="refs/heads/main") for m in range(2, 6)]
+    s = scenario.fast_import(repo, commits, bench.env)
+    lost = repo / ".git" / "objects" / s[3][:2] / s[3][2:]
+    lost.chmod(0o644)
+    lost.unlink()
+    with ObjectStore(repo / ".git") as store:
+        res = store.between_many([(s[1], s[5]), (s[11], s[12])])
+    assert isinstance(res[(s[1], s[5])], ObjectStoreError)
+    assert [c.sha for c in res[(s[11], s[12])][0]] == [s[12]]
+
+
+def test_a_child_with_its_clock_behind_does_not_make_a_shared_commit_one_sided(bench):
+    """C, committed with a clock 15 minutes behind its parent R's, is read late (git walks by
+    date); the walk does not stop before it, so R, which both ends reach, is in neither list."""
+    repo = bench.init()
+    t = 1_700_000_000
+    commits = [FastCommit(1, (), t + 1000, "r", message="R"), FastCommit(2, (1,), t + 100, "c", message="C")]
+    commits += [FastCommit(10 + i, (9 + i,) if i else (), t + 800 - i, "d", message=f"D{i}") for i in range(40)]
+    commits += [FastCommit(3, (2, 49), t + 900, "z", message="Z"), FastCommit(4, (3,), t + 2000, "o", message="O"),
+                FastCommit(5, (1, 3), t + 2001, "n", message="N")]
+    s = scenario.fast_import(repo, commits, bench.env)
+    old, new = s[4], s[5]
+    with ObjectStore(repo / ".git") as store:
+        arrived, left, _ = store.between_many([(old, new)])[(old, new)]
+    assert [c.sha for c in arrived] == rev_list(bench, repo, f"{old}..{new}") == [new]
+    assert [c.sha for c in left] == rev_list(bench, repo, f"{new}..{old}") == [old]
+
+
 def test_no_pairs_and_bad_ids(bench):
     repo = bench.init()
     bench.commit("c1")
@@ -220,7 +256,7 @@ def test_no_pairs_and_bad_ids(bench):
 def test_git_is_stopped_once_the_walk_is_done(bench, monkeypatch):
     """The walk's git process is killed, not left running down the history."""
     repo = bench.init()
-    commits = [(m, [] if m == 1 else [m - 1], 1_700_000_000 + 60 * m, "f.txt") for m in range(1, 3001)]
+    commits = [(m, [] if m == 1 else [m - 1], 1_700_000_000 + 600 * m, "f.txt") for m in range(1, 3001)]
     shas = fast_import(bench, repo, commits)
     procs = []
     real_popen = objects_module.subprocess.Popen

@@ -62,6 +62,9 @@ _TIMEOUT_S = 300
 # After every move's commits are known, the walk reads this many more commits before it stops
 # (and goes on if one of them changes that): clock skew, as git's own walks allow for (SLOP).
 _WALK_SLOP = 32
+# ...and only once git's date order is this far below the oldest one-sided commit: a commit whose
+# clock is behind its parent's (skew) may still be read late and repaint what lies under it.
+_WALK_SKEW_S = 3_600
 
 
 class ObjectStoreError(Exception):
@@ -305,7 +308,12 @@ class ObjectStore:
         out: dict[tuple[str, str], tuple[list[CommitInfo], list[CommitInfo], bool] | ObjectStoreError] = {}
         for i, pair in enumerate(pairs):
             if error is not None and not walk.settled(i):
-                out[pair] = ObjectStoreError(error)
+                # git stopped at a commit it could not read: maybe not one this move needs (a
+                # missing object elsewhere); its own walk says (a process a move, only then).
+                try:
+                    out[pair] = self.between(*pair)
+                except ObjectStoreError as own:
+                    out[pair] = own
                 continue
             arrived, left, truncated = walk.sides(i)
             out[pair] = ([known[c] for c in arrived], [known[c] for c in left], truncated)
@@ -371,13 +379,13 @@ class _Walk:
     with bit ``2i+1`` only (``old..new``) and took away those with bit ``2i`` only
     (``new..old``). Commits referenced but not read yet are the frontier; the walk is done when
     no frontier commit carries one bit of a move without the other (what lies below is
-    reachable from both ends of every move, or from none), and git's date order has gone past
-    every one-sided commit (a same-second or late child cannot still add paint to them),
-    ``_WALK_SLOP`` commits in a row. So it covers the moves' commits and little more, however
-    long the history below them (a commit dated far in the past among them makes it read down
-    to that date); and the lists are exactly the commits reachable from one end and not from
-    the other: what ``git rev-list old..new`` gives, except where clock skew makes git's own
-    walk stop early and list commits both ends reach.
+    reachable from both ends of every move, or from none), and git's date order has gone
+    ``_WALK_SKEW_S`` (an hour) past every one-sided commit, ``_WALK_SLOP`` commits in a row (a
+    same-second child, or one whose clock is behind its parent's, cannot still add paint to
+    them). So it covers the moves' commits and an hour more, however long the history below them
+    (a commit dated far in the past among them makes it read down to that date); and the lists
+    are exactly the commits reachable from one end and not from the other: what ``git rev-list
+    old..new`` gives, except with clock skew of more than an hour.
     """
 
     def __init__(self, pairs: list[tuple[str, str]]):
@@ -421,7 +429,7 @@ class _Walk:
             if new != cur:
                 pending[p] = new
                 self.unsettled += bool(((new >> 1) ^ new) & olds) - bool(((cur >> 1) ^ cur) & olds)
-        if self.unsettled == 0 and (self.oldest_half is None or date < self.oldest_half):
+        if self.unsettled == 0 and (self.oldest_half is None or date < self.oldest_half - _WALK_SKEW_S):
             self.quiet += 1
             return self.quiet > _WALK_SLOP
         self.quiet = 0
