@@ -24,6 +24,7 @@ comparisons (``--name-only`` never reads blobs, attributes or the index).
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import os
 import re
@@ -343,9 +344,11 @@ class ObjectStore:
             try:
                 try:    # (git reads all of stdin before it walks: no deadlock)
                     proc.stdin.write("".join(s + "\n" for s in walk.tips).encode())  # type: ignore[union-attr]
-                    proc.stdin.close()                                                # type: ignore[union-attr]
                 except BrokenPipeError:    # git stopped reading: it failed, said on stderr
                     pass
+                finally:
+                    with contextlib.suppress(OSError):
+                        proc.stdin.close()                                            # type: ignore[union-attr]
                 for record in _records(proc.stdout, mark):                           # type: ignore[arg-type]
                     commit = _walk_record(record, self.shallow_commits)
                     if commit is None:
