@@ -161,24 +161,24 @@ def split_fields(body: str) -> list[tuple[str, str]]:
 
     Values keep inner ``, `` when no key follows (``#token: full=1, swa=2``).
     """
-    return [(key, body[start:end]) for key, start, end in field_spans(body)]
+    return [(body[key_start:key_end], body[start:end]) for key_start, key_end, start, end in field_spans(body)]
 
 
-def field_spans(body: str) -> list[tuple[str, int, int]]:
-    """``split_fields`` as ``(raw key, value start, value end)``: where each value is in ``body``."""
-    spans: list[tuple[str, int, int]] = []
+def field_spans(body: str) -> list[tuple[int, int, int, int]]:
+    """``split_fields`` as positions in ``body``: ``(key start, key end, value start, value end)``."""
+    spans: list[tuple[int, int, int, int]] = []
     key = None
     end = 0
     for m in _KEY_RE.finditer(body):
         if key is not None:
-            spans.append((key, end, m.start()))
-        key = m.group(1)
+            spans.append((*key, end, m.start()))
+        key = m.span(1)
         end = m.end()
     if key is not None:
         value = body[end:].rstrip()
         if value.endswith(","):
             value = value[:-1].rstrip()
-        spans.append((key, end, end + len(value)))
+        spans.append((*key, end, end + len(value)))
     return spans
 
 

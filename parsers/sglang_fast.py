@@ -24,6 +24,7 @@ least ``FAST_MIN_BYTES`` (numpy is imported only then). Without numpy it returns
 from __future__ import annotations
 
 import os
+import re
 from itertools import repeat
 from typing import Any, NamedTuple
 
@@ -85,8 +86,9 @@ def _judge(raw: bytes) -> tuple[int, dict[str, Any]]:
 
 def _for_others(line: str) -> bool:
     """Would the dispatch's detection find this line, as iterating gives it (cleaned, split at \\r)?"""
-    text = "\n".join(segment for _, segment in clean_line(1, line))
-    return any(r.search(text) for r in _OTHER_FAMILIES)
+    segments = [segment for _, segment in clean_line(1, line)]
+    text = "\n".join(segments)
+    return any(r.search(text) for r in _OTHER_FAMILIES) or any(_MAYBE_WRAPPED.search(seg) for seg in segments)
 
 
 def _judge_sglang(raw: bytes) -> tuple[int, dict[str, Any]]:
@@ -227,23 +229,28 @@ def _sample(parser: SGLangLogParser, text: str, spans: dict[str, Any], lineno: i
     if spans["forward"] is not None:
         sample["forward_ct"] = int(text[slice(*spans["forward"])])
     layout = spans.get("fields")
-    if layout is None:  # where each field's value is: the same in every line of the shape
+    if layout is None:  # where each field's key and value are: the same in every line of the shape
         layout = spans["fields"] = _field_layout(text, spans["width"])
-    sample.update((key, parse_value(text[start:end])) for key, start, end in layout)
+    sample.update((key or stats_key(text[key_start:key_end]), parse_value(text[start:end]))
+                  for key, key_start, key_end, start, end in layout)
     return sample
 
 
-def _field_layout(text: str, width: int) -> list[tuple[str, int, int]]:
-    """``stats_fields``' reading of a stats line as (key, start, end) of each stripped value in the
-    line. Only digits differ between the lines of a shape, and the splitting, the stripping and
-    the typing (``parse_value``) treat all digits alike, so one layout reads every line of it."""
+def _field_layout(text: str, width: int) -> list[tuple[str | None, int, int, int, int]]:
+    """``stats_fields``' reading of a stats line as (key, key start, key end, value start, value
+    end) in the line, values stripped. Only digits differ between the lines of a shape, and the
+    splitting, the stripping and the typing (``parse_value``) treat all digits alike, so one
+    layout reads every line of it; a key with digits in it (``p99 itl``) is None: read from
+    each line."""
     body = text[width:]
     layout = []
-    for raw_key, start, end in field_spans(body):
+    for key_start, key_end, start, end in field_spans(body):
         value = body[start:end]
         start += len(value) - len(value.lstrip())
         end -= len(value) - len(value.rstrip())
-        layout.append((stats_key(raw_key), width + start, width + max(start, end)))
+        raw_key = body[key_start:key_end]
+        key = None if any(c.isdigit() for c in raw_key) else stats_key(raw_key)
+        layout.append((key, width + key_start, width + key_end, width + start, width + max(start, end)))
     return layout
 
 
@@ -543,8 +550,11 @@ class _HandBack(Exception):
     """Lines for another log family: the file is read again the generic way."""
 
 
-# Regexes of the other log families' detection (parsers/__init__.py's dispatch): a line any of them
-# finds makes the file go the generic way. They use \\d and literals only, so a shape decides.
+# The other log families' detection (parsers/__init__.py's dispatch): a line any of them finds
+# makes the file go the generic way. The vLLM and bench ones use \\d and literals only, so a shape
+# decides; the wrappers' (wrappers.needs_normalizing) also looks at which digits there are (a line
+# starting "2", "[20", a real month and time), so _MAYBE_WRAPPED, which does not, flags any shape
+# of which some line might be a wrapped one (review of issue 7: a "1999-..." Python-logging line).
 _OTHER_FAMILIES: list[Any] = []
 try:  # pragma: no branch
     from parsers.bench import MARKERS_RE as _BENCH_RE
@@ -554,6 +564,14 @@ try:  # pragma: no branch
     _OTHER_FAMILIES = [_BENCH_RE, _VLLM_RE, _WRAPPED_RE]
 except ImportError:  # an SGLang-only build
     pass
+
+
+_MAYBE_WRAPPED = re.compile(
+    r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[\s,.]"  # Python logging, whatever the year
+    r"|.\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"  # an SGLang stamp after the line's start, whatever the date
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d "  # a vLLM stamp, whatever the date
+    r"|.\[\d\d:\d\d:\d\d(?: [A-Z_]+\d+)+\] "  # a time-only stamp after the line's start
+)
 
 
 _MALLOC_TUNED = False

@@ -179,3 +179,31 @@ def test_zeroed_blocks_are_translated_blocks(piece: bytes, tail: bytes) -> None:
     sglang_fast._numpy()
     data = piece * (4096 // len(piece) + 1) + tail + bytes(range(256))
     assert sglang_fast._zeroed(data) == data.translate(bytes.maketrans(b"123456789", b"000000000"))
+
+
+def test_keys_with_digits_are_read_from_each_line(tmp_path: Path, monkeypatch) -> None:
+    """``p50 itl`` and ``p99 itl`` have one shape (digits zeroed): each line keeps its own key."""
+    lines = ["[2026-01-01 08:00:00 TP0] server_args=ServerArgs(model_path='m')"]
+    lines += [f"[2026-01-01 08:00:0{i + 1} TP0] Decode batch, #running-req: 1, {key} itl (ms): 4.{i}, "
+              f"gen throughput (token/s): 1{i}.00" for i, key in enumerate(["p50", "p99", "p90"])]
+    path = tmp_path / "keys.log"
+    path.write_text("\n".join(lines) + "\n")
+    fast, slow = both(path, monkeypatch, samples=True)
+    assert fast == slow
+    assert "'p99_itl': 4.1" in fast and "'p90_itl': 4.2" in fast
+
+
+def test_a_wrapped_line_is_found_whatever_its_digits(tmp_path: Path, monkeypatch) -> None:
+    """The wrappers' detection looks at which digits a line has ("2..." years); a shape judged on
+    a "1999-..." line still sends the file the generic way, where a later "2026-..." line of the
+    same shape is unwrapped."""
+    lines = [
+        "[2026-01-01 08:00:00 TP0] server_args=ServerArgs(model_path='m')",
+        "1999-01-01 08:00:01 INFO Decode batch, #running-req: 1, gen throughput (token/s): 11.00",
+        "2026-01-01 08:00:02 INFO Decode batch, #running-req: 1, gen throughput (token/s): 22.00",
+        "[2026-01-01 08:00:03 TP0] Decode batch, #running-req: 1, gen throughput (token/s): 33.00",
+    ]
+    path = tmp_path / "wrapped.log"
+    path.write_text("\n".join(lines) + "\n")
+    fast, slow = both(path, monkeypatch)
+    assert fast == slow
