@@ -283,13 +283,31 @@ def test_cache_is_kept_under_its_limits(tmp_path):
     size = max(entry.stat().st_size for entry in _entries(where))
     build([logs], log_tz="UTC", env=_env(where), cache=ParseCache(where, max_bytes=int(size * 4.5)))
     assert sum(entry.stat().st_size for entry in _entries(where)) <= size * 4.5
-    stale = where / f".tmp-left-by-a-killed-build{cache.SUFFIX}"
-    stale.write_bytes(b"x")
+    stale = where / f".tmp-k1lled_b{cache.SUFFIX}"  # a temp file a killed build left, half written
+    stale.write_bytes(cache.MAGIC + b"half")
     _age(stale)
     (logs / "server-0.log").touch()
     _age(logs / "server-0.log", when=LONG_AGO + 1)
     build([logs], log_tz="UTC", env=_env(where))  # a miss: prunes
     assert not stale.exists()
+
+
+def test_prune_removes_nothing_but_its_own_entries(tmp_path):
+    """TIMELINE_CACHE_DIR may name a folder that holds other files too: over its limits, the
+    cache removes only what it wrote (its names, its MAGIC)."""
+    logs, where = _logs(tmp_path / "logs", count=3), tmp_path / "cache"
+    build([logs], log_tz="UTC", env=_env(where))
+    theirs = [where / f"results{cache.SUFFIX}", where / ("0" * 40 + cache.SUFFIX), where / f".tmp-theirs{cache.SUFFIX}"]
+    for path in theirs:
+        path.write_bytes(b"the user's own data\n" * 100)
+    _age(*theirs)
+    ours = [p for p in _entries(where) if p not in theirs]
+    assert len(ours) == 3
+    small = ParseCache(where, max_bytes=1, max_entries=1)
+    assert small.ready()
+    small.prune()
+    assert not any(path.exists() for path in ours)
+    assert all(path.exists() for path in theirs)
 
 
 def test_cache_folder_from_the_environment(tmp_path):

@@ -21,3 +21,11 @@ def test_compact_series_summary_is_the_lists(values: list[float]) -> None:
     assert same((compact.unit, compact.n, compact.median, compact.min, compact.max)) == same(
         (listed.unit, listed.n, listed.median, listed.min, listed.max))
     assert compact.mean == pytest.approx(listed.mean, rel=1e-13, nan_ok=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(min_value=1e-3, max_value=1e6), st.integers(65, 2000))
+def test_a_constant_series_has_its_value_as_mean(value: float, n: int) -> None:
+    summary = summarize(array("d", [value] * n), "tok/s")
+    assert summary.min <= summary.mean <= summary.max
+    assert summary.mean == pytest.approx(value, rel=1e-15)

@@ -90,7 +90,9 @@ def _summarize_array(values, unit: str) -> MetricSummary | None:
     else:
         part = np.partition(data, (half - 1, half))
         median = (float(part[half - 1]) + float(part[half])) / 2
-    return MetricSummary(unit, n, median, float(data.mean()), float(data.min()), float(data.max()))
+    low, high = float(data.min()), float(data.max())
+    # numpy's pairwise mean of a constant series can miss it by an ulp: never outside [min, max]
+    return MetricSummary(unit, n, median, min(max(float(data.mean()), low), high), low, high)
 
 
 def build(
@@ -257,6 +259,8 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
 def _parse_one(item: tuple, progress=None) -> Any:
     """``parse_file`` of one log, kept in the cache when a look-up was made for it."""
     path, source, keep_samples, cache, look = item
+    if look is not None:  # the file the entry is keyed on (a link moved meanwhile: not another file's parse)
+        path = look.path
     parsed = parse_file(path, source=source, keep_samples=keep_samples, progress=progress)
     if cache is not None and look is not None:
         cache.store(look, parsed)

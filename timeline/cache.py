@@ -26,6 +26,8 @@ A cache folder that cannot be made or used disables the cache for the build; ``p
 from __future__ import annotations
 
 import os
+import re
+import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -223,7 +225,8 @@ class ParseCache:
     def prune(self) -> None:
         """Remove the least recently used entries while the folder holds more than ``max_bytes``
         or ``max_entries`` (down to 90% of each, so that not every build prunes), and temp files
-        that a killed build left."""
+        that a killed build left. Only files named as this cache names them, and starting with its
+        ``MAGIC``, are ever removed: the folder may be one the user also keeps other files in."""
         if self._state != "ready":
             return
         import time
@@ -233,14 +236,17 @@ class ParseCache:
         try:
             with os.scandir(self.folder) as listing:  # type: ignore[type-var]
                 for item in listing:
-                    if not item.name.endswith(SUFFIX):
+                    temp = _TEMP_NAME.fullmatch(item.name) is not None
+                    if not (temp or _ENTRY_NAME.fullmatch(item.name)):
                         continue
                     try:
                         st = item.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    if item.name.startswith(".tmp-"):
-                        if now - st.st_mtime > _STALE_TEMP_S:
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                    if temp:
+                        if now - st.st_mtime > _STALE_TEMP_S and (not st.st_size or _starts_with_magic(item.path)):
                             _remove(item.path)
                         continue
                     entries.append((st.st_mtime_ns, st.st_size, item.path))
@@ -254,7 +260,7 @@ class ParseCache:
         for _, size, path in entries:
             if total <= self.max_bytes * 0.9 and count <= self.max_entries * 0.9:
                 break
-            if _remove(path):
+            if _starts_with_magic(path) and _remove(path):
                 total -= size
                 count -= 1
 
@@ -263,6 +269,23 @@ class ParseCache:
     def _header(self, resolved: str, source: str, keep_samples: bool, st: os.stat_result) -> tuple:
         stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, _utc_offset(st.st_mtime))
         return (self._version, resolved, source, bool(keep_samples), stamp)
+
+
+_ENTRY_NAME = re.compile(r"[0-9a-f]{40}" + re.escape(SUFFIX))  # _entry_name's
+_TEMP_NAME = re.compile(r"\.tmp-[A-Za-z0-9_]+" + re.escape(SUFFIX))  # store's mkstemp(prefix=".tmp-")
+
+
+def _starts_with_magic(path: str) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        return os.read(fd, len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _entry_name(resolved: str, source: str, keep_samples: bool) -> str:
