@@ -86,6 +86,11 @@ def build_command(
     fail_on_regression: bool = typer.Option(
         False, "--fail-on-regression", help="Exit with status 3 when a shift has the verdict 'regression' (for CI)."
     ),
+    all_events: bool = typer.Option(
+        False, "--all-events",
+        help="Show every code event of the reflog in the table, markdown and HTML (default: from the move that "
+        "set the code of the first run to the first move after the last; the JSON always has them all).",
+    ),
     no_cache: bool = typer.Option(
         False, "--no-cache",
         help="Skip the parse cache: parse every log anew, store nothing. (The cache keeps each log's parse while the "
@@ -111,7 +116,7 @@ def build_command(
             paths or ["."], repo=repo, log_tz=log_tz or [], display_tz=display_tz, tolerance_s=tolerance,
             json_path=json_path, samples=samples, out=out, err=err,
             output_format=output_format, csv_path=csv_path, html_path=html_path,
-            fail_on_regression=fail_on_regression, cache=not no_cache,
+            fail_on_regression=fail_on_regression, cache=not no_cache, all_events=all_events,
         )
     except TimelineError as error:
         raise _fail(error) from None

@@ -104,6 +104,22 @@ def test_missing_object_is_a_diagnostic_not_fatal(bench):
     assert [c.subject for c in h.events[1].commits] == ["c2"]            # the rest still works
 
 
+def test_many_events_with_missing_objects_are_said_in_a_few_lines(bench):
+    """An old checkout whose early moves were gc'd: a warning for the first ones, one for the rest."""
+    repo, log, c1, c2 = setup_repo(bench)
+    with open(log, "ab") as fh:
+        previous = c2
+        for i in range(40):
+            ghost = f"{i:04x}" * 10
+            fh.write(line(previous, ghost, msg=b"reset: moving to somewhere") + b"\n")
+            previous = ghost
+    h = read_history(repo)
+    unlisted = [d for d in h.diagnostics if "not listed" in d.message]
+    assert [d.line for d in unlisted] == [4, 5, 6, 7, 8]
+    assert "more events whose commits are not listed (lines 8-" in unlisted[-1].message
+    assert [c.subject for c in h.events[1].commits] == ["c2"]
+
+
 def test_empty_reflog_file_falls_back_to_the_branch_log(bench):
     repo, log, _, c2 = setup_repo(bench)
     log.write_bytes(b"")

@@ -33,6 +33,7 @@ def run(
     html_path: str | None = None,
     fail_on_regression: bool = False,
     cache: bool = True,
+    all_events: bool = False,
 ) -> ExitCode:
     display = parse_zone(display_tz) if display_tz else None
     to_stdout, files = plan_outputs(output_format, {"json": json_path, "csv": csv_path, "html": html_path})
@@ -51,11 +52,11 @@ def run(
         if bar is not None:
             bar.close()
     for fmt, path in files.items():
-        write_text_atomic(path, render_text(timeline, fmt, display))
+        write_text_atomic(path, render_text(timeline, fmt, display, all_events))
     if to_stdout == "table":
-        render_timeline(timeline, out, display)
+        render_timeline(timeline, out, display, all_events)
     else:
-        write_text_atomic("-", render_text(timeline, to_stdout, display))
+        write_text_atomic("-", render_text(timeline, to_stdout, display, all_events))
     render_warnings(timeline, err)
     if parse_cache is not None and parse_cache.problem:  # about this machine, not the logs: not in the JSON
         err.print(f"warning: {parse_cache.problem} (--no-cache to skip it)", markup=False, highlight=False,

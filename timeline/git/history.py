@@ -819,6 +819,30 @@ def _coverage(events: list[CodeEvent], fallback: bool, approximate: bool, old_in
 
 # --------------------------------------------------------------------------- commits
 
+MAX_SAID_ALONE = 5  # events whose commits could not be listed, each said; more: the first ones and a count
+
+
+def _few(unlisted: list[Diagnostic]) -> list[Diagnostic]:
+    """``unlisted`` as they are, or, for a file with many (an old checkout whose early moves were
+    gc'd: thousands), its first ``MAX_SAID_ALONE - 1`` and one line for the rest."""
+    by_file: dict[str, list[Diagnostic]] = {}
+    for diag in unlisted:
+        by_file.setdefault(diag.source, []).append(diag)
+    said: list[Diagnostic] = []
+    for source, diags in by_file.items():
+        if len(diags) <= MAX_SAID_ALONE:
+            said += diags
+            continue
+        rest = diags[MAX_SAID_ALONE - 1 :]
+        lines = [d.line for d in rest if d.line is not None]
+        where = f" (lines {min(lines)}-{max(lines)})" if lines else ""
+        said += diags[: MAX_SAID_ALONE - 1]
+        said.append(Diagnostic(source, rest[0].line,
+                               f"and {len(rest):,} more events whose commits are not listed{where}: objects "
+                               "not in the store (pruned, shallow, or never fetched) or unreadable"))
+    return said
+
+
 def _attach_commits(events: list[CodeEvent], loc: GitLocation, source: str,
                     diags: list[Diagnostic]) -> None:
     """Fill ``commits`` / ``commits_removed`` for every event that changed the commit."""
@@ -843,13 +867,14 @@ def _attach_commits(events: list[CodeEvent], loc: GitLocation, source: str,
 
             singles: list[CodeEvent] = []
             ranged: list[CodeEvent] = []
+            unlisted: list[Diagnostic] = []
             for ev in todo:
                 missing = [s for s in (ev.old, ev.new) if not is_zero_sha(s) and s not in present]
                 if missing:
-                    diags.append(Diagnostic(ev.source, ev.line,
-                                            "commit " + ", ".join(_short(s) for s in missing)
-                                            + " is not in the object store (pruned, shallow, or "
-                                            f"never fetched); commits of {ev.id} not listed"))
+                    unlisted.append(Diagnostic(ev.source, ev.line,
+                                               "commit " + ", ".join(_short(s) for s in missing)
+                                               + " is not in the object store (pruned, shallow, or "
+                                               f"never fetched); commits of {ev.id} not listed"))
                 elif is_zero_sha(ev.old):
                     singles.append(ev)
                 else:
@@ -862,7 +887,7 @@ def _attach_commits(events: list[CodeEvent], loc: GitLocation, source: str,
             for ev in ranged:
                 res = results[(ev.old, ev.new)]
                 if isinstance(res, ObjectStoreError):
-                    diags.append(Diagnostic(ev.source, ev.line, f"{res}; commits of {ev.id} not listed"))
+                    unlisted.append(Diagnostic(ev.source, ev.line, f"{res}; commits of {ev.id} not listed"))
                     continue
                 arrived, left, truncated = res
                 ev.commits = arrived
@@ -870,6 +895,7 @@ def _attach_commits(events: list[CodeEvent], loc: GitLocation, source: str,
                 if truncated:
                     diags.append(Diagnostic(ev.source, ev.line,
                                             f"commit lists of {ev.id} truncated (very long range)"))
+            diags.extend(_few(unlisted))
             if singles:
                 try:
                     found = store.describe([ev.new for ev in singles])

@@ -66,6 +66,8 @@ _WALK_SLOP = 32
 # ...and only once git's date order is this far below the oldest one-sided commit: a commit whose
 # clock is behind its parent's (skew) may still be read late and repaint what lies under it.
 _WALK_SKEW_S = 3_600
+# When the shared walk fails (a missing commit), this many unsettled moves get a walk of their own.
+MAX_OWN_WALKS = 16
 
 
 class ObjectStoreError(Exception):
@@ -307,10 +309,15 @@ class ObjectStore:
         self.walked = len(walk.paint)
         known = self.known
         out: dict[tuple[str, str], tuple[list[CommitInfo], list[CommitInfo], bool] | ObjectStoreError] = {}
+        own_walks = MAX_OWN_WALKS
         for i, pair in enumerate(pairs):
             if error is not None and not walk.settled(i):
                 # git stopped at a commit it could not read: maybe not one this move needs (a
-                # missing object elsewhere); its own walk says (a process a move, only then).
+                # missing object elsewhere); its own walk says (a process a move: a few only).
+                if own_walks <= 0:
+                    out[pair] = ObjectStoreError(error)
+                    continue
+                own_walks -= 1
                 try:
                     out[pair] = self.between(*pair)
                 except ObjectStoreError as own:

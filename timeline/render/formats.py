@@ -11,8 +11,9 @@ STDOUT_FORMATS = ("table", "json", "csv", "markdown")  # --format
 FILE_OPTIONS = {"json": "--json", "csv": "--csv", "html": "--html"}  # --json FILE, --csv FILE, --html FILE
 
 
-def render_text(timeline: Timeline, fmt: str, display: tzinfo | None = None) -> str:
-    """The timeline as ``json``, ``csv``, ``markdown`` or ``html`` text."""
+def render_text(timeline: Timeline, fmt: str, display: tzinfo | None = None, all_events: bool = False) -> str:
+    """The timeline as ``json``, ``csv``, ``markdown`` or ``html`` text (markdown and HTML: the
+    code events around the runs, or ``all_events``; the JSON document always has them all)."""
     if fmt == "json":
         from timeline.export import dumps
 
@@ -26,11 +27,11 @@ def render_text(timeline: Timeline, fmt: str, display: tzinfo | None = None) -> 
             from timeline.render.markdown import timeline_markdown
         except ImportError:
             raise UsageError("--format markdown is not available in this version of timeline") from None
-        return timeline_markdown(timeline)
+        return timeline_markdown(timeline, all_events)
     if fmt == "html":
         from timeline.render.html import timeline_html
 
-        return timeline_html(timeline, display)
+        return timeline_html(timeline, display, all_events)
     raise UsageError(f"unknown format {fmt!r} (use one of: {', '.join(STDOUT_FORMATS)})")
 
 

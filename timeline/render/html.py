@@ -20,6 +20,7 @@ from html import escape
 from typing import Any
 
 from timeline.model import Timeline
+from timeline.render.window import event_window
 from timeline.workload import workload_label
 
 WIDTH, HEIGHT = 880, 300
@@ -71,8 +72,11 @@ def _number(value: Any, digits: int = 1) -> str:
 
 
 class _Report:
-    def __init__(self, document: dict[str, Any], zone: tzinfo, zone_name: str):
+    def __init__(self, document: dict[str, Any], zone: tzinfo, zone_name: str,
+                 shown_events: set[str] | None = None, events_note: str | None = None):
         self.doc = document
+        self.shown_events = shown_events  # the events table's (None: all); the note says what is not
+        self.events_note = events_note
         self.zone = zone
         self.zone_name = zone_name
         self.runs = {run["id"]: run for run in document["runs"]}
@@ -266,6 +270,8 @@ class _Report:
     def events_table(self) -> str:
         rows = []
         for event in self.doc["events"]:
+            if self.shown_events is not None and event["id"] not in self.shown_events:
+                continue
             commits = "".join(
                 f"<br>{sign} <code>{_short(c['sha'])}</code> {escape(c['subject'])}"
                 for sign, key in (("+", "commits"), ("−", "commits_removed"))
@@ -281,7 +287,8 @@ class _Report:
                 "</tr>"
             )
         message = "No code events (no --repo given)." if self.doc.get("repo") is None else "No code events."
-        return _table("events", ["Event", "Time", "Kind", "Commit", "Message and commits"], rows, message)
+        table = _table("events", ["Event", "Time", "Kind", "Commit", "Message and commits"], rows, message)
+        return table + (f'\n<p class="note">{escape(self.events_note)}</p>' if self.events_note else "")
 
     def shifts_table(self) -> str:
         rows = []
@@ -447,11 +454,12 @@ def _zone(timeline: Timeline, display: tzinfo | None) -> tuple[tzinfo, str]:
     return (zone, name) if zone is not None else (timezone.utc, "UTC")
 
 
-def timeline_html(timeline: Timeline, display: tzinfo | None = None) -> str:
+def timeline_html(timeline: Timeline, display: tzinfo | None = None, all_events: bool = False) -> str:
     """The report as one HTML document (str). Times are shown in ``display``, else in the logs'
-    common zone, else in UTC."""
+    common zone, else in UTC; the code events around the runs (``render.window``), or all."""
     zone, name = _zone(timeline, display)
-    return _Report(timeline.to_dict(), zone, name).page()
+    window = event_window(timeline, all_events)
+    return _Report(timeline.to_dict(), zone, name, {e.id for e in window.events}, window.note()).page()
 
 
 def document_html(document: dict[str, Any], display: tzinfo | None = None) -> str:

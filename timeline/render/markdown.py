@@ -17,6 +17,7 @@ from timeline.render.shifts import (
     verdict_detail,
     verdict_word,
 )
+from timeline.render.window import event_window
 from timeline.suspects import short_sha
 from timeline.workload import workload_label
 
@@ -40,8 +41,9 @@ def _time(moment: datetime | None) -> str:
     return "-" if moment is None else iso(moment).replace("T", " ")
 
 
-def timeline_markdown(timeline: Timeline) -> str:
-    """Runs, events, shifts, suspects, confounders and culprits, one markdown table each."""
+def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
+    """Runs, events (those around the runs, ``render.window``, or all), shifts, suspects,
+    confounders and culprits, one markdown table each."""
     out: list[str] = ["# Timeline", ""]
     if timeline.repo is not None:
         out += [f"Checkout `{timeline.repo.path}`, HEAD `{short_sha(timeline.repo.head)}`; log times read in {timeline.log_tz}.", ""]
@@ -62,12 +64,15 @@ def timeline_markdown(timeline: Timeline) -> str:
 
     out += ["", "## Code events", ""]
     rows = []
-    for event in timeline.events:
+    window = event_window(timeline, all_events)
+    for event in window.events:
         move = f"{short_sha(event.old)} → {short_sha(event.new)}" if event.changes_commit else short_sha(event.new)
         commits = [f"+ {short_sha(c.sha)} {c.subject}" for c in event.commits]
         commits += [f"- {short_sha(c.sha)} {c.subject}" for c in event.commits_removed]
         rows.append([event.id, _time(event.time), event.kind, move, event.message, "\n".join(commits) or "-"])
     out += _table(["Event", "Time", "Kind", "Move", "Message", "Commits"], rows)
+    if window.note():
+        out += ["", f"_{window.note()}_"]
 
     out += ["", "## Shifts", ""]
     rows = []

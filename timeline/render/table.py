@@ -11,6 +11,7 @@ from rich.text import Text
 from timeline.clock import parse_zone
 from timeline.errors import UsageError
 from timeline.model import CodeEvent, Run, Timeline, is_zero_sha
+from timeline.render.window import event_window
 from timeline.workload import workload_label
 
 MAX_COMMITS_SHOWN = 8
@@ -28,10 +29,11 @@ def short(sha: str | None) -> str:
     return "-" if sha is None or is_zero_sha(sha) else sha[:9]
 
 
-def timeline_rows(timeline: Timeline) -> list[CodeEvent | Run]:
-    """Events and runs merged by instant; at equal instants the event comes first (it set the code)."""
+def timeline_rows(timeline: Timeline, events: list[CodeEvent] | None = None) -> list[CodeEvent | Run]:
+    """Events (``events``, default all) and runs merged by instant; at equal instants the event
+    comes first (it set the code)."""
     rows: list[tuple[float, int, int, CodeEvent | Run]] = []
-    for order, event in enumerate(timeline.events):
+    for order, event in enumerate(timeline.events if events is None else events):
         rows.append((float(event.ts), 0, order, event))
     for order, run in enumerate(timeline.runs):
         when = run.start.timestamp() if run.start else float("inf")
@@ -118,18 +120,20 @@ def _run_details(run: Run, zone_note: bool = True) -> Text:
     return text
 
 
-def timeline_table(timeline: Timeline, display: tzinfo | None = None) -> Table:
+def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events: bool = False) -> Table:
     zone, zone_name = display_zone(timeline, display)
+    window = event_window(timeline, all_events)
     # One zone note shared by every run is said once, under the table, not on every row.
     notes = {_zone_note(run) for run in timeline.runs}
     shared = notes.pop() if len(notes) == 1 and len(timeline.runs) > 1 else None
+    caption = "\n".join(line for line in (f"every run: {shared}" if shared else None, window.note()) if line)
     table = Table(title=f"Timeline (times in {zone_name})", expand=False, show_lines=True,
-                  caption=f"every run: {shared}" if shared else None, caption_justify="left")
+                  caption=caption or None, caption_justify="left")
     table.add_column("When", no_wrap=True)
     table.add_column("What", no_wrap=True)
     table.add_column("Commit", no_wrap=True)
     table.add_column("Details", overflow="fold")
-    for row in timeline_rows(timeline):
+    for row in timeline_rows(timeline, window.events):
         if isinstance(row, CodeEvent):
             move = short(row.new) if not row.changes_commit else f"{short(row.old)}\n→ {short(row.new)}"
             table.add_row(_when(row.time, zone), Text(f"{row.id} {row.kind}", style="bold blue"), move, _event_details(row))
@@ -143,8 +147,9 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None) -> Table:
     return table
 
 
-def render_timeline(timeline: Timeline, console: Console, display: tzinfo | None = None) -> None:
-    console.print(timeline_table(timeline, display))
+def render_timeline(timeline: Timeline, console: Console, display: tzinfo | None = None,
+                    all_events: bool = False) -> None:
+    console.print(timeline_table(timeline, display, all_events))
     from timeline.render.shifts import render_shifts
 
     render_shifts(timeline, console)
