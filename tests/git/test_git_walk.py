@@ -227,6 +227,24 @@ def test_a_missing_commit_elsewhere_fails_no_move(bench):
     assert [c.sha for c in res[(s[11], s[12])][0]] == [s[12]]
 
 
+def test_own_walks_after_a_failed_walk_are_few(bench, count_git_processes):
+    """A lost commit under many moves: a few of them get a walk of their own, the rest the error
+    (not a git process a move)."""
+    repo = bench.init()
+    t = 1_700_000_000
+    commits = [FastCommit(m, (m - 1,) if m > 1 else (), t + m, f"f{m}") for m in range(1, 31)]  # loose objects
+    s = scenario.fast_import(repo, commits, bench.env)
+    lost = repo / ".git" / "objects" / s[2][:2] / s[2][2:]
+    lost.chmod(0o644)
+    lost.unlink()
+    pairs = [(s[1], s[m]) for m in range(4, 31)]
+    with ObjectStore(repo / ".git") as store:
+        calls = count_git_processes()
+        res = store.between_many(pairs)
+    assert all(isinstance(r, ObjectStoreError) for r in res.values())
+    assert len([c for c in calls if "log" in c]) == 1 + objects_module.MAX_OWN_WALKS
+
+
 def test_a_child_with_its_clock_behind_does_not_make_a_shared_commit_one_sided(bench):
     """C, committed with a clock 15 minutes behind its parent R's, is read late (git walks by
     date); the walk does not stop before it, so R, which both ends reach, is in neither list."""
