@@ -2,13 +2,15 @@
 
 A busy server's log is almost all stats lines, and the stats lines of one server differ only in their
 digits: the same header layout, the same batch prefix, the same keys in the same order. So each line
-is reduced to its *shape*, the line with every digit turned into ``0`` (``bytes.translate`` over a
+is reduced to its *shape*, the line with every digit turned into ``0`` (``_zeroed``: numpy over a
 whole block), and each shape is judged once, on the first line that has it, by the generic parser's
 own rules (``_judge``). Every rule the generic parser applies to a line treats all ASCII digits alike
 (``\\d`` in the header regexes, ``float()``'s grammar, the ``key: value`` split), so every line of a
 shape is read the same way: a stats line's values sit at the same offsets, and are read from the
-bytes with numpy, for a whole block at once (plain decimals exactly, as an integer mantissa over a
-power of ten, which is correctly rounded like ``float()``; anything else through the generic rules).
+bytes with numpy, for a whole block at once (plain decimals of up to eight bytes exactly, eight
+bytes at a time by ``_decimals``; anything else through the generic rules). Where a rule does look
+at which digits there are (keys such as ``p99 itl``, the wrappers' "2026-..." detection), the shape
+defers to the line (``_field_layout``, ``_MAYBE_WRAPPED``).
 
 Shapes judged *generic* - startup lines, ``server_args=``, NCCL lines, lines with ANSI codes, a
 ``\\r``, non-ASCII bytes, wrappers (Ray, docker, Slurm), time-only stamps, odd stats lines - go
