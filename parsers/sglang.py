@@ -50,6 +50,7 @@ __all__ = [
     "parse_value",
     "split_fields",
     "field_spans",
+    "number_value",
     "stats_key",
     "nccl_version",
 ]
@@ -242,6 +243,11 @@ def field_number(body: str, label: str) -> float | None:
                 if raw_key == label:
                     text = raw_value
                     break
+    return number_value(text)
+
+
+def number_value(text: str) -> float | None:
+    """A stats value's text as a number (``float``, else ``parse_value``'s int or float), or None."""
     try:
         return float(text)
     except ValueError:

@@ -32,15 +32,15 @@ from typing import Any, NamedTuple
 
 from parsers.framing import LogLines, clean_line
 from parsers.sglang import (
-    _BATCH_RE, _FAST_HEADER_RE, SGLangLogParser, _Segment, _stamp_parts, field_spans, match_header, parse_value, split_fields,
-    stats_key,
+    _BATCH_RE, _FAST_HEADER_RE, SGLangLogParser, _Segment, _stamp_parts, field_spans, match_header, number_value,
+    parse_value, split_fields, stats_key,
 )
 
 __all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]
 
 FAST_MIN_BYTES = 64 << 10  # smaller files are read line by line (no numpy import)
 MAX_SHAPES = 1 << 16  # shapes remembered (all are forgotten when there are more)
-WORD = 8  # plain decimals this wide or narrower are read as one 64-bit word; the others by _number
+WORD = 8  # plain decimals this wide or narrower are read as one 64-bit word; the others by number_value
 SERIES = ("gen", "accept", "input")  # the values read from stats lines (their spans' names)
 _GEN = "gen throughput (token/s)"
 _ACCEPT = "accept len"
@@ -196,7 +196,7 @@ def _probe_stats(text: str, spans: dict[str, Any]) -> bool:
     for name, target in (("gen", "decode"), ("accept", "accept"), ("input", "prefill_tp")):
         if name in spans:
             off, width = spans[name]
-            number = _number(text[off : off + width])
+            number = number_value(text[off : off + width])
             if number is not None:
                 expected[target].append(number)
             elif name == "gen":
@@ -254,17 +254,6 @@ def _field_layout(text: str, width: int) -> list[tuple[str | None, int, int, int
         key = None if any(c.isdigit() for c in raw_key) else stats_key(raw_key)
         layout.append((key, width + key_start, width + key_end, width + start, width + max(start, end)))
     return layout
-
-
-def _number(text: str) -> float | None:
-    """``field_number``'s reading of a value's text."""
-    try:
-        return float(text)
-    except ValueError:
-        value = parse_value(text.strip())
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
 
 
 def _zeroed(buf: bytes) -> bytes:
@@ -424,7 +413,7 @@ class _FastFeeder:
     def values(self, buf, starts, ids) -> dict[str, tuple[Any, Any, Any]]:
         """``{series: (lines with a number, their numbers, lines whose value is no number)}`` for
         the lines of a block (their shape numbers ``ids``; line numbers from 0, ascending):
-        plain decimals of up to ``WORD`` bytes by ``_decimals``, the other values by ``_number``."""
+        plain decimals of up to ``WORD`` bytes by ``_decimals``, the other values by ``number_value``."""
         points = self.decimal_table()
         table = self.table()
         # The 64-bit little-endian word at every byte offset (overlapping, unaligned: no copy).
@@ -439,7 +428,7 @@ class _FastFeeder:
             vs = starts[rows] + table.offset[k][shape_ids]
             width = width[rows]
             point = points[k][shape_ids]
-            plain = (point >= 0) & (vs + WORD <= len(buf))  # a word past the block's end: by _number
+            plain = (point >= 0) & (vs + WORD <= len(buf))  # a word past the block's end: by number_value
             if plain.all():
                 out[name] = (rows, _decimals(words[vs], width, point), _NO_LINES)
                 continue
@@ -448,7 +437,7 @@ class _FastFeeder:
                 numbers[plain] = _decimals(words[vs[plain]], width[plain], point[plain])
             found = plain.copy()
             for j in np.flatnonzero(~plain).tolist():
-                value = _number(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
+                value = number_value(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
                 if value is not None:
                     numbers[j] = value
                     found[j] = True
@@ -457,7 +446,7 @@ class _FastFeeder:
 
     def decimal_table(self) -> Any:
         """Per series and shape, what a value is: -1 not a plain decimal of at most ``WORD`` bytes
-        (read by ``_number``), 0 digits only, ``k + 1`` digits with a point and ``k`` digits after
+        (read by ``number_value``), 0 digits only, ``k + 1`` digits with a point and ``k`` digits after
         it. A shape fixes where the digits and the point are, so the shape decides."""
         cls = type(self)
         done = 0 if cls.decimals is None else cls.decimals.shape[1]

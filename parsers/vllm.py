@@ -47,7 +47,7 @@ import json
 import re
 from array import array
 from datetime import date, datetime
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from parsers.dates import describe_mtime, last_year
 from parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
@@ -173,15 +173,11 @@ def _excludes_bonus(fields: dict[str, Any], version: str | None) -> bool:
     return False
 
 
-def _split_config(text: str) -> list[tuple[str, str]]:
-    """``model='x', tokenizer=y, c={"a":1}`` -> raw ``(key, value)`` pairs, split at top-level
-    commas that start a ``name=`` item."""
-    pairs: list[tuple[str, str]] = []
-    depth = 0
+def _outside_quotes(text: str) -> Iterator[tuple[int, str]]:
+    """``(index, character)`` of every character of ``text`` outside quoted strings (``'``, ``"``,
+    with backslash escapes), quotes themselves left out."""
     quote = ""
-    start = 0
-    i = 0
-    n = len(text)
+    i, n = 0, len(text)
     while i < n:
         c = text[i]
         if quote:
@@ -191,14 +187,25 @@ def _split_config(text: str) -> list[tuple[str, str]]:
                 quote = ""
         elif c in "'\"":
             quote = c
-        elif c in "([{":
+        else:
+            yield i, c
+        i += 1
+
+
+def _split_config(text: str) -> list[tuple[str, str]]:
+    """``model='x', tokenizer=y, c={"a":1}`` -> raw ``(key, value)`` pairs, split at top-level
+    commas that start a ``name=`` item."""
+    pairs: list[str] = []
+    depth = 0
+    start = 0
+    for i, c in _outside_quotes(text):
+        if c in "([{":
             depth += 1
         elif c in ")]}":
             depth = max(0, depth - 1)
         elif c == "," and depth == 0 and re.match(r",\s*[A-Za-z_]\w*=", text[i:]):
             pairs.append(text[start:i])
             start = i + 1
-        i += 1
     pairs.append(text[start:])
     out = []
     for item in pairs:
@@ -234,24 +241,7 @@ def engine_config(text: str) -> dict[str, Any]:
 
 def _depth(text: str) -> int:
     """Opened minus closed brackets outside quotes."""
-    depth = 0
-    quote = ""
-    skip = False
-    for c in text:
-        if skip:
-            skip = False
-        elif quote:
-            if c == "\\":
-                skip = True
-            elif c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-    return depth
+    return sum((c in "([{") - (c in ")]}") for _, c in _outside_quotes(text))
 
 
 class _Run:

@@ -276,16 +276,12 @@ _TEMP_NAME = re.compile(r"\.tmp-[A-Za-z0-9_]+" + re.escape(SUFFIX))  # store's m
 
 
 def _starts_with_magic(path: str) -> bool:
+    """Is ``path`` an entry this cache wrote (this user's regular file, starting with ``MAGIC``)?"""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+        with _open_entry(path) as f:
+            return f.read(len(MAGIC)) == MAGIC
+    except (OSError, ValueError):
         return False
-    try:
-        return os.read(fd, len(MAGIC)) == MAGIC
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
 
 
 def _entry_name(resolved: str, source: str, keep_samples: bool) -> str:
@@ -310,8 +306,6 @@ def _open_entry(entry: str):
     fd = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         st = os.fstat(fd)
-        import stat
-
         if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
             raise ValueError("not an entry of this user's")
         return os.fdopen(fd, "rb")

@@ -129,7 +129,26 @@ def git_version(git: str | None = None) -> tuple[int, int, int] | None:
     return int(m[1]), int(m[2]), int(m[3] or 0)
 
 
-class ObjectStore:
+class ScratchFolder:
+    """A temporary folder of our own (a shadow repository's), removed by ``close`` and on
+    leaving a ``with`` block."""
+
+    _tmp: tempfile.TemporaryDirectory | None = None
+
+    def _scratch(self, prefix: str) -> Path:
+        self._tmp = tempfile.TemporaryDirectory(prefix=prefix)
+        return Path(self._tmp.name)
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+
+class ObjectStore(ScratchFolder):
     """A shadow bare repository borrowing an untrusted object store, read-only.
 
     Use as a context manager; the temporary directory is removed on exit::
@@ -148,7 +167,6 @@ class ObjectStore:
         self.shallow = False
         self.shallow_commits: frozenset[str] = frozenset()
         self.shallow_problem: str | None = None
-        self._tmp: tempfile.TemporaryDirectory | None = None
         self.dir: Path | None = None
         self.walked = 0        # commits the last ``between_many`` walk read (tests, benchmarks)
         # every commit described so far (by a walk or by ``describe``): not asked twice
@@ -166,13 +184,13 @@ class ObjectStore:
             raise ObjectStoreError(f"{objects} leads outside the repository (to {real_objects}); refused")
         if any(c in real_objects for c in "\n\r") or real_objects.startswith('"'):
             raise ObjectStoreError(f"{objects}: path cannot be written to an alternates file")
-        self._tmp = tempfile.TemporaryDirectory(prefix="timeline-shadow-")
+        base = self._scratch("timeline-shadow-")
         try:
-            self.dir = Path(self._tmp.name) / "shadow.git"
+            self.dir = base / "shadow.git"
             init = ["init", "-q", "--bare", "--template="]
             if self.object_format == "sha256":
                 init.append("--object-format=sha256")
-            self._run([*init, str(self.dir)], cwd=Path(self._tmp.name), git_dir=False)
+            self._run([*init, str(self.dir)], cwd=base, git_dir=False)
             info = self.dir / "objects" / "info"
             info.mkdir(parents=True, exist_ok=True)
             (info / "alternates").write_text(real_objects + "\n", encoding="utf-8")
@@ -181,14 +199,6 @@ class ObjectStore:
             self.close()
             raise
         return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
 
     def _copy_shallow(self) -> None:
         try:

@@ -29,13 +29,12 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 from parsers.records import Diagnostic
 
 from timeline.git.locate import GitLocation, UnsafeFile, path_inside, read_file_safely, resolve_inside
-from timeline.git.objects import git_version, run_safe_git
+from timeline.git.objects import ScratchFolder, git_version, run_safe_git
 from timeline.git.reflog import ReflogEntry
 
 __all__ = ["MIN_GIT", "ReftableReader", "ReftableUnavailable"]
@@ -58,14 +57,13 @@ def _version_text(v: tuple[int, int, int] | None) -> str:
     return "none found" if v is None else ".".join(map(str, v))
 
 
-class ReftableReader:
+class ReftableReader(ScratchFolder):
     """``with ReftableReader(loc) as rt: rt.head(); rt.read("HEAD")``."""
 
     def __init__(self, loc: GitLocation, git: str | None = None):
         self.loc = loc
         self.git = git or shutil.which("git")
         self.version = git_version(self.git) if self.git else None
-        self._tmp: tempfile.TemporaryDirectory | None = None
         self.dir: Path | None = None        # the shadow (common) git dir
         self.head_dir: Path | None = None   # where HEAD lives (the shadow worktree dir, if linked)
 
@@ -81,9 +79,8 @@ class ReftableReader:
             raise ReftableUnavailable(f"{self.loc.common_dir / 'objects'}: no usable object directory")
         if any(c in objects for c in "\n\r"):
             raise ReftableUnavailable(f"{objects}: path cannot be written to an alternates file")
-        self._tmp = tempfile.TemporaryDirectory(prefix="timeline-reftable-")
+        base = self._scratch("timeline-reftable-")
         try:
-            base = Path(self._tmp.name)
             self.dir = base / "shadow.git"
             init = ["init", "-q", "--bare", "--template=", "--ref-format=reftable"]
             if self.loc.object_format == "sha256":
@@ -105,14 +102,6 @@ class ReftableReader:
             self.close()
             raise
         return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
 
     # ------------------------------------------------------------------ internals
     def _copy_stack(self, src_git_dir: Path, dst: Path) -> None:
