@@ -37,7 +37,7 @@ from array import array
 from typing import Any
 
 from parsers.pyrepr import parse_keyword_repr
-from parsers.records import Diagnostic, ParsedRun
+from parsers.records import Diagnostic, ParsedRun, SampleRows
 from parsers.sglang import match_header
 from parsers.vllm import HEADER_RE as VLLM_HEADER_RE
 from parsers.wrappers import Detector, strip_outer
@@ -191,7 +191,7 @@ class _Pending:
         self.values: dict[str, float] = {}
         self.units: dict[str, str] = {}
         self.texts: dict[str, Any] = {}  # every row, as read, for the result sample
-        self.samples: dict[str, list[dict[str, Any]]] = {"decode": [], "prefill": [], "result": []}
+        self.samples: dict[str, SampleRows] = {"decode": SampleRows(), "prefill": SampleRows()}
         self.section: str | None = None
         self.closed = False
 
@@ -496,7 +496,7 @@ class BenchParser:
             run.samples = {
                 "decode": pending.samples["decode"],
                 "prefill": pending.samples["prefill"],
-                "result": [{"time": run.start, "line": pending.header_line, "rank": None, **result}],
+                "result": SampleRows([{"time": run.start, "line": pending.header_line, "rank": None, **result}]),
             }
         self.runs.append(run)
         self.anchors[id(run)] = (pending.anchor_first, pending.anchor_last)

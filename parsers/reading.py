@@ -180,8 +180,8 @@ def _time_bench_runs(bench: BenchParser, runs: list[ParsedRun], servers: list[Pa
         if run.end is None:
             run.end = run.start
         if run.samples is not None:
-            for row in run.samples.get("result", []):
-                row["time"] = run.end
+            if "result" in run.samples:
+                run.samples["result"].map_column("time", lambda _: run.end)
 
 
 def _holder(servers: list[ParsedRun], line: int | None) -> ParsedRun | None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 
@@ -33,8 +35,8 @@ class ParsedRun:
     its own offset (then aware). Turning them into instants is the core's job (timeline.clock).
 
     ``series`` holds the per-line numbers needed for metric summaries, always kept but compact
-    (``array('d')``); ``samples`` holds every parsed field of every stats line and is filled
-    only when the caller asked for samples.
+    (``array('d')``); ``samples`` holds every parsed field of every stats line, by kind
+    (``SampleRows``), and is filled only when the caller asked for samples.
     """
 
     kind: str
@@ -47,7 +49,7 @@ class ParsedRun:
     config: dict[str, Any] = field(default_factory=dict)
     series: dict[str, array] = field(default_factory=dict)
     units: dict[str, str] = field(default_factory=dict)
-    samples: dict[str, list[dict[str, Any]]] | None = None
+    samples: dict[str, SampleRows] | None = None
     # A benchmark result found inside a server's log: the first_line of that server run (same file).
     measures: int | None = None
 
@@ -57,3 +59,267 @@ class ParsedFile:
     source: str
     runs: list[ParsedRun] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+# --- samples: every parsed field of every stats line, column by column ---------------------------
+
+_WALL_ZERO = datetime.min  # a datetime is kept as microseconds since this, its fold and its zone
+_BATCH = 4096  # rows rebuilt at a time when iterating
+# Exact classes (a bool is not an "int"); anything else is an "object", kept as it is.
+_KINDS = {int: "int", float: "float", bool: "bool", str: "text", datetime: "time"}
+# Storage: ints in 32 bits until one does not fit; a text is a number in the column's own list.
+_TYPECODES = {"int": "i", "float": "d", "bool": "b", "text": "H", "time": "q"}
+_DIRECT = {"int": int, "float": float, "bool": bool}
+
+
+class _Column:
+    """One field of a kind of stats line, a slot per row, in a typed array where the values
+    allow: 4 or 8 bytes a row for an int, 8 for a float or a datetime, 1 for a bool, 2 for a
+    text (a rank like ``TP0``, stored once), against 32 to 56 for a Python object in a list.
+    A value of another type turns the column into a list; a None in a typed column is
+    remembered by row number.
+
+    ``direct``: the class of value appended to ``values`` as it is (``SampleRows.append``'s fast
+    path; an int too large for the array raises OverflowError and goes through ``put``).
+    """
+
+    def __init__(self) -> None:
+        self.kind = "none"  # nothing but None so far: becomes typed with the first other value
+        self.direct: type | None = None
+        self.values: Any = []
+        self.none: list[int] = []  # rows holding None in a typed column, increasing
+        self.zones: list[Any] = []  # "time": the tzinfo of each zone number
+        self.zone_ids = array("B")
+        self.texts: list[str] = []  # "text": the text of each number
+        self.codes: dict[str, int] = {}
+
+    def put(self, row: int, value: Any) -> None:
+        """Set ``row``'s value: rows are put in increasing order; a skipped row is a placeholder."""
+        if len(self.values) < row:
+            self._pad(row)
+        if value is None:
+            if self.kind == "none" or self.kind == "object":
+                self.values.append(None)
+            else:
+                self.none.append(row)
+                self._append_placeholder()
+            return
+        kind = _KINDS.get(value.__class__, "object")
+        if kind != self.kind and self.kind != "object":
+            self._become(kind if self.kind == "none" else "object")
+        if self.kind == "time":
+            number = self._zone_number(value.tzinfo)
+            if number is not None:
+                delta = (value if number == 0 else value.replace(tzinfo=None)) - _WALL_ZERO
+                self.values.append((((delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds) << 1)
+                                   | value.fold)
+                self.zone_ids.append(number)
+                return
+            self._become("object")
+        elif self.kind == "text":
+            code = self.codes.get(value)
+            if code is None and len(self.texts) <= 0xFFFF:
+                code = self.codes[value] = len(self.texts)
+                self.texts.append(value)
+            if code is not None:
+                self.values.append(code)
+                return
+            self._become("object")
+        elif self.kind == "int":
+            if self.values.typecode == "i" and not -(1 << 31) <= value < 1 << 31:
+                self.values = array("q", self.values)
+            if -(1 << 63) <= value < 1 << 63:
+                self.values.append(value)
+                return
+            self._become("object")
+        self.values.append(value)
+
+    def get(self, row: int) -> Any:
+        none = self.none
+        if none and none[min(bisect_left(none, row), len(none) - 1)] == row:
+            return None
+        value = self.values[row]
+        kind = self.kind
+        if kind == "time":
+            return self._time(value, self.zone_ids[row])
+        if kind == "text":
+            return self.texts[value]
+        if kind == "bool":
+            return value != 0
+        return value
+
+    def slice(self, start: int, stop: int) -> list[Any]:
+        """The values of rows ``start`` to ``stop`` (placeholders where a row has none)."""
+        kind, values = self.kind, self.values[start:stop]
+        if kind == "time":
+            time, zone_ids = self._time, self.zone_ids
+            out = [time(v, zone_ids[start + i]) for i, v in enumerate(values)]
+        elif kind == "text":
+            texts = self.texts
+            out = [texts[v] for v in values]
+        elif kind == "bool":
+            out = [v != 0 for v in values]
+        elif kind == "int" or kind == "float":
+            out = values.tolist()
+        else:
+            out = values
+        none = self.none
+        if none:
+            for row in none[bisect_left(none, start) : bisect_left(none, stop)]:
+                out[row - start] = None
+        return out
+
+    def _time(self, number: int, zone: int) -> datetime:
+        wall = _WALL_ZERO + timedelta(microseconds=number >> 1)
+        if zone == 0 and not number & 1:  # naive, fold 0: the common case, no copy
+            return wall
+        return wall.replace(tzinfo=self.zones[zone], fold=number & 1)
+
+    def _zone_number(self, zone: Any) -> int | None:
+        zones = self.zones
+        for number, known in enumerate(zones):
+            if known is zone:
+                return number
+        if len(zones) == 256:
+            return None
+        zones.append(zone)
+        return len(zones) - 1
+
+    def _append_placeholder(self) -> None:
+        self.values.append(0)
+        if self.kind == "time":
+            self.zone_ids.append(0)
+
+    def _pad(self, row: int) -> None:
+        while len(self.values) < row:
+            if self.kind == "none" or self.kind == "object":
+                self.values.append(None)
+            else:
+                self._append_placeholder()
+
+    def _become(self, kind: str) -> None:
+        """Store the values so far as ``kind``: from nothing-but-None to a type, or to a list."""
+        if kind == "object":
+            self.values = self.slice(0, len(self.values))
+            self.none, self.zones, self.zone_ids, self.texts, self.codes = [], [], array("B"), [], {}
+        else:
+            count = len(self.values)
+            self.none = list(range(count))  # a column of kind "none" holds nothing else
+            self.values = array(_TYPECODES[kind], bytes(array(_TYPECODES[kind]).itemsize * count))
+            if kind == "time":
+                self.zones = [None]  # zone number 0: naive
+                self.zone_ids = array("B", bytes(count))
+        self.kind = kind
+        self.direct = _DIRECT.get(kind)
+
+
+class SampleRows:
+    """The stats lines of one kind (``decode``, ``prefill``, ``result``) of a run, as rows of
+    ``{field: value}`` in the order the parser read them, stored column by column (issue 7:
+    a million lines in tens of megabytes, not gigabytes of dicts).
+
+    Rows come back as dicts with their keys in the order they were appended, values of the
+    same types (ints stay ints, ``nan`` stays a float, datetimes keep their zone and fold).
+    Append-only; ``map_column`` rewrites one field in row order (times resolved after the
+    whole file is read).
+    """
+
+    def __init__(self, rows: Iterable[dict[str, Any]] = ()) -> None:
+        self._count = 0
+        self._shapes: list[tuple[str, ...]] = []  # each distinct sequence of keys
+        self._shape_numbers: dict[tuple[str, ...], int] = {}
+        self._row_shapes = array("I")
+        self._columns: dict[str, _Column] = {}
+        for row in rows:
+            self.append(row)
+
+    def append(self, row: dict[str, Any]) -> None:
+        keys = tuple(row)
+        shape = self._shape_numbers.get(keys)
+        if shape is None:
+            shape = self._shape_numbers[keys] = len(self._shapes)
+            self._shapes.append(keys)
+            for key in keys:
+                if key not in self._columns:
+                    self._columns[key] = _Column()
+        self._row_shapes.append(shape)
+        number = self._count
+        columns = self._columns
+        for key, value in row.items():
+            column = columns[key]
+            # Inlined _Column.put for the common case: a value of the column's own type, next row.
+            if value.__class__ is column.direct and len(column.values) == number:
+                try:
+                    column.values.append(value)
+                    continue
+                except OverflowError:
+                    pass
+            column.put(number, value)
+        self._count = number + 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError("sample row out of range")
+        columns = self._columns
+        return {key: columns[key].get(index) for key in self._shapes[self._row_shapes[index]]}
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for start in range(0, self._count, _BATCH):
+            yield from self.rows(start, min(start + _BATCH, self._count))
+
+    def rows(self, start: int, stop: int,
+             convert: Callable[[str, list[Any]], list[Any]] | None = None) -> list[dict[str, Any]]:
+        """Rows ``start`` to ``stop``, fresh dicts (a batch: each column read once).
+
+        ``convert(kind, values)``, if given, rewrites each column's values first; ``kind`` says
+        what they are: ``int``, ``float``, ``bool``, ``text``, ``time`` (datetimes), ``none``
+        (nothing but None) or ``object`` (anything)."""
+        values = {}
+        for key, column in self._columns.items():
+            got = column.slice(start, stop)
+            values[key] = convert(column.kind, got) if convert is not None else got
+        shapes = self._shapes
+        return [{key: values[key][i] for key in shapes[shape]}
+                for i, shape in enumerate(self._row_shapes[start:stop])]
+
+    def keys(self) -> list[str]:
+        """Every field any row has, in the order first seen."""
+        return list(self._columns)
+
+    def has(self, key: str) -> list[bool]:
+        """Per row: whether it has ``key``."""
+        holding = [key in shape for shape in self._shapes]
+        return [holding[shape] for shape in self._row_shapes]
+
+    def column(self, key: str) -> list[Any]:
+        """Per row: its ``key`` value, None where it has none."""
+        column = self._columns.get(key)
+        if column is None:
+            return [None] * self._count
+        values = column.slice(0, self._count)
+        values.extend([None] * (self._count - len(values)))
+        return [value if held else None for value, held in zip(values, self.has(key))]
+
+    def map_column(self, key: str, change: Callable[[Any], Any]) -> None:
+        """Replace each ``key`` value by ``change(value)``, row by row in order."""
+        old = self._columns.get(key)
+        if old is None:
+            return
+        new = _Column()
+        for row, held in enumerate(self.has(key)):
+            if held:
+                new.put(row, change(old.get(row)))
+        self._columns[key] = new
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SampleRows):
+            return NotImplemented
+        return len(self) == len(other) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"SampleRows({list(self)!r})"

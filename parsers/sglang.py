@@ -16,8 +16,9 @@ Per run, ``series`` (always kept, ``array('d')``, present only when non-empty):
 ``decode_throughput`` (tok/s, the ``gen throughput (token/s)`` of each Decode line, in file
 order, every rank that logs: with DP attention each DP rank prints its own line),
 ``accept_len`` (tokens, speculative decoding) and ``prefill_input_throughput`` (tok/s).
-``samples`` (only with ``keep_samples``): ``{"decode": [...], "prefill": [...]}``, each a dict
-``{"time", "line", "rank", ["forward_ct"], **fields}`` with snake_case keys and typed values.
+``samples`` (only with ``keep_samples``): ``{"decode": SampleRows, "prefill": SampleRows}``, each
+row a dict ``{"time", "line", "rank", ["forward_ct"], **fields}`` with snake_case keys and typed
+values.
 
 Run splitting: every ``server_args=`` line starts a new run, unless the current one holds nothing
 but lines without a header (a launch's first warnings), or it is an identical repeat right after
@@ -34,7 +35,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
 from parsers.pyrepr import parse_keyword_repr
-from parsers.records import Diagnostic, ParsedRun
+from parsers.records import Diagnostic, ParsedRun, SampleRows
 from parsers.dates import describe_mtime, last_day
 from parsers.wrappers import RFC3339_RE, rfc3339
 
@@ -379,8 +380,8 @@ class _Segment:
         self.accept = array("d")
         self.prefill_tp = array("d")
         self.stats = 0
-        self.samples: dict[str, list[dict[str, Any]]] | None = (
-            {"decode": [], "prefill": []} if keep_samples else None
+        self.samples: dict[str, SampleRows] | None = (
+            {"decode": SampleRows(), "prefill": SampleRows()} if keep_samples else None
         )
 
     def has_content(self) -> bool:
@@ -630,9 +631,7 @@ class SGLangLogParser:
         for run in self.runs:
             run.start, run.end = fix(run.start), fix(run.end)
             for rows in (run.samples or {}).values():
-                for row in rows:
-                    if "time" in row:
-                        row["time"] = fix(row["time"])
+                rows.map_column("time", fix)
         if shift is None or last is None:
             return what + ": times left empty (no file mtime to date them)"
         wraps = (_date.fromisoformat(last[0]) - _date.fromisoformat(_SYNTHETIC_DAY0)).days

@@ -51,7 +51,7 @@ from typing import Any, Iterable, Iterator
 
 from parsers.dates import describe_mtime, last_year
 from parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
-from parsers.records import Diagnostic, ParsedRun
+from parsers.records import Diagnostic, ParsedRun, SampleRows
 from parsers.sglang import nccl_version, split_fields
 from parsers.wrappers import Detector, strip_outer
 
@@ -259,7 +259,8 @@ class _Run:
         self.prompt = array("d")
         self.accept = array("d")
         self.stats = 0
-        self.samples: dict[str, list[dict[str, Any]]] | None = {"decode": [], "prefill": []} if keep_samples else None
+        self.samples: dict[str, SampleRows] | None = (
+            {"decode": SampleRows(), "prefill": SampleRows()} if keep_samples else None)
         self.launch: dict[str, str] = {}  # launch line kind -> its text
         self.has_config = False
         self.version: str | None = None
@@ -286,7 +287,9 @@ class VLLMLogParser:
         self._wraps: list[int] = []  # line numbers where a new year began
         self._dated: tuple[int, date, int, tuple[int, int] | None] | None = None  # line, date, index, md
         self._bonus_lines: list[int] = []
-        self._last_sample: dict[str, Any] | None = None
+        # The last stats line's sample, kept back from its rows: a "Prefix cache hit rate" line
+        # after it adds to it.
+        self._last_sample: tuple[SampleRows, dict[str, Any]] | None = None
 
     @property
     def open(self) -> bool:
@@ -381,7 +384,7 @@ class VLLMLogParser:
                 return
         if message.startswith("Prefix cache hit rate: GPU:") and self._last_sample is not None:
             for key, value in _fields(message[len("Prefix cache hit rate: "):]).items():
-                self._last_sample[f"{key}_prefix_cache_hit_rate"] = value
+                self._last_sample[1][f"{key}_prefix_cache_hit_rate"] = value
             self._touch(run, lineno, stamp)
             return
         for pattern in _VERSION_RES:
@@ -444,6 +447,7 @@ class VLLMLogParser:
         if isinstance(fields.get("accept_len"), (int, float)):
             run.accept.append(float(fields["accept_len"]))
         if run.samples is not None:
+            self._keep_last_sample()
             rank = None
             if "engine" in fields:
                 rank = f"Engine {fields['engine']:03d}"
@@ -452,15 +456,20 @@ class VLLMLogParser:
             sample = {"time": stamp, "line": lineno, "rank": rank}
             for key, value in fields.items():
                 sample[key + "_field" if key in ("time", "line", "rank") else key] = value
-            run.samples["decode"].append(sample)
-            self._last_sample = sample
+            self._last_sample = (run.samples["decode"], sample)
+
+    def _keep_last_sample(self) -> None:
+        if self._last_sample is not None:
+            rows, sample = self._last_sample
+            rows.append(sample)
+            self._last_sample = None
 
     def _close(self) -> None:
+        self._keep_last_sample()
         run = self._run
         if run.first_line is not None and run.has_content():
             self._done.append(run)
         self._run = _Run(self.keep_samples)
-        self._last_sample = None
 
     # -- the end ------------------------------------------------------------------------
 
@@ -527,8 +536,7 @@ class VLLMLogParser:
                     out.units[name] = _SERIES_UNITS[name]
             if run.samples is not None:
                 for rows in run.samples.values():
-                    for row in rows:
-                        row["time"] = resolve(row["time"])
+                    rows.map_column("time", resolve)
             out.samples = run.samples
             self.runs.append(out)
         yearless = self._last_stamp is not None and any(

@@ -42,14 +42,20 @@ def exported_documents(monkeypatch: pytest.MonkeyPatch):
     from timeline.schema import validate
 
     produced: list[dict] = []
-    original = export.timeline_to_dict
+    to_dict, pieces = export.timeline_to_dict, export.json_pieces
 
     def recording(timeline):
-        document = original(timeline)
+        document = to_dict(timeline)
         produced.append(document)
         return document
 
+    def recording_pieces(timeline):
+        text = "".join(pieces(timeline))
+        produced.append(json.loads(text))
+        yield text
+
     monkeypatch.setattr(export, "timeline_to_dict", recording)
+    monkeypatch.setattr(export, "json_pieces", recording_pieces)
     yield produced
     for document in produced:
         validate(json.loads(json.dumps(document)), strict=True)

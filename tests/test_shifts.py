@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from parsers.records import ParsedRun
+from parsers.records import ParsedRun, SampleRows
 from shift_stories import PULLED, at, pull_and_reset
 from timeline.builder import build
 from timeline.cli import app
@@ -238,8 +238,9 @@ def test_steady_of_reads_running_req_from_samples_and_prefers_a_bench_result():
 
     parsed = ParsedRun(kind="sglang-server", series={"decode_throughput": array("d", [5.0, 90.0, 91.0, 92.0])},
                        units={"decode_throughput": "tok/s"})
-    parsed.samples = {"decode": [{"gen_throughput": v, "running_req": r} for v, r in ((5.0, 0), (90.0, 1), (91.0, 1), (92.0, 2))],
-                      "prefill": []}
+    parsed.samples = {"decode": SampleRows({"gen_throughput": v, "running_req": r}
+                                           for v, r in ((5.0, 0), (90.0, 1), (91.0, 1), (92.0, 2))),
+                      "prefill": SampleRows()}
     steady = steady_of(parsed)
     assert (steady.n, steady.skipped, steady.value) == (3, 1, 91.0)
     parsed.series["output_throughput"] = array("d", [1234.5])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import statistics
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from parsers import parse_file
-from parsers.records import ParsedRun
+from parsers.records import ParsedRun, SampleRows
 from timeline.clock import Zone, ZonePolicy, format_offset, wall_candidates
 from timeline.correlate import DEFAULT_TOLERANCE_S, attribute
 from timeline.environment import Environment
@@ -62,11 +63,13 @@ def collect_logs(paths: Sequence[str | os.PathLike]) -> list[tuple[str, Path]]:
 
 
 def summarize(values: Iterable[float], unit: str) -> MetricSummary | None:
+    """Median, mean, min and max of the finite values: a log's ``inf`` or ``nan`` is not a
+    measurement (the samples keep it as it was written), and JSON has no such numbers."""
     if getattr(values, "typecode", None) == "d" and len(values) > 64:  # array("d"): a parser's compact series
         fast = _summarize_array(values, unit)
         if fast is not None:
             return fast
-    data = list(values)
+    data = [value for value in values if math.isfinite(value)]
     if not data:
         return None
     return MetricSummary(unit, len(data), statistics.median(data), statistics.fmean(data), min(data), max(data))
@@ -76,12 +79,14 @@ def _summarize_array(values, unit: str) -> MetricSummary | None:
     """``summarize`` of a long ``array("d")`` without making a list: the median picked by numpy
     (a selection: the same value), the mean by numpy's pairwise sum (``statistics.fmean``'s exact
     ``math.fsum`` took half of a 400 MB log's summaries; the two agree to about 1e-15); None (the
-    list way) for a NaN or an infinity (order-dependent results, errors) or a zero (0.0 and -0.0
-    tie: which one is picked depends on the order)."""
+    list way) for a zero (0.0 and -0.0 tie: which one is picked depends on the order)."""
     import numpy as np
 
     data = np.frombuffer(values, dtype=np.float64)
-    if not np.isfinite(data).all() or not data.all():
+    finite = np.isfinite(data)
+    if not finite.all():
+        data = data[finite]
+    if not len(data) or not data.all():
         return None
     n = len(data)
     half = n // 2
@@ -371,18 +376,22 @@ def _to_run(source: str, parsed: ParsedRun, zone: Zone, events, tolerance_s: flo
     return run, notes
 
 
-def _instant_samples(samples, zone: Zone):
+def _instant_samples(samples: dict[str, SampleRows], zone: Zone) -> dict[str, SampleRows]:
     """Sample times as instants; in a repeated hour a reading earlier than the previous one is its second pass."""
     for rows in samples.values():
         previous = None
-        for row in rows:
-            wall = row.get("time")
+
+        def instant(wall):
+            nonlocal previous
             if wall is None:
-                continue
+                return None
             readings, _ = wall_candidates(wall, zone.tzinfo)
             moment = readings[0]
             # Same-zone aware datetimes compare by wall time, ignoring fold: compare instants.
             if previous is not None and len(readings) > 1 and moment.timestamp() < previous.timestamp():
                 moment = max(readings, key=lambda m: m.timestamp())
-            row["time"] = previous = moment
+            previous = moment
+            return moment
+
+        rows.map_column("time", instant)
     return samples

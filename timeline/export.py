@@ -14,6 +14,7 @@ import tempfile
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from timeline.clock import iso
@@ -23,6 +24,10 @@ SCHEMA_VERSION = 1
 
 
 def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
+    return _document(timeline, samples=True)
+
+
+def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": iso(timeline.generated_at),
@@ -31,7 +36,7 @@ def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
         "repo": None if timeline.repo is None else repo_to_dict(timeline.repo),
         "events": [event_to_dict(e) for e in timeline.events],
         "context": [event_to_dict(e) for e in timeline.context],
-        "runs": [run_to_dict(r) for r in timeline.runs],
+        "runs": [run_to_dict(r, samples=samples) for r in timeline.runs],
         "warnings": [{"source": w.source, "line": w.line, "message": w.message} for w in timeline.warnings],
         "shifts": [shift_to_dict(s) for s in timeline.shifts],
         "culprits": [culprit_to_dict(c) for c in timeline.culprits],
@@ -83,7 +88,8 @@ def event_to_dict(event: CodeEvent) -> dict[str, Any]:
     }
 
 
-def run_to_dict(run: Run) -> dict[str, Any]:
+def run_to_dict(run: Run, *, samples: bool = True) -> dict[str, Any]:
+    """One run (docs/json-v1.md, "runs[]"); ``samples=False`` leaves its samples out."""
     document = {
         "id": run.id,
         "source": run.source,
@@ -105,8 +111,8 @@ def run_to_dict(run: Run) -> dict[str, Any]:
         "metrics": {name: asdict(summary) for name, summary in run.metrics.items()},
         "steady": None if run.steady is None else asdict(run.steady),
     }
-    if run.samples is not None:
-        document["samples"] = {kind: [_sample_row(row) for row in rows] for kind, rows in run.samples.items()}
+    if samples and run.samples is not None:
+        document["samples"] = {kind: rows.rows(0, len(rows), _plain_column) for kind, rows in run.samples.items()}
     return document
 
 
@@ -168,37 +174,72 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def _sample_row(row: dict[str, Any]) -> dict[str, Any]:
-    """``json_safe`` of a sample: flat, scalars only (parsers.records), so without the recursion
-    (a million samples: seconds)."""
-    out = dict(row)
-    for key, value in row.items():
-        if value.__class__ is float:
-            if not math.isfinite(value):
-                out[key] = repr(value)
-        elif isinstance(value, datetime):
-            out[key] = iso(value)
-        elif isinstance(value, (dict, list, tuple)):
-            out[key] = json_safe(value)
-    return out
+def _plain_column(kind: str, values: list[Any]) -> list[Any]:
+    """``json_safe`` of one field of a batch of samples (``SampleRows.rows``), by how it is
+    stored: ints as they are, a scan for non-finite floats, times as ISO text (a million
+    samples: seconds, not the minute a recursion per value takes)."""
+    if kind in ("int", "bool", "text", "none"):
+        return values
+    if kind == "float":
+        try:
+            if math.isfinite(math.fsum(values)):  # a C loop: no inf, no nan
+                return values
+        except (TypeError, OverflowError):  # a None among them; finite values too large to add up
+            pass
+        return [v if v is None or math.isfinite(v) else repr(v) for v in values]
+    if kind == "time":
+        return [iso(v) for v in values]
+    return [json_safe(v) for v in values]
+
+
+SAMPLE_BATCH = 4096  # sample rows encoded at a time
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
 def dumps(timeline: Timeline) -> str:
-    """The JSON v1 document: the top level indented, each run, event, shift... on a line of its own
-    (one ``grep`` a run). Not ``indent=2`` all through: that makes ``json`` use its pure-Python
-    encoder, about ten times slower (a thousand runs: half a second)."""
+    """The JSON v1 document (``json_pieces``, joined)."""
+    return "".join(json_pieces(timeline))
 
-    def compact(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
-    fields = []
-    for key, value in timeline.to_dict().items():
-        if isinstance(value, list) and value:
-            value_text = "[\n" + ",\n".join(f"    {compact(item)}" for item in value) + "\n  ]"
+def json_pieces(timeline: Timeline) -> Iterator[str]:
+    """The JSON v1 document as text, in pieces: the top level indented, each run, event, shift...
+    on a line of its own (one ``grep`` a run); a run's samples a batch of rows at a time, so a
+    build with ``--samples`` is never held as one string (issue 7). Not ``indent=2`` all through:
+    that makes ``json`` use its pure-Python encoder, about ten times slower (a thousand runs:
+    half a second)."""
+    yield "{\n"
+    for number, (key, value) in enumerate(_document(timeline, samples=False).items()):
+        yield (",\n" if number else "") + f"  {_compact(key)}: "
+        if key == "runs" and value:
+            yield "[\n"
+            for index, (run, document) in enumerate(zip(timeline.runs, value)):
+                yield ",\n    " if index else "    "
+                yield from _run_pieces(run, document)
+            yield "\n  ]"
+        elif isinstance(value, list) and value:
+            yield "[\n" + ",\n".join(f"    {_compact(item)}" for item in value) + "\n  ]"
         else:
-            value_text = compact(value)
-        fields.append(f"  {compact(key)}: {value_text}")
-    return "{\n" + ",\n".join(fields) + "\n}\n"
+            yield _compact(value)
+    yield "\n}\n"
+
+
+def _run_pieces(run: Run, document: dict[str, Any]) -> Iterator[str]:
+    """``_compact(run_to_dict(run))``, in pieces: the same text (json's ", " and ": ")."""
+    text = _compact(document)
+    if run.samples is None:
+        yield text
+        return
+    yield text[:-1] + ', "samples": {'
+    for number, (kind, rows) in enumerate(run.samples.items()):
+        yield f"{', ' if number else ''}{_compact(kind)}: ["
+        for start in range(0, len(rows), SAMPLE_BATCH):
+            batch = rows.rows(start, min(start + SAMPLE_BATCH, len(rows)), _plain_column)
+            yield (", " if start else "") + _compact(batch)[1:-1]
+        yield "]"
+    yield "}}"
 
 
 def _umask() -> int:
@@ -207,24 +248,26 @@ def _umask() -> int:
     return current
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` so a reader sees the old file or the new one, never a part.
+def write_text_atomic(path: str | os.PathLike, text: str | Iterable[str]) -> None:
+    """Write ``text`` (a string, or its pieces) to ``path`` so a reader sees the old file or the
+    new one, never a part.
 
     ``-`` means standard output.
     """
+    pieces = [text] if isinstance(text, str) else text
     if os.fspath(path) == "-":
-        sys.stdout.write(text)
+        sys.stdout.writelines(pieces)
         sys.stdout.flush()
         return
     target = Path(path)
     if target.is_char_device() or target.is_fifo():  # /dev/null, a pipe: nothing to replace
         with open(target, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            handle.writelines(pieces)
         return
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            handle.writelines(pieces)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, 0o666 & ~_umask())

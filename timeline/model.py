@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from parsers.records import Diagnostic
+from parsers.records import Diagnostic, SampleRows
 
 __all__ = ["Diagnostic", "CommitInfo", "CodeEvent", "MetricSummary", "Run", "RepoInfo", "Timeline",
            "is_zero_sha",
@@ -110,7 +110,7 @@ class Run:
     nccl_versions: list[str] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, MetricSummary] = field(default_factory=dict)
-    samples: dict[str, list[dict[str, Any]]] | None = None
+    samples: dict[str, SampleRows] | None = None  # by kind: decode, prefill, result
     # The run's one number for comparisons (timeline.detect.steady_decode; docs/shifts.md).
     steady: SteadyValue | None = None
 

@@ -50,10 +50,11 @@ def steady_of(parsed: ParsedRun) -> SteadyValue | None:
             return SteadyValue(BENCH_RESULT_SERIES, parsed.units.get(BENCH_RESULT_SERIES, "tok/s"), value, 1, 0, None,
                                "bench-client")
     unit = parsed.units.get(METRIC, "tok/s")
-    rows = (parsed.samples or {}).get("decode") if parsed.samples is not None else None
+    rows = (parsed.samples or {}).get("decode")
     if rows:
-        values = [row.get("gen_throughput") for row in rows if "gen_throughput" in row]
-        running = [row.get("running_req") for row in rows if "gen_throughput" in row]
+        held = rows.has("gen_throughput")
+        values = [value for value, has in zip(rows.column("gen_throughput"), held) if has]
+        running = [value for value, has in zip(rows.column("running_req"), held) if has]
         return steady_decode(values, running, unit=unit)
     series = parsed.series.get(METRIC)
     return steady_decode(series, unit=unit) if series else None

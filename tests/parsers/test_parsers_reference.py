@@ -15,6 +15,7 @@ import pytest
 
 from parsers import parse_file
 from parsers.bench import metric_for_label
+from parsers.records import SampleRows
 from parsers.sglang import nccl_version, parse_stats_message
 from parsers.vllm import engine_config, spec_fields, throughput_fields
 
@@ -269,7 +270,7 @@ def test_2_3_prefill_rows(tmp_path: Path, message: str, fields: dict) -> None:
 def test_2_4_other_scheduler_lines_are_not_stats(tmp_path: Path, message: str) -> None:
     parsed = parse_text(tmp_path, f"{SERVER_ARGS}\n[2026-01-01 10:00:05 TP0] {message}\n")
     run = one_run(parsed)
-    assert run.series == {} and run.samples == {"decode": [], "prefill": []} and parsed.diagnostics == []
+    assert run.series == {} and run.samples == {"decode": SampleRows(), "prefill": SampleRows()} and parsed.diagnostics == []
 
 
 # --------------------------------------------------------------------------- §3 NCCL

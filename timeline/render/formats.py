@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import tzinfo
 
 from timeline.errors import UsageError
@@ -11,27 +12,30 @@ STDOUT_FORMATS = ("table", "json", "csv", "markdown")  # --format
 FILE_OPTIONS = {"json": "--json", "csv": "--csv", "html": "--html"}  # --json FILE, --csv FILE, --html FILE
 
 
-def render_text(timeline: Timeline, fmt: str, display: tzinfo | None = None, all_events: bool = False) -> str:
-    """The timeline as ``json``, ``csv``, ``markdown`` or ``html`` text (markdown and HTML: the
-    code events around the runs, or ``all_events``; the JSON document always has them all)."""
+def render_text(timeline: Timeline, fmt: str, display: tzinfo | None = None,
+                all_events: bool = False) -> Iterable[str]:
+    """The timeline as ``json``, ``csv``, ``markdown`` or ``html`` text, in pieces to write one
+    after the other (JSON: a batch of samples at a time; the others: one piece). Markdown and
+    HTML show the code events around the runs, or ``all_events``; the JSON document always has
+    them all."""
     if fmt == "json":
-        from timeline.export import dumps
+        from timeline.export import json_pieces
 
-        return dumps(timeline)
+        return json_pieces(timeline)
     if fmt == "csv":
         from timeline.render.csv import timeline_csv
 
-        return timeline_csv(timeline)
+        return [timeline_csv(timeline)]
     if fmt == "markdown":
         try:
             from timeline.render.markdown import timeline_markdown
         except ImportError:
             raise UsageError("--format markdown is not available in this version of timeline") from None
-        return timeline_markdown(timeline, all_events)
+        return [timeline_markdown(timeline, all_events)]
     if fmt == "html":
         from timeline.render.html import timeline_html
 
-        return timeline_html(timeline, display, all_events)
+        return [timeline_html(timeline, display, all_events)]
     raise UsageError(f"unknown format {fmt!r} (use one of: {', '.join(STDOUT_FORMATS)})")
 
 

@@ -1,0 +1,78 @@
+"""The JSON document is written in pieces (issue 7): a run's samples a batch at a time, the same
+text as encoding the whole document at once."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from timeline import build
+from timeline.cli import app
+from timeline.export import SAMPLE_BATCH, dumps, json_pieces, timeline_to_dict
+
+LINES = 3 * SAMPLE_BATCH + 17
+
+
+def whole(document: dict) -> str:
+    """The document's text from ``timeline_to_dict`` in one go: the top level indented, each
+    item of a list on a line of its own (``export.json_pieces``' layout)."""
+
+    def compact(value) -> str:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+    fields = []
+    for key, value in document.items():
+        if isinstance(value, list) and value:
+            text = "[\n" + ",\n".join(f"    {compact(item)}" for item in value) + "\n  ]"
+        else:
+            text = compact(value)
+        fields.append(f"  {compact(key)}: {text}")
+    return "{\n" + ",\n".join(fields) + "\n}\n"
+
+
+def busy_log(path: Path) -> Path:
+    start = datetime(2026, 3, 29, 0, 30)  # Europe/Berlin springs forward at 02:00 during it
+    lines = ["[2026-03-29 00:29:58] server_args=ServerArgs(model_path='m', tp_size=1)"]
+    for i in range(LINES):
+        stamp = (start + timedelta(seconds=2 * i)).strftime("%Y-%m-%d %H:%M:%S")
+        gen = "inf" if i == 5 else f"{90 + i % 11}.{i % 100:02d}"
+        lines.append(f"[{stamp} TP{i % 2}] Decode batch. #running-req: {1 + i % 4}, #token: {100 + i}, "
+                     f"token usage: 0.{i % 90 + 10}, cuda graph: {i % 3 == 0}, gen throughput (token/s): {gen}, "
+                     f"#queue-req: 0")
+        if i % 1000 == 0:
+            lines.append(f"[{stamp} TP0] Prefill batch. #new-seq: 1, #new-token: {i + 8}, #cached-token: 0, "
+                         f"token usage: 0.01, #running-req: 1, #queue-req: 0")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_pieces_are_the_whole_document_in_batches(tmp_path: Path) -> None:
+    log = busy_log(tmp_path / "server.log")
+    timeline = build([log], log_tz="Europe/Berlin", keep_samples=True, cache=False)
+    pieces = list(json_pieces(timeline))
+    text = "".join(pieces)
+    assert text == whole(timeline_to_dict(timeline)) == dumps(timeline)
+    (run,) = json.loads(text)["runs"]
+    decode = run["samples"]["decode"]
+    assert len(decode) == LINES and decode[5]["gen_throughput"] == "inf" and decode[6]["cuda_graph"] is True
+    assert len(run["samples"]["prefill"]) == 13
+    # After 02:00 local the offset is +02:00: the times went through the zone, row by row.
+    assert decode[0]["time"] == "2026-03-29T00:30:00+01:00" and decode[-1]["time"].endswith("+02:00")
+    # No piece holds more than a batch of samples.
+    batch_text = max(len(p) for p in pieces)
+    assert len(pieces) > LINES // SAMPLE_BATCH and batch_text < len(text) / 2
+
+
+def test_the_cli_writes_the_same_document(tmp_path: Path) -> None:
+    log = busy_log(tmp_path / "server.log")
+    out = tmp_path / "timeline.json"
+    result = CliRunner().invoke(app, ["build", str(log), "--log-tz", "Europe/Berlin", "--samples", "--json", str(out),
+                                      "--no-cache"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    again = build([log], log_tz="Europe/Berlin", keep_samples=True, cache=False)
+    written, expected = json.loads(out.read_text()), json.loads(dumps(again))
+    written.pop("generated_at"), expected.pop("generated_at")
+    assert written == expected
