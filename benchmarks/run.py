@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/run.py                   # 400 MB log, 3 interleaved rounds, every section
     python benchmarks/run.py --size 40MB --repeat 5
-    python benchmarks/run.py --only big        # just the big-log table (also: small, startup, reflog)
+    python benchmarks/run.py --only big        # just the big-log table (also: small, samples, startup, reflog)
 
 It writes a deterministic decode-heavy SGLang log of ``--size`` (``benchmarks/gen.py``: SGLang
 0.5.9+ format, about 90% ``Decode batch`` lines with ``accept len``; kept in ``--work``, default
@@ -20,7 +20,8 @@ times each, and reports the median:
 It prints MB/s, the ratios (targets: ``timeline`` at least 1.5x the loop's speed, peak RSS at
 most 300 MB), then: 1,000 small logs of 100 KB in one folder against one file of the same total
 size, their lines one after the other (the same runs: target within 2x); start-up of ``timeline --help`` and of ``timeline build`` on an empty
-folder (target: under 0.5 s); and the 100,000-entry reflog benchmark, ``benchmarks/reflog_speed.py``,
+folder (target: under 0.5 s); ``--samples`` on a ``--samples-size`` log (40 MB: time, peak RSS,
+bytes a stats line); and the 100,000-entry reflog benchmark, ``benchmarks/reflog_speed.py``,
 when it is there. Measure on an idle machine: the figures are wall-clock times.
 """
 
@@ -169,6 +170,31 @@ def small(work: Path, count: int, each: int, repeat: int) -> None:
     print(f"folder / one file: {results['folder'][0] / results['one file'][0]:.2f}x (target <= 2x)")
 
 
+def samples(work: Path, size: int, repeat: int) -> None:
+    """``--samples``: every stats line kept (``parsers.records.SampleRows``) and written to the JSON."""
+    log = work / f"decode-{size}-v{GENERATOR_VERSION}.log"
+    if not log.exists():
+        print(f"writing {log} ...", flush=True)
+        write_decode_log(log.with_suffix(".tmp"), size).rename(log)
+    mb = log.stat().st_size / 1e6
+    with open(log, "rb") as f:
+        stats = sum(1 for line in f if b"Decode batch" in line or b"Prefill batch" in line)
+    out = work / "samples.json"
+    print(f"\n== --samples: a {mb:.0f} MB log, {stats} stats lines (median of {repeat}, interleaved)")
+    results = interleaved({
+        "timeline build --json FILE": [*timeline_cmd(), "build", str(log), "--json", str(out), "--no-cache"],
+        "  the same with --samples": [*timeline_cmd(), "build", str(log), "--json", str(out), "--no-cache",
+                                      "--samples"],
+    }, repeat)
+    written = out.stat().st_size / 1e6
+    out.unlink()
+    for name, (seconds, peak) in results.items():
+        print(f"{name:34s} {seconds:8.2f} s {mb / seconds:8.1f} MB/s {peak / 2**20:6.0f} MB peak RSS")
+    extra = results["  the same with --samples"][1] - results["timeline build --json FILE"][1]
+    print(f"--samples: {extra / stats:.0f} bytes of peak RSS a stats line (a dict a line took about 1,000); "
+          f"JSON {written:.0f} MB")
+
+
 def startup(work: Path, repeat: int) -> None:
     empty = work / "empty"
     empty.mkdir(exist_ok=True)
@@ -200,19 +226,23 @@ def main() -> None:
     ap.add_argument("--small-size", type=size_arg, default=size_arg("100KB"), help="size of each (default 100KB)")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "timeline-bench",
                     help="where the generated logs are kept and reused")
-    ap.add_argument("--only", choices=["big", "small", "startup", "reflog"], action="append",
+    ap.add_argument("--samples-size", type=size_arg, default=size_arg("40MB"),
+                    help="size of the log built with --samples (default 40MB)")
+    ap.add_argument("--only", choices=["big", "small", "samples", "startup", "reflog"], action="append",
                     help="run only these sections (repeatable)")
     ap.add_argument("--clean", action="store_true", help="delete the generated logs first")
     args = ap.parse_args()
     if args.clean and args.work.exists():
         shutil.rmtree(args.work)
     args.work.mkdir(parents=True, exist_ok=True)
-    only = set(args.only or ["big", "small", "startup", "reflog"])
+    only = set(args.only or ["big", "small", "samples", "startup", "reflog"])
     print(f"machine: {machine()}")
     if "big" in only:
         big(args.work, args.size, args.repeat)
     if "small" in only:
         small(args.work, args.small, args.small_size, args.repeat)
+    if "samples" in only:
+        samples(args.work, args.samples_size, args.repeat)
     if "startup" in only:
         startup(args.work, args.repeat)
     if "reflog" in only:
