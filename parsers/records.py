@@ -6,8 +6,8 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import datetime, timedelta, timezone
+from typing import Any, NamedTuple
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ class _Column:
         if self.kind == "time":
             number = self._zone_number(value.tzinfo)
             if number is not None:
-                delta = (value if number == 0 else value.replace(tzinfo=None)) - _WALL_ZERO
+                delta = (value if value.tzinfo is None else value.replace(tzinfo=None)) - _WALL_ZERO
                 self.values.append((((delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds) << 1)
                                    | value.fold)
                 self.zone_ids.append(number)
@@ -133,6 +133,39 @@ class _Column:
                 return
             self._become("object")
         self.values.append(value)
+
+    def extend(self, row: int, kind: str, values: Any) -> None:
+        """Set rows ``row`` onwards from ``values`` (of ``kind``): a list, or for an ``int``,
+        ``float``, ``bool`` or ``time`` column a numpy array (``time``: naive wall-clock
+        microseconds since ``datetime.min``), copied at once when the column is of that kind."""
+        if len(self.values) < row:
+            self._pad(row)
+        if kind == "text" and self.kind == "text":  # texts seen before (ranks): their numbers at once
+            codes = list(map(self.codes.get, values))
+            if None not in codes:
+                self.values.extend(codes)
+                return
+        if not isinstance(values, list):
+            if self.kind == "none":
+                self._become(kind)
+            if kind == self.kind and (kind != "time" or self.zones[0] is None):
+                if kind == "int" and self.values.typecode == "i" and len(values) and (
+                        int(values.min()) < -(1 << 31) or int(values.max()) >= 1 << 31):
+                    self.values = array("q", self.values)
+                if kind == "time":
+                    self.values.frombytes((values << 1).astype(self.values.typecode).tobytes())  # fold 0
+                    self.zone_ids.frombytes(bytes(len(values)))  # zone 0: naive
+                else:
+                    self.values.frombytes(values.astype(self.values.typecode).tobytes())
+                return
+            if kind == "time":
+                values = [_WALL_ZERO + timedelta(microseconds=wall) for wall in values.tolist()]
+            elif kind == "bool":
+                values = [value != 0 for value in values.tolist()]
+            else:
+                values = values.tolist()
+        for offset, value in enumerate(values):
+            self.put(row + offset, value)
 
     def get(self, row: int) -> Any:
         none = self.none
@@ -171,15 +204,20 @@ class _Column:
 
     def _time(self, number: int, zone: int) -> datetime:
         wall = _WALL_ZERO + timedelta(microseconds=number >> 1)
-        if zone == 0 and not number & 1:  # naive, fold 0: the common case, no copy
+        tz = self.zones[zone]
+        if tz is None and not number & 1:  # naive, fold 0: no copy
             return wall
-        return wall.replace(tzinfo=self.zones[zone], fold=number & 1)
+        return wall.replace(tzinfo=tz, fold=number & 1)
 
     def _zone_number(self, zone: Any) -> int | None:
         zones = self.zones
         for number, known in enumerate(zones):
             if known is zone:
                 return number
+        if zone.__class__ is timezone:  # a fixed offset is made anew for each line that carries one
+            for number, known in enumerate(zones):
+                if known.__class__ is timezone and known == zone and known.tzname(None) == zone.tzname(None):
+                    return number
         if len(zones) == 256:
             return None
         zones.append(zone)
@@ -213,6 +251,18 @@ class _Column:
         self.direct = _DIRECT.get(kind)
 
 
+class SampleBatch(NamedTuple):
+    """Some rows of a ``SampleRows``, column by column: row ``i`` has the keys
+    ``shapes[row_shapes[i]]``, and its value of ``key`` is ``columns[key][1][i]`` (where it has
+    no such key, a placeholder). ``columns[key][0]`` says what the values are: ``int``,
+    ``float``, ``bool``, ``text`` (str), ``time`` (datetimes), ``none`` (nothing but None) or
+    ``object`` (anything); a typed column may also hold None."""
+
+    shapes: list[tuple[str, ...]]
+    row_shapes: list[int]
+    columns: dict[str, tuple[str, list[Any]]]
+
+
 class SampleRows:
     """The stats lines of one kind (``decode``, ``prefill``, ``result``) of a run, as rows of
     ``{field: value}`` in the order the parser read them, stored column by column (issue 7:
@@ -234,15 +284,7 @@ class SampleRows:
             self.append(row)
 
     def append(self, row: dict[str, Any]) -> None:
-        keys = tuple(row)
-        shape = self._shape_numbers.get(keys)
-        if shape is None:
-            shape = self._shape_numbers[keys] = len(self._shapes)
-            self._shapes.append(keys)
-            for key in keys:
-                if key not in self._columns:
-                    self._columns[key] = _Column()
-        self._row_shapes.append(shape)
+        self._row_shapes.append(self._shape_number(tuple(row)))
         number = self._count
         columns = self._columns
         for key, value in row.items():
@@ -256,6 +298,24 @@ class SampleRows:
                     pass
             column.put(number, value)
         self._count = number + 1
+
+    def extend(self, batch: SampleBatch) -> None:
+        """Append the rows of ``batch``; its columns may also be numpy arrays (``_Column.extend``)."""
+        numbers = [self._shape_number(keys) for keys in batch.shapes]
+        self._row_shapes.extend([numbers[shape] for shape in batch.row_shapes])
+        for key, (kind, values) in batch.columns.items():
+            self._columns[key].extend(self._count, kind, values)
+        self._count += len(batch.row_shapes)
+
+    def _shape_number(self, keys: tuple[str, ...]) -> int:
+        shape = self._shape_numbers.get(keys)
+        if shape is None:
+            shape = self._shape_numbers[keys] = len(self._shapes)
+            self._shapes.append(keys)
+            for key in keys:
+                if key not in self._columns:
+                    self._columns[key] = _Column()
+        return shape
 
     def __len__(self) -> int:
         return self._count
@@ -272,20 +332,24 @@ class SampleRows:
         for start in range(0, self._count, _BATCH):
             yield from self.rows(start, min(start + _BATCH, self._count))
 
+    def batch(self, start: int, stop: int) -> SampleBatch:
+        """Rows ``start`` to ``stop`` (0 <= start <= stop <= len), column by column (``SampleBatch``)."""
+        if not 0 <= start <= stop <= self._count:
+            raise IndexError(f"sample rows {start} to {stop} of {self._count}")
+        return SampleBatch(self._shapes, self._row_shapes[start:stop].tolist(),
+                           {key: (column.kind, column.slice(start, stop)) for key, column in self._columns.items()})
+
     def rows(self, start: int, stop: int,
              convert: Callable[[str, list[Any]], list[Any]] | None = None) -> list[dict[str, Any]]:
         """Rows ``start`` to ``stop``, fresh dicts (a batch: each column read once).
 
-        ``convert(kind, values)``, if given, rewrites each column's values first; ``kind`` says
-        what they are: ``int``, ``float``, ``bool``, ``text``, ``time`` (datetimes), ``none``
-        (nothing but None) or ``object`` (anything)."""
-        values = {}
-        for key, column in self._columns.items():
-            got = column.slice(start, stop)
-            values[key] = convert(column.kind, got) if convert is not None else got
-        shapes = self._shapes
-        return [{key: values[key][i] for key in shapes[shape]}
-                for i, shape in enumerate(self._row_shapes[start:stop])]
+        ``convert(kind, values)``, if given, rewrites each column's values first (``kind`` as in
+        ``SampleBatch``)."""
+        batch = self.batch(start, stop)
+        values = {key: convert(kind, got) if convert is not None else got
+                  for key, (kind, got) in batch.columns.items()}
+        shapes = batch.shapes
+        return [{key: values[key][i] for key in shapes[shape]} for i, shape in enumerate(batch.row_shapes)]
 
     def keys(self) -> list[str]:
         """Every field any row has, in the order first seen."""
@@ -304,6 +368,31 @@ class SampleRows:
         values = column.slice(0, self._count)
         values.extend([None] * (self._count - len(values)))
         return [value if held else None for value, held in zip(values, self.has(key))]
+
+    def time_span(self, key: str) -> tuple[datetime, datetime] | None:
+        """The earliest and the latest of ``key``'s values if they are all naive datetimes (or
+        None), else None."""
+        column = self._columns.get(key)
+        if column is None or column.kind != "time" or column.zones != [None]:
+            return None
+        held = [has and not none for has, none in zip(self.has(key), self._nones(column))]
+        walls = [wall for wall, keep in zip(column.values, held) if keep]
+        if not walls:
+            return None
+        return column._time(min(walls), 0), column._time(max(walls), 0)
+
+    def set_zone(self, key: str, zone: Any) -> None:
+        """Make ``key``'s naive datetimes (``time_span``) aware, in ``zone`` (fold 0), at once."""
+        column = self._columns[key]
+        if column.kind != "time" or column.zones != [None]:
+            raise ValueError(f"{key} does not hold naive datetimes only")
+        column.zones = [zone]
+
+    def _nones(self, column: _Column) -> list[bool]:
+        flags = [False] * self._count
+        for row in column.none:
+            flags[row] = True
+        return flags
 
     def map_column(self, key: str, change: Callable[[Any], Any]) -> None:
         """Replace each ``key`` value by ``change(value)``, row by row in order."""

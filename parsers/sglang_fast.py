@@ -27,10 +27,13 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import date as _date
+from datetime import datetime, timedelta
 from itertools import repeat
 from typing import Any, NamedTuple
 
 from parsers.framing import LogLines, clean_line
+from parsers.records import SampleBatch
 from parsers.sglang import (
     _BATCH_RE, _FAST_HEADER_RE, SGLangLogParser, _Segment, _stamp_parts, field_spans, match_header, number_value,
     parse_value, split_fields, stats_key,
@@ -68,6 +71,7 @@ def _numpy() -> Any:
 
 
 _SKIP, _TRIVIAL, _STATS, _GENERIC = 0, 1, 2, 3
+_WALL_ZERO = datetime.min
 _ZERO = bytes.maketrans(b"123456789", b"000000000")
 _MAYBE_FIRST = _MAYBE_MEANINGFUL_FIRST.decode("latin-1")
 
@@ -236,6 +240,161 @@ def _sample(parser: SGLangLogParser, text: str, spans: dict[str, Any], lineno: i
     sample.update((key or stats_key(text[key_start:key_end]), parse_value(text[start:end]))
                   for key, key_start, key_end, start, end in layout)
     return sample
+
+
+def _sample_plan(spans: dict[str, Any]) -> dict[str, tuple[str, Any]] | None:
+    """How to read the sample of every line of a shape, column by column: ``{key: (how, where)}``
+    in the sample's key order (``_sample``'s). ``how``: ``time`` (the header's date and time
+    spans), ``line``, ``rank`` (its span), ``int`` / ``decimal`` (digits, or a plain decimal,
+    of at most ``WORD`` bytes: ``where`` is (offset, width, point) for ``_decimals``), ``const``
+    (a value without digits, the same in every line: ``where`` is the value), ``value``
+    (``parse_value`` of each line's text at ``where`` = (start, end)). None for a shape with a
+    key holding digits: its lines are read one by one."""
+    plan = spans.get("plan", False)
+    if plan is not False:
+        return plan
+    text = spans["text"]
+    layout = spans.get("fields")
+    if layout is None:
+        layout = spans["fields"] = _field_layout(text, spans["width"])
+    plan = {"time": ("time", (spans["date"], spans["time"])), "line": ("line", None), "rank": ("rank", spans["rank"])}
+    fields = [("forward_ct", *spans["forward"])] if spans["forward"] is not None else []
+    fields += [(key, start, end) for key, _, _, start, end in layout]
+    for key, start, end in fields:
+        if key is None:
+            plan = None
+            break
+        value = text[start:end]
+        typed = parse_value(value)
+        digits = value.replace(".", "", 1)
+        if not any(c.isdigit() for c in value):
+            plan[key] = ("const", typed)
+        elif len(value) <= WORD and digits.isdigit() and typed.__class__ in (int, float):
+            point = 0 if digits == value else len(value) - value.find(".")
+            plan[key] = ("int" if point == 0 else "decimal", (start, len(value), point))
+        else:
+            plan[key] = ("value", (start, end))
+    spans["plan"] = plan
+    return plan
+
+
+def _sample_batch(buf: bytes, first: int, lines, shape_ids, starts, plans) -> SampleBatch:
+    """``_sample`` of the stats lines ``lines`` (block line numbers, their shapes and starts), as a
+    ``SampleBatch``: each key's values read for all the lines at once (``_sample_column``)."""
+    distinct = sorted(plans)
+    local = np.searchsorted(distinct, shape_ids)  # each line's shape, as an index in distinct
+    shapes = list(dict.fromkeys(tuple(plans[s]) for s in distinct))
+    row_shapes = np.array([shapes.index(tuple(plans[s])) for s in distinct])[local].tolist()
+    keys = dict.fromkeys(key for s in distinct for key in plans[s])
+    words = np.ndarray((len(buf) - WORD + 1,), "<u8", buffer=buf, strides=(1,)) if len(buf) >= WORD else None
+    lines = lines + first
+    return SampleBatch(shapes, row_shapes, {
+        key: _sample_column(buf, words, lines, starts, local, [plans[s].get(key) for s in distinct]) for key in keys})
+
+
+_NUMERIC = {"int": "int", "decimal": "float"}  # how a value is read -> its kind
+_CONST_KINDS = {int: "int", float: "float", bool: "bool"}  # constants that go in numpy arrays
+
+
+def _sample_column(buf: bytes, words, lines, starts, local, specs: list[Any]) -> tuple[str, Any]:
+    """One key's values for every line (``local``: its shape's index in ``specs``, each that
+    shape's ``(how, where)`` for the key, or None where it has no such key): ``(kind, values)``,
+    kinds as in ``SampleBatch``; ``int``, ``float``, ``bool`` and ``time`` in a numpy array
+    (``time``: wall-clock microseconds since ``datetime.min``, as ``SampleRows.extend`` takes
+    them), a placeholder where a line has no such key; any other kind in a list."""
+    hows = {spec[0] for spec in specs if spec is not None}
+    if hows == {"line"}:
+        return "int", lines
+    kinds = {_NUMERIC.get(how) or _CONST_KINDS.get(where.__class__) if how in ("int", "decimal", "const") else None
+             for how, where in filter(None, specs)}
+    if len(kinds) == 1 and None not in kinds:  # numbers of one kind: all the lines at once
+        kind = kinds.pop()
+        values = np.zeros(len(starts), np.float64 if kind == "float" else np.int64)
+        read = np.array([spec is not None and spec[0] in _NUMERIC for spec in specs])
+        if read.any():
+            rows = np.flatnonzero(read[local])
+            offset, width, point = (np.array([spec[1][k] if spec is not None and spec[0] in _NUMERIC else 0
+                                              for spec in specs]) for k in range(3))
+            which = local[rows]
+            values[rows] = _read_decimals(buf, words, starts[rows] + offset[which], width[which], point[which])
+        for index, spec in enumerate(specs):
+            if spec is not None and spec[0] == "const":
+                values[local == index] = spec[1]
+        return kind, values
+    if hows == {"time"} and len({spec for spec in specs if spec is not None}) == 1:
+        return _walls(buf, starts, *next(spec for spec in specs if spec is not None)[1])
+    values: list[Any] = [None] * len(starts)
+    for index, spec in enumerate(specs):
+        if spec is None:
+            continue
+        rows = np.flatnonzero(local == index)
+        got = _sample_values(buf, starts[rows], spec)
+        for row, value in zip(rows.tolist(), got):
+            values[row] = value
+    return ("text" if hows == {"rank"} else "object"), values
+
+
+def _read_decimals(buf: bytes, words, value_at, width, point) -> Any:
+    """``_decimals`` of the values at ``value_at``; one within a word of the block's end by ``float``."""
+    inside = value_at + WORD <= len(buf)
+    if inside.all():
+        return _decimals(words[value_at], width, point)
+    numbers = np.zeros(len(value_at))
+    if inside.any():
+        numbers[inside] = _decimals(words[value_at[inside]], width[inside], point[inside])
+    for j in np.flatnonzero(~inside).tolist():
+        numbers[j] = float(buf[int(value_at[j]) : int(value_at[j] + width[j])])
+    return numbers
+
+
+def _sample_values(buf: bytes, starts, spec: tuple[str, Any]) -> list[Any]:
+    """One key's values, as Python objects, for lines of one shape (their starts in ``buf``)."""
+    how, where = spec
+    if how == "const":
+        return [where] * len(starts)
+    if how == "time":
+        kind, walls = _walls(buf, starts, *where)
+        return [_WALL_ZERO + timedelta(microseconds=w) for w in walls.tolist()] if kind == "time" else walls
+    if how in _NUMERIC:
+        offset, width, _ = where
+        where = (offset, offset + width)
+    texts = [buf[s + where[0] : s + where[1]].decode("ascii") for s in starts.tolist()]
+    if how == "rank":
+        return [text.strip() or None for text in texts]
+    return [parse_value(text) for text in texts]
+
+
+def _walls(buf: bytes, at, date: tuple[int, int], time: tuple[int, int]) -> tuple[str, Any]:
+    """``_stamp`` of the header of lines starting at ``at``, as wall-clock microseconds since
+    ``datetime.min`` (``time``), all at once; a list of datetimes and None (an impossible date or
+    time) if there is one."""
+    a = np.frombuffer(buf, np.uint8)
+
+    def digits(offset: int, width: int) -> Any:
+        value = np.zeros(len(at), np.int64)
+        for k in range(width):
+            value = value * 10 + (a[at + offset + k].astype(np.int64) - 48)
+        return value
+
+    year, month, day = digits(date[0], 4), digits(date[0] + 5, 2), digits(date[0] + 8, 2)
+    hour, minute, second = digits(time[0], 2), digits(time[0] + 3, 2), digits(time[0] + 6, 2)
+    fraction = time[1] - time[0] - 9  # digits after the point (none: -1)
+    micro = digits(time[0] + 9, fraction) * 10 ** (6 - fraction) if fraction > 0 else 0
+    days = np.zeros(len(at), np.int64)
+    valid = (hour < 24) & (minute < 60) & (second < 60)
+    dates = year * 10000 + month * 100 + day
+    for code in np.unique(dates).tolist():  # a block has a day or two: datetime checks each
+        try:
+            ordinal = _date(code // 10000, code // 100 % 100, code % 100).toordinal()
+        except ValueError:
+            valid &= dates != code
+            continue
+        days[dates == code] = ordinal - 1
+    walls = ((days * 86400 + hour * 3600 + minute * 60 + second) * 1_000_000) + micro
+    if valid.all():
+        return "time", walls
+    return "object", [_WALL_ZERO + timedelta(microseconds=w) if ok else None
+                      for w, ok in zip(walls.tolist(), valid.tolist())]
 
 
 def _field_layout(text: str, width: int) -> list[tuple[str | None, int, int, int, int]]:
@@ -508,11 +667,30 @@ class _FastFeeder:
                     if parser._no_throughput_line is None:
                         parser._no_throughput_line = first + int(missing[a])
         if seg.samples is not None:
-            for r in rows.tolist():
-                i = lo + r
-                spans = self.spans[int(ids[i])]
-                text = buf[int(starts[i]) : int(ends[i])].decode("ascii").rstrip("\r")
-                seg.samples[spans["kind"]].append(_sample(parser, text, spans, first + i))
+            self.samples(buf, first, lo + rows, ids, starts, ends)
+
+    def samples(self, buf: bytes, first: int, rows, ids, starts, ends) -> None:
+        """The samples of a block's stats lines ``rows`` (block line numbers, ascending), a column
+        at a time per shape (``_sample_plan``); a shape without a plan: line by line (``_sample``)."""
+        parser = self.parser
+        shape_ids = ids[rows]
+        distinct = np.unique(shape_ids).tolist()
+        decode = np.array([self.spans[s]["kind"] == "decode" for s in distinct])[np.searchsorted(distinct, shape_ids)]
+        for kind, mask in (("decode", decode), ("prefill", ~decode)):
+            of_kind = rows[mask]
+            if not len(of_kind):
+                continue
+            target = parser._seg.samples[kind]
+            shape_ids = ids[of_kind]
+            distinct = np.unique(shape_ids).tolist()
+            plans = {s: _sample_plan(self.spans[s]) for s in distinct}
+            if any(plan is None for plan in plans.values()):
+                for i in of_kind.tolist():
+                    spans = self.spans[int(ids[i])]
+                    text = buf[int(starts[i]) : int(ends[i])].decode("ascii").rstrip("\r")
+                    target.append(_sample(parser, text, spans, first + i))
+                continue
+            target.extend(_sample_batch(buf, first, of_kind, shape_ids, starts[of_kind], plans))
 
     def stamp(self, buf: bytes, i: int, ids, starts) -> tuple[str, str, str]:
         spans = self.spans[int(ids[i])]

@@ -38,7 +38,7 @@ def busy_log(path: Path) -> Path:
     lines = ["[2026-03-29 00:29:58] server_args=ServerArgs(model_path='m', tp_size=1)"]
     for i in range(LINES):
         stamp = (start + timedelta(seconds=2 * i)).strftime("%Y-%m-%d %H:%M:%S")
-        gen = "inf" if i == 5 else f"{90 + i % 11}.{i % 100:02d}"
+        gen = {5: "inf", 9: "-inf", 11: "nan"}.get(i, f"{90 + i % 11}.{i % 100:02d}")
         lines.append(f"[{stamp} TP{i % 2}] Decode batch. #running-req: {1 + i % 4}, #token: {100 + i}, "
                      f"token usage: 0.{i % 90 + 10}, cuda graph: {i % 3 == 0}, gen throughput (token/s): {gen}, "
                      f"#queue-req: 0")
@@ -57,7 +57,8 @@ def test_pieces_are_the_whole_document_in_batches(tmp_path: Path) -> None:
     assert text == whole(timeline_to_dict(timeline)) == dumps(timeline)
     (run,) = json.loads(text)["runs"]
     decode = run["samples"]["decode"]
-    assert len(decode) == LINES and decode[5]["gen_throughput"] == "inf" and decode[6]["cuda_graph"] is True
+    assert [decode[i]["gen_throughput"] for i in (5, 9, 11)] == ["inf", "-inf", "nan"]
+    assert len(decode) == LINES and decode[6]["cuda_graph"] is True
     assert len(run["samples"]["prefill"]) == 13
     # After 02:00 local the offset is +02:00: the times went through the zone, row by row.
     assert decode[0]["time"] == "2026-03-29T00:30:00+01:00" and decode[-1]["time"].endswith("+02:00")

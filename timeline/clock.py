@@ -168,6 +168,31 @@ def wall_candidates(wall: datetime, zone: tzinfo) -> tuple[list[datetime], str |
     return instants, "happens twice (autumn overlap)"
 
 
+def steady_offset(zone: tzinfo, earliest: datetime, latest: datetime, max_days: int = 400) -> bool:
+    """Whether every wall-clock reading from ``earliest`` to ``latest`` (naive) stands for one
+    instant in ``zone``, at the same offset: no transition in between. The offset is looked at
+    on every hour from the hour before ``earliest`` to the one after ``latest``, both folds: a
+    transition changes it from one hour to the next or makes an hour's start ambiguous (no zone
+    goes and comes back within an hour). Spans over ``max_days``: False (not worth checking)."""
+    if latest < earliest or latest - earliest > timedelta(days=max_days):
+        return False
+    hour = earliest.replace(minute=0, second=0, microsecond=0)
+    try:
+        hour -= timedelta(hours=1)
+        end = latest + timedelta(hours=1)
+    except OverflowError:
+        return False
+    offset = hour.replace(tzinfo=zone).utcoffset()
+    while hour <= end:
+        if any(hour.replace(tzinfo=zone, fold=fold).utcoffset() != offset for fold in (0, 1)):
+            return False
+        try:
+            hour += timedelta(hours=1)
+        except OverflowError:
+            return False
+    return True
+
+
 def format_offset(offset: timedelta) -> str:
     total = int(offset.total_seconds()) // 60
     sign = "-" if total < 0 else "+"

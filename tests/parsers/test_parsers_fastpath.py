@@ -167,9 +167,38 @@ def test_values_of_every_width_and_form(tmp_path: Path, monkeypatch) -> None:
     ]
     path = tmp_path / "forms.log"
     path.write_text("\n".join(lines) + "\n")
-    fast, slow = both(path, monkeypatch)
+    for samples in (False, True):
+        fast, slow = both(path, monkeypatch, samples)
+        assert fast == slow
+        assert "12345678.0" in fast and "123456789.0" in fast and "0.5" in fast
+
+
+def test_samples_read_a_column_at_a_time_are_the_lines_own(tmp_path: Path, monkeypatch) -> None:
+    """The fast path reads samples per shape, column by column (``_sample_batch``): stamps with 0
+    to 6 fraction digits and impossible ones, forward counters, a key that is an int in some lines
+    and a float in others, percentages, ranks, across small blocks, come out as line by line."""
+    monkeypatch.setattr(framing, "BLOCK_BYTES", 1500)
+    stamps = ["2026-01-01 08:00:00", "2026-01-01 08:00:01.5", "2026-01-01 08:00:02.123456", "2026-01-01 08:00:03.12",
+              "2026-13-01 08:00:04", "2025-02-29 08:00:05", "2026-01-01 24:00:06", "2026-01-01 23:59:60",
+              "0000-01-01 08:00:07", "2024-02-29 08:00:08.000", "9999-12-31 23:59:59.999999"]
+    usages = ["0.15", "0", "0.05", "1", "12%", "-0.5", "0.1e2"]
+    lines = ["[2026-01-01 07:59:59 TP0] server_args=ServerArgs(model_path='m')"]
+    for i in range(300):
+        stamp, usage = stamps[i % len(stamps)], usages[i % len(usages)]
+        forward = f" [{i * 7}]" if i % 3 == 0 else ""
+        rank = ["TP0", "DP1 TP3", "PP0 ATTN_CP1 TP12"][i % 3]
+        lines.append(f"[{stamp} {rank}] Decode batch{forward}, #running-req: {i % 9}, #token: {i * 977}, "
+                     f"token usage: {usage}, cuda graph: {i % 2 == 0}, gen throughput (token/s): {i}.{i % 10}, "
+                     f"#queue-req: {i % 4}")
+        if i % 5 == 0:
+            lines.append(f"[{stamp} {rank}] Prefill batch, #new-seq: {i % 3}, #new-token: {i * 13}, "
+                         f"#cached-token: 0, token usage: {usage}, #running-req: 1, #queue-req: 0")
+    path = tmp_path / "columns.log"
+    path.write_text("\n".join(lines) + "\n")
+    fast, slow = both(path, monkeypatch, samples=True)
     assert fast == slow
-    assert "12345678.0" in fast and "123456789.0" in fast and "0.5" in fast
+    assert "'token_usage': 12.0" in fast and "'token_usage': 0," in fast and "'forward_ct': 21" in fast
+    assert "datetime.datetime(2026, 1, 1, 8, 0, 2, 123456)" in fast and "'time': None" in fast
 
 
 @SETTINGS
