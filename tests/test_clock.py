@@ -5,8 +5,10 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from timeline.clock import ZonePolicy, infer_offset, iso, machine_zone, parse_zone, wall_candidates
+from timeline.clock import ZonePolicy, infer_offset, iso, machine_zone, parse_zone, steady_offset, wall_candidates
 from timeline.errors import UsageError
 
 
@@ -103,3 +105,61 @@ def test_ordinary_time_gives_one_reading():
 def test_iso_keeps_offset():
     assert iso(datetime(2026, 3, 2, 16, 42, tzinfo=timezone(timedelta(hours=1)))) == "2026-03-02T16:42:00+01:00"
     assert iso(None) is None
+
+
+# --- steady_offset: the samples' times placed in their zone at once (issue 7) -------------------
+
+TRANSITION_ZONES = ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "America/St_Johns", "America/Santiago"]
+
+
+def _transitions(zone: ZoneInfo) -> list[datetime]:
+    """The wall-clock hours of 2026 at which ``zone``'s offset changes (found hour by hour)."""
+    found, hour = [], datetime(2026, 1, 1)
+    previous = hour.replace(tzinfo=zone).utcoffset()
+    while hour.year == 2026:
+        offset = hour.replace(tzinfo=zone).utcoffset()
+        if offset != previous:
+            found.append(hour)
+        previous, hour = offset, hour + timedelta(hours=1)
+    return found
+
+
+def _one_offset_every_minute(zone, earliest: datetime, latest: datetime) -> bool:
+    minute = earliest.replace(second=0, microsecond=0)
+    offsets = set()
+    while minute <= latest + timedelta(minutes=1):
+        readings, _ = wall_candidates(minute, zone)
+        if len(readings) > 1:
+            return False
+        offsets.add(readings[0].utcoffset())
+        minute += timedelta(minutes=1)
+    return len(offsets) == 1
+
+
+@settings(max_examples=120, deadline=None)
+@given(name=st.sampled_from(TRANSITION_ZONES), which=st.integers(0, 3), before=st.integers(-3000, 3000),
+       span=st.integers(0, 3000))
+def test_a_steady_offset_has_one_reading_a_minute(name, which, before, span) -> None:
+    """Around a zone's transitions (30-minute ones too): whenever ``steady_offset`` says the
+    offset holds, every minute of the span reads one instant, at one offset."""
+    zone = ZoneInfo(name)
+    transitions = _transitions(zone)
+    earliest = transitions[which % len(transitions)] + timedelta(minutes=before)
+    latest = earliest + timedelta(minutes=span)
+    steady = steady_offset(zone, earliest, latest)
+    if steady:
+        assert _one_offset_every_minute(zone, earliest, latest)
+    margin = timedelta(hours=3)  # the hour around the span, and the hour a transition was found in
+    if not any(earliest - margin <= t <= latest + margin for t in transitions):
+        assert steady
+
+
+def test_steady_offset_in_fixed_zones_and_far_ranges() -> None:
+    july = datetime(2026, 7, 1, 8)
+    assert steady_offset(ZoneInfo("Europe/Berlin"), july, july + timedelta(days=30))
+    assert not steady_offset(timezone(timedelta(hours=5, minutes=30)), datetime(1, 1, 1, 2), july)  # over 400 days
+    assert steady_offset(timezone.utc, july, july + timedelta(days=300))
+    assert not steady_offset(ZoneInfo("Europe/Berlin"), datetime(2026, 3, 1), datetime(2026, 4, 1))
+    assert not steady_offset(timezone.utc, july, july - timedelta(seconds=1))
+    assert steady_offset(timezone.utc, datetime.min, datetime.min) in (True, False)  # no overflow
+    assert steady_offset(timezone.utc, datetime.max, datetime.max) in (True, False)

@@ -9,6 +9,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from timeline.cli import app
@@ -192,3 +194,31 @@ def test_unknown_zone_in_a_pattern_is_exit_2_naming_it(berlin_story):
     result = runner.invoke(app, ["build", str(logs), "--log-tz", "node2/*=Mars/Olympus"])
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and "'Mars/Olympus'" in result.stderr
+
+
+@settings(max_examples=80, deadline=None)
+@given(name=st.sampled_from(["Europe/Berlin", "Australia/Lord_Howe", "UTC"]),
+       start=st.datetimes(min_value=datetime(2026, 3, 25), max_value=datetime(2026, 4, 10)),
+       steps=st.lists(st.integers(-600, 7200) | st.none(), max_size=60))
+def test_sample_times_placed_at_once_are_those_placed_one_by_one(name, start, steps) -> None:
+    """Samples whose times see no zone transition get their zone all at once (issue 7); the same
+    instants, zones and folds as one by one, the repeated hour's second pass included."""
+    from parsers.records import SampleRows
+    from timeline import builder
+    from timeline.clock import Zone
+
+    walls, at = [], start
+    for step in steps:
+        if step is not None:
+            at += timedelta(seconds=step)
+        walls.append(None if step is None else at)
+    zone = Zone(name, ZoneInfo(name), "flag")
+
+    def placed(steady_offset) -> list:
+        rows = SampleRows({"time": wall, "line": i} for i, wall in enumerate(walls))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(builder, "steady_offset", steady_offset)
+            builder._instant_samples({"decode": rows}, zone)
+        return [(t, t.utcoffset(), t.tzinfo, t.fold) if t is not None else None for t in rows.column("time")]
+
+    assert placed(builder.steady_offset) == placed(lambda *_: False)
