@@ -7,6 +7,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from itertools import repeat
 from typing import Any, NamedTuple
 
 
@@ -202,6 +203,19 @@ class _Column:
                 out[row - start] = None
         return out
 
+    def walls(self, start: int, stop: int) -> tuple[array, Any] | None:
+        """``SampleRows.batch``'s ``walls`` of rows ``start`` to ``stop``, or None."""
+        if self.kind != "time" or len(self.values) < stop:
+            return None
+        none = self.none
+        if none and bisect_left(none, start) != bisect_left(none, stop):
+            return None
+        ids = self.zone_ids[start:stop]
+        values = self.values[start:stop]
+        if ids.count(ids[0] if ids else 0) != len(ids) or any(map((1).__and__, values)):  # zones or a fold
+            return None
+        return array("q", map(int.__rshift__, values, repeat(1))), self.zones[ids[0]] if ids else None
+
     def _time(self, number: int, zone: int) -> datetime:
         wall = _WALL_ZERO + timedelta(microseconds=number >> 1)
         tz = self.zones[zone]
@@ -332,12 +346,19 @@ class SampleRows:
         for start in range(0, self._count, _BATCH):
             yield from self.rows(start, min(start + _BATCH, self._count))
 
-    def batch(self, start: int, stop: int) -> SampleBatch:
-        """Rows ``start`` to ``stop`` (0 <= start <= stop <= len), column by column (``SampleBatch``)."""
+    def batch(self, start: int, stop: int, walls: bool = False) -> SampleBatch:
+        """Rows ``start`` to ``stop`` (0 <= start <= stop <= len), column by column (``SampleBatch``).
+
+        ``walls``: a column of datetimes of one zone (or all naive), fold 0, without None, comes
+        as ``("walls", (numbers, zone))``: ``numbers`` an ``array('q')`` of wall-clock
+        microseconds since ``datetime.min`` (made into datetimes, they cost more than the rest)."""
         if not 0 <= start <= stop <= self._count:
             raise IndexError(f"sample rows {start} to {stop} of {self._count}")
-        return SampleBatch(self._shapes, self._row_shapes[start:stop].tolist(),
-                           {key: (column.kind, column.slice(start, stop)) for key, column in self._columns.items()})
+        columns = {}
+        for key, column in self._columns.items():
+            raw = column.walls(start, stop) if walls else None
+            columns[key] = ("walls", raw) if raw is not None else (column.kind, column.slice(start, stop))
+        return SampleBatch(self._shapes, self._row_shapes[start:stop].tolist(), columns)
 
     def rows(self, start: int, stop: int,
              convert: Callable[[str, list[Any]], list[Any]] | None = None) -> list[dict[str, Any]]:

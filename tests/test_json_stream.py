@@ -4,14 +4,19 @@ text as encoding the whole document at once."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from array import array
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from timeline import build
 from timeline.cli import app
-from timeline.export import SAMPLE_BATCH, dumps, json_pieces, timeline_to_dict
+from timeline.clock import iso
+from timeline.export import SAMPLE_BATCH, _iso_texts, dumps, json_pieces, timeline_to_dict
 
 LINES = 3 * SAMPLE_BATCH + 17
 
@@ -77,3 +82,18 @@ def test_the_cli_writes_the_same_document(tmp_path: Path) -> None:
     written, expected = json.loads(out.read_text()), json.loads(dumps(again))
     written.pop("generated_at"), expected.pop("generated_at")
     assert written == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(walls=st.lists(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)), min_size=1,
+                      max_size=30),
+       near=st.booleans(), zone=st.sampled_from([None, timezone.utc, timezone(timedelta(hours=-3, minutes=-30)),
+                                                  ZoneInfo("Europe/Berlin"), ZoneInfo("Asia/Kolkata")]))
+def test_times_written_at_once_are_iso_of_each(walls, near, zone) -> None:
+    """``_iso_texts`` (numpy's datetime64 text) writes what ``iso`` writes of each time: seconds
+    or milliseconds, years before 1970 and 1000, the zone's offset (one for all, or each its own)."""
+    if near:  # times a few hours apart, as a run's are (the zone's offset is then mostly steady)
+        walls = [walls[0] + timedelta(seconds=37.123457 * i) for i in range(len(walls)) if walls[0].year < 9999]
+    numbers = array("q", [(wall - datetime.min) // timedelta(microseconds=1) for wall in walls])
+    expected = [json.dumps(iso(wall.replace(tzinfo=zone))) for wall in walls]
+    assert _iso_texts(numbers, zone) == expected
