@@ -113,11 +113,17 @@ def machine() -> str:
     return f"{os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}"
 
 
-def big(work: Path, size: int, repeat: int) -> None:
+def decode_log(work: Path, size: int) -> Path:
+    """The generated decode-heavy log of ``size`` bytes, written the first time."""
     log = work / f"decode-{size}-v{GENERATOR_VERSION}.log"
     if not log.exists():
         print(f"writing {log} ...", flush=True)
         write_decode_log(log.with_suffix(".tmp"), size).rename(log)
+    return log
+
+
+def big(work: Path, size: int, repeat: int) -> None:
+    log = decode_log(work, size)
     mb = log.stat().st_size / 1e6
     lines = subprocess.run(["wc", "-l", str(log)], capture_output=True, text=True).stdout.split()[0]
     print(f"\n== one decode-heavy SGLang log: {mb:.0f} MB, {lines} lines (median of {repeat}, interleaved)")
@@ -172,10 +178,7 @@ def small(work: Path, count: int, each: int, repeat: int) -> None:
 
 def samples(work: Path, size: int, repeat: int) -> None:
     """``--samples``: every stats line kept (``parsers.records.SampleRows``) and written to the JSON."""
-    log = work / f"decode-{size}-v{GENERATOR_VERSION}.log"
-    if not log.exists():
-        print(f"writing {log} ...", flush=True)
-        write_decode_log(log.with_suffix(".tmp"), size).rename(log)
+    log = decode_log(work, size)
     mb = log.stat().st_size / 1e6
     with open(log, "rb") as f:
         stats = sum(1 for line in f if b"Decode batch" in line or b"Prefill batch" in line)
