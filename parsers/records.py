@@ -372,10 +372,6 @@ class SampleRows:
         shapes = batch.shapes
         return [{key: values[key][i] for key in shapes[shape]} for i, shape in enumerate(batch.row_shapes)]
 
-    def keys(self) -> list[str]:
-        """Every field any row has, in the order first seen."""
-        return list(self._columns)
-
     def has(self, key: str) -> list[bool]:
         """Per row: whether it has ``key``."""
         holding = [key in shape for shape in self._shapes]
