@@ -149,6 +149,7 @@ class _Column:
         if not isinstance(values, list):
             if self.kind == "none":
                 self._become(kind)
+            # Zone 0 is naive unless set_zone gave the column a zone (after parsing: not here).
             if kind == self.kind and (kind != "time" or self.zones[0] is None):
                 if kind == "int" and self.values.typecode == "i" and len(values) and (
                         int(values.min()) < -(1 << 31) or int(values.max()) >= 1 << 31):
@@ -270,7 +271,10 @@ class SampleBatch(NamedTuple):
     ``shapes[row_shapes[i]]``, and its value of ``key`` is ``columns[key][1][i]`` (where it has
     no such key, a placeholder). ``columns[key][0]`` says what the values are: ``int``,
     ``float``, ``bool``, ``text`` (str), ``time`` (datetimes), ``none`` (nothing but None) or
-    ``object`` (anything); a typed column may also hold None."""
+    ``object`` (anything); a typed column may also hold None. Two other forms:
+    ``SampleRows.extend`` also takes a numpy array for ``int``, ``float``, ``bool`` and ``time``
+    values (``time``: naive wall-clock microseconds since ``datetime.min``), and
+    ``SampleRows.batch(walls=True)`` gives ``walls`` columns (see there)."""
 
     shapes: list[tuple[str, ...]]
     row_shapes: list[int]

@@ -524,7 +524,7 @@ class SGLangLogParser:
             if date is not None and _seconds(last_time) - _seconds(time) > _WRAP_S:
                 try:
                     date = (_date.fromisoformat(date) + timedelta(days=1)).isoformat()
-                except ValueError:
+                except (ValueError, OverflowError):  # not a date; the day after 9999-12-31
                     date = None
         if date is None:
             date = _SYNTHETIC_DAY0

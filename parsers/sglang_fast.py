@@ -44,6 +44,9 @@ __all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]
 FAST_MIN_BYTES = 64 << 10  # smaller files are read line by line (no numpy import)
 MAX_SHAPES = 1 << 16  # shapes remembered (all are forgotten when there are more)
 WORD = 8  # plain decimals this wide or narrower are read as one 64-bit word; the others by number_value
+# Fewer stats lines than this in a row (between lines the generic parser reads) have their samples
+# read line by line: reading columns costs about a millisecond however few the lines.
+SAMPLES_AT_ONCE = 64
 SERIES = ("gen", "accept", "input")  # the values read from stats lines (their spans' names)
 _GEN = "gen throughput (token/s)"
 _ACCEPT = "accept len"
@@ -305,7 +308,7 @@ def _sample_column(buf: bytes, words, lines, starts, local, specs: list[Any]) ->
     hows = {spec[0] for spec in specs if spec is not None}
     if hows == {"line"}:
         return "int", lines
-    kinds = {_NUMERIC.get(how) or _CONST_KINDS.get(where.__class__) if how in ("int", "decimal", "const") else None
+    kinds = {(_NUMERIC.get(how) or _CONST_KINDS.get(where.__class__)) if how in ("int", "decimal", "const") else None
              for how, where in filter(None, specs)}
     if len(kinds) == 1 and None not in kinds:  # numbers of one kind: all the lines at once
         kind = kinds.pop()
@@ -496,29 +499,36 @@ class _FastFeeder:
         cls.spans.append(spans)
         if not spans.get("unsure"):
             cls.shapes[zeroed] = number
-        cls.tables = None
         return number
 
     def lengths(self) -> Any:
         """Each shape's line length (without its newline), by shape number."""
         cls = type(self)
-        if cls.shape_lengths is None or len(cls.shape_lengths) != len(cls.kinds):
-            cls.shape_lengths = np.array([spans["length"] for spans in cls.spans], np.int64)
+        done = 0 if cls.shape_lengths is None else len(cls.shape_lengths)
+        if cls.shape_lengths is None or done != len(cls.kinds):  # shapes only get added: measure the new ones
+            new = np.array([spans["length"] for spans in cls.spans[done:]], np.int64)
+            cls.shape_lengths = new if cls.shape_lengths is None else np.concatenate([cls.shape_lengths, new])
         return cls.shape_lengths
 
     def table(self) -> _ShapeTable:
-        """What the block needs of every shape, as arrays by shape number (``_ShapeTable``)."""
-        if self.tables is None:
-            spans = self.spans
+        """What the block needs of every shape, as arrays by shape number (``_ShapeTable``); the
+        new shapes' rows added to it (a log of many shapes: not all of them again each block)."""
+        cls = type(self)
+        done = 0 if cls.tables is None else len(cls.tables.kind)
+        if done != len(cls.kinds):
+            spans = cls.spans[done:]
             where = [[s.get(name, (0, -1)) for s in spans] for name in SERIES]
-            type(self).tables = _ShapeTable(
-                np.array(self.kinds, np.int64),
+            new = _ShapeTable(
+                np.array(cls.kinds[done:], np.int64),
                 np.array([[off for off, _ in series] for series in where], np.int64).reshape(len(SERIES), -1),
                 np.array([[width for _, width in series] for series in where], np.int64).reshape(len(SERIES), -1),
                 np.array([bool(s.get("no_gen")) for s in spans], bool),
                 np.array([bool(s.get("other")) for s in spans], bool),
             )
-        return self.tables
+            old = cls.tables
+            cls.tables = new if old is None else _ShapeTable(*(
+                np.concatenate([a, b], axis=-1) for a, b in zip(old, new)))
+        return cls.tables
 
     def block(self, first: int, buf: bytes) -> None:
         cls = type(self)
@@ -684,7 +694,7 @@ class _FastFeeder:
             shape_ids = ids[of_kind]
             distinct = np.unique(shape_ids).tolist()
             plans = {s: _sample_plan(self.spans[s]) for s in distinct}
-            if any(plan is None for plan in plans.values()):
+            if len(of_kind) < SAMPLES_AT_ONCE or any(plan is None for plan in plans.values()):
                 for i in of_kind.tolist():
                     spans = self.spans[int(ids[i])]
                     text = buf[int(starts[i]) : int(ends[i])].decode("ascii").rstrip("\r")

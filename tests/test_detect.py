@@ -318,3 +318,12 @@ def test_steady_decode_of_a_parser_series_is_the_lists(values) -> None:
     assert (compact.spread is None) == (listed.spread is None)
     if listed.spread is not None:
         assert compact.spread == pytest.approx(listed.spread, rel=1e-12, abs=1e-15)
+
+
+def test_throughputs_near_the_largest_float_give_no_steady_value_not_a_crash():
+    """A log's 1e308 tok/s makes the upper quartile overflow: no line is steady, on both paths."""
+    from array import array
+
+    for values in ([1e308, 0.5, 0.5], [1e308, 1e308, 0.5] * 30):
+        assert steady_decode(values) is None
+        assert steady_decode(array("d", values)) is None

@@ -210,6 +210,8 @@ def steady_decode(
             skipped += 1
         else:
             kept.append(value)
+    if not kept:  # the reference overflowed (values near 1e308): nothing steady to say
+        return None
     spread = robust_spread([math.log(v) for v in kept]) if len(kept) >= MIN_SPREAD_LINES else None
     return SteadyValue(
         metric="decode_throughput",
@@ -246,6 +248,8 @@ def _steady_of_array(values: Sequence[float], unit: str) -> SteadyValue | None:
     first = int(np.searchsorted(distinct, IDLE_FRACTION * reference, side="left"))  # value < half: idle
     skipped += int(counts[:first].sum())
     distinct, counts = distinct[first:], counts[first:]
+    if not len(distinct):  # the reference overflowed (values near 1e308), as in steady_decode
+        return None
     n = int(counts.sum())
     value = _weighted_median(distinct, counts)
     spread = None

@@ -212,7 +212,7 @@ def _samples_text(batch: SampleBatch) -> str:
         columns = [texts[key] for key in shapes[shape]]
         if not columns:
             return ", ".join(["{}"] * len(batch.row_shapes))
-        return ", ".join(map(templates[shape].__mod__, zip(*columns)))
+        return ", ".join(map(templates[shape].__mod__, zip(*columns, strict=True)))
     return ", ".join(templates[shape] % tuple(texts[key][i] for key in shapes[shape])
                      for i, shape in enumerate(batch.row_shapes))
 

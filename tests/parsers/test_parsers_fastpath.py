@@ -24,8 +24,9 @@ REAL_LINES = sorted(
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def both(path: Path, monkeypatch, samples: bool = False) -> tuple[str, str]:
-    """repr of parse_file's result on the fast path and on the line-by-line path."""
+def both(path: Path, monkeypatch, samples: bool = False, samples_at_once: int = 1) -> tuple[str, str]:
+    """repr of parse_file's result on the fast path and on the line-by-line path (the fast path
+    reads samples a column at a time from ``samples_at_once`` lines in a row: by default always)."""
     calls = []
     real = sglang_fast.feed_blocks
 
@@ -35,6 +36,7 @@ def both(path: Path, monkeypatch, samples: bool = False) -> tuple[str, str]:
 
     with monkeypatch.context() as patch:
         patch.setattr(sglang_fast, "FAST_MIN_BYTES", 0)
+        patch.setattr(sglang_fast, "SAMPLES_AT_ONCE", samples_at_once)
         patch.setattr(sglang_fast, "feed_blocks", spy)
         fast = parse_file(path, source="x.log", keep_samples=samples)
     assert calls, "the fast path was not taken"
@@ -236,3 +238,32 @@ def test_a_wrapped_line_is_found_whatever_its_digits(tmp_path: Path, monkeypatch
     path.write_text("\n".join(lines) + "\n")
     fast, slow = both(path, monkeypatch)
     assert fast == slow
+
+
+def test_samples_of_short_and_long_runs_of_stats_lines(tmp_path: Path, monkeypatch) -> None:
+    """Stats lines between lines the generic parser reads (access lines, a second launch): short
+    runs have their samples read line by line, long ones a column at a time; all in file order."""
+    rng = random.Random(3)
+    lines = ["[2026-01-01 08:00:00] server_args=ServerArgs(model_path='m', tp_size=1)"]
+    second = 0
+    for run in [1, 2, 5, 63, 64, 65, 200, 1, 130, 3]:
+        for _ in range(run):
+            second += 1
+            stamp = f"2026-01-01 {8 + second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
+            lines.append(f"[{stamp} TP0] Decode batch, #running-req: {rng.randint(1, 99)}, #token: {rng.randint(1, 9999)}, "
+                         f"token usage: 0.{rng.randint(10, 99)}, gen throughput (token/s): {rng.randint(10, 999)}.{rng.randint(0, 9)}, "
+                         f"#queue-req: 0")
+        lines.append(f'[{stamp}] INFO:     127.0.0.1:{rng.randint(30000, 60000)} - "POST /generate HTTP/1.1" 200 OK')
+        if run == 200:
+            lines.append(f"[{stamp}] server_args=ServerArgs(model_path='m2', tp_size=2)")
+    path = tmp_path / "runs.log"
+    path.write_text("\n".join(lines) + "\n")
+    fast, slow = both(path, monkeypatch, samples=True, samples_at_once=sglang_fast.SAMPLES_AT_ONCE)
+    assert fast == slow and "'model_path': 'm2'" in fast
+
+
+def test_the_first_log_a_process_reads_on_the_fast_path(monkeypatch) -> None:
+    """No shape known yet (a fresh process): the shape tables start empty and grow."""
+    monkeypatch.setattr(sglang_fast._FastFeeder, "judge", None)  # forget every shape
+    fast, slow = both(LOGS[0], monkeypatch, samples=True)
+    assert fast == slow and "internal parser error" not in fast

@@ -398,3 +398,13 @@ def test_feed_one_line_at_a_time_equals_feed_all() -> None:
     for n, text in enumerate(lines, start=1):
         one.feed(n, text)
     assert one.finish() == parse_lines(*lines, keep_samples=False)
+
+
+def test_a_time_only_stamp_after_the_last_day_of_9999_does_not_stop_the_file() -> None:
+    """Its "next day" cannot be (OverflowError): it is dated like a stamp with no date before it."""
+    runs, _ = parse_lines(
+        "[9999-12-31 23:59:58 TP0] Decode batch, #running-req: 1, gen throughput (token/s): 5.0, #queue-req: 0",
+        "[00:00:01 TP0] Decode batch, #running-req: 1, gen throughput (token/s): 6.0, #queue-req: 0",
+        "[9999-12-31 23:59:59 TP0] Decode batch, #running-req: 1, gen throughput (token/s): 7.0, #queue-req: 0",
+    )
+    assert list(runs[0].series["decode_throughput"]) == [5.0, 6.0, 7.0]
