@@ -119,6 +119,9 @@ def decode_log(work: Path, size: int) -> Path:
     if not log.exists():
         print(f"writing {log} ...", flush=True)
         write_decode_log(log.with_suffix(".tmp"), size).rename(log)
+        # A log modified in the last seconds is still being written: the parse cache skips it.
+        past = time.time() - 60
+        os.utime(log, (past, past))
     return log
 
 
