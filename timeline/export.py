@@ -11,11 +11,11 @@ import math
 import os
 import sys
 import tempfile
-from dataclasses import asdict
 from array import array
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 from parsers.records import SampleBatch
@@ -229,7 +229,8 @@ def _iso_texts(walls: array, zone: tzinfo | None) -> list[str]:
     if not len(walls):
         return []
     us = np.frombuffer(walls, np.int64)
-    first, last = (datetime.min + timedelta(microseconds=int(us.min())), datetime.min + timedelta(microseconds=int(us.max())))
+    first = datetime.min + timedelta(microseconds=int(us.min()))
+    last = datetime.min + timedelta(microseconds=int(us.max()))
     if zone is not None and not steady_offset(zone, first, last):
         return [f'"{iso((datetime.min + timedelta(microseconds=wall)).replace(tzinfo=zone))}"' for wall in us.tolist()]
     suffix = "" if zone is None else first.replace(tzinfo=zone, microsecond=0).isoformat()[19:]  # the offset
