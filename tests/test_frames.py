@@ -67,6 +67,14 @@ def test_samples_frame_has_one_row_per_stats_line(story, timeline_build):
     r2 = frame[frame["run"] == "r2"]
     assert set(r2["commit"]) == {repo.shas["c5"]}
     assert r2["gen_throughput"].median() == pytest.approx(runs.set_index("id").loc["r2", "decode_throughput_median"])
+    # Row for row the runs' samples (read column by column), in time order; a field a line lacks is missing.
+    rows = [{"run": run.id, "kind": kind, **row} for run in built.runs for kind in sorted(run.samples)
+            for row in run.samples[kind]]
+    rows.sort(key=lambda row: (row["time"], row["run"], row["line"]))
+    assert frame["line"].tolist() == [row["line"] for row in rows] and frame["run"].tolist() == [row["run"] for row in rows]
+    for column in ("gen_throughput", "accept_len", "new_token"):
+        got = frame[column].astype("float64").tolist()
+        assert got == pytest.approx([row.get(column, float("nan")) for row in rows], nan_ok=True)
 
 
 def test_samples_frame_without_kept_samples_says_how_to_get_them(story, timeline_build):

@@ -34,9 +34,13 @@ def _pd():
     return pandas
 
 
+def _by_column(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> dict[str, list[Any]]:
+    """Rows as ``_frame`` takes them: a list of values per column (None where a row has none)."""
+    return {column: [row.get(column) for row in rows] for column in columns}
+
+
 def _frame(
-    rows: Sequence[dict[str, Any]],
-    columns: Sequence[str],
+    data: dict[str, list[Any]],
     *,
     times: Iterable[str] = (),
     categories: Iterable[str] = (),
@@ -47,9 +51,10 @@ def _frame(
     infer: Iterable[str] = (),
     lists: Iterable[str] = (),
 ) -> pd.DataFrame:
+    """A frame of ``data`` (its columns in order, a list of values each), with proper dtypes."""
     pd = _pd()
-    data = {column: [row.get(column) for row in rows] for column in columns}
-    frame = pd.DataFrame(data, columns=list(columns), index=pd.RangeIndex(len(rows)))
+    count = len(next(iter(data.values()), []))
+    frame = pd.DataFrame(data, columns=list(data), index=pd.RangeIndex(count))
     for column in times:
         frame[column] = pd.to_datetime(frame[column], utc=True).astype("datetime64[ns, UTC]")
     for column in ints:
@@ -111,8 +116,7 @@ def runs_frame(timeline: Timeline) -> pd.DataFrame:
     config_ints = ("tp_size", "dp_size", "ep_size", "pp_size", "speculative_num_steps", "speculative_eagle_topk",
                    "speculative_num_draft_tokens")
     return _frame(
-        rows,
-        columns,
+        _by_column(rows, columns),
         times=("start", "end"),
         categories=("kind", "tz", "tz_source", "commit", "attribution", "group", "model",
                     "speculative_algorithm", "quantization", "dtype", "kv_cache_dtype"),
@@ -156,22 +160,34 @@ def samples_frame(timeline: Timeline) -> pd.DataFrame:
             f"to use samples_frame() (runs without samples: {', '.join(missing[:5])}"
             f"{' ...' if len(missing) > 5 else ''})"
         )
-    rows: list[dict[str, Any]] = []
+    data: dict[str, list[Any]] = {name: [] for name in SAMPLE_LEADING}
     fields: dict[str, None] = {}
+    count = 0
     for run in timeline.runs:
         group = workload_label(run.config) or None
         for kind in sorted(run.samples or {}):
-            for sample in (run.samples or {})[kind]:
-                row = {"run": run.id, "commit": run.commit, "group": group, "kind": kind}
-                for key, value in sample.items():
-                    if key not in SAMPLE_LEADING:
-                        fields.setdefault(key, None)
-                    row[key] = value
-                rows.append(row)
-    rows.sort(key=lambda r: (r["time"] is None, r["time"].timestamp() if r["time"] else 0.0, r["run"], r.get("line") or 0))
+            rows = (run.samples or {})[kind]
+            n = len(rows)
+            # Column by column (parsers.records.SampleRows): a row's own field wins over the
+            # run's columns, as a dict update would; a field it lacks is None.
+            part: dict[str, list[Any]] = {"run": [run.id] * n, "commit": [run.commit] * n, "group": [group] * n,
+                                          "kind": [kind] * n}
+            for key, (_, values) in rows.batch(0, n).columns.items():
+                if key not in SAMPLE_LEADING:
+                    fields.setdefault(key, None)
+                before = part.get(key) or [None] * n
+                part[key] = [value if held else old for value, held, old in zip(values, rows.has(key), before)] + \
+                    before[len(values):]
+            for key, values in part.items():
+                data.setdefault(key, [None] * count).extend(values)
+            count += n
+            for values in data.values():
+                values.extend([None] * (count - len(values)))
+    times, runs, lines = data["time"], data["run"], data["line"]
+    order = sorted(range(count), key=lambda i: (times[i] is None, times[i].timestamp() if times[i] else 0.0, runs[i],
+                                                 lines[i] or 0))
     return _frame(
-        rows,
-        [*SAMPLE_LEADING, *fields],
+        {column: [data[column][i] for i in order] for column in [*SAMPLE_LEADING, *fields]},
         times=("time",),
         categories=("run", "commit", "group", "kind", "rank"),
         ints=("line",),
@@ -210,8 +226,7 @@ def events_frame(timeline: Timeline) -> pd.DataFrame:
                     extra.setdefault(key, None)
         rows.append(row)
     return _frame(
-        rows,
-        [*EVENT_LEADING, *extra],
+        _by_column(rows, [*EVENT_LEADING, *extra]),
         times=("time",),
         categories=("kind", "ref"),
         ints=("n_commits", "n_commits_removed", "line"),
@@ -268,8 +283,7 @@ def shifts_frame(timeline: Timeline) -> pd.DataFrame:
                     extra.setdefault(key, None)
         rows.append(row)
     return _frame(
-        rows,
-        [*SHIFT_LEADING, *extra],
+        _by_column(rows, [*SHIFT_LEADING, *extra]),
         categories=("group", "metric", "verdict", "from_commit", "to_commit"),
         floats=("change_pct", "p_value", "from_value", "to_value"),
         ints=("n_suspects",),
