@@ -165,3 +165,14 @@ def test_numpy_columns_are_stored_at_once_and_read_back() -> None:
     assert [repr(row["x"]) for row in rows] == ["0.5", "nan", "-0.0", "'text'"]
     numbers, zone = stored.batch(0, 3, walls=True).columns["time"][1]
     assert list(numbers) == walls.tolist() and zone is None
+
+
+def test_a_fixed_offset_made_anew_for_each_line_is_one_zone() -> None:
+    """Docker stamps give each line its own ``timezone(+02:00)`` object: equal ones share a slot,
+    so 300 lines stay one compact column (past 256 distinct zones it would become a list)."""
+    start = datetime(2026, 1, 1, 8)
+    rows = [{"time": (start + timedelta(seconds=i)).replace(tzinfo=timezone(timedelta(hours=2)))} for i in range(300)]
+    stored = SampleRows(rows)
+    kind, (numbers, zone) = stored.batch(0, 300, walls=True).columns["time"]
+    assert kind == "walls" and zone == timezone(timedelta(hours=2)) and len(numbers) == 300
+    assert same_rows(list(stored), rows)
