@@ -268,17 +268,24 @@ def _sample_plan(spans: dict[str, Any]) -> dict[str, tuple[str, Any]] | None:
             plan = None
             break
         value = text[start:end]
-        typed = parse_value(value)
-        digits = value.replace(".", "", 1)
+        point = _decimal_point(value)
         if not any(c.isdigit() for c in value):
-            plan[key] = ("const", typed)
-        elif len(value) <= WORD and digits.isdigit() and typed.__class__ in (int, float):
-            point = 0 if digits == value else len(value) - value.find(".")
+            plan[key] = ("const", parse_value(value))
+        elif point >= 0:  # parse_value makes digits an int, digits with a point a float
             plan[key] = ("int" if point == 0 else "decimal", (start, len(value), point))
         else:
             plan[key] = ("value", (start, end))
     spans["plan"] = plan
     return plan
+
+
+def _decimal_point(value: str) -> int:
+    """How ``_decimals`` reads ``value``: -1 not a plain decimal of at most ``WORD`` bytes, 0 digits
+    only, ``k + 1`` digits with a point and ``k`` digits after it."""
+    if len(value) > WORD or value.count(".") > 1 or not value.replace(".", "").isdigit():
+        return -1
+    point = value.find(".")
+    return 0 if point < 0 else len(value) - point
 
 
 def _sample_batch(buf: bytes, first: int, lines, shape_ids, starts, plans) -> SampleBatch:
@@ -289,7 +296,7 @@ def _sample_batch(buf: bytes, first: int, lines, shape_ids, starts, plans) -> Sa
     shapes = list(dict.fromkeys(tuple(plans[s]) for s in distinct))
     row_shapes = np.array([shapes.index(tuple(plans[s])) for s in distinct])[local].tolist()
     keys = dict.fromkeys(key for s in distinct for key in plans[s])
-    words = np.ndarray((len(buf) - WORD + 1,), "<u8", buffer=buf, strides=(1,)) if len(buf) >= WORD else None
+    words = _words(buf)
     lines = lines + first
     return SampleBatch(shapes, row_shapes, {
         key: _sample_column(buf, words, lines, starts, local, [plans[s].get(key) for s in distinct]) for key in keys})
@@ -335,6 +342,12 @@ def _sample_column(buf: bytes, words, lines, starts, local, specs: list[Any]) ->
         for row, value in zip(rows.tolist(), got):
             values[row] = value
     return ("text" if hows == {"rank"} else "object"), values
+
+
+def _words(buf: bytes) -> Any:
+    """The 64-bit little-endian word at every byte offset of ``buf`` (overlapping, unaligned: no
+    copy), for ``_read_decimals``; None for a block shorter than a word."""
+    return np.ndarray((len(buf) - WORD + 1,), "<u8", buffer=buf, strides=(1,)) if len(buf) >= WORD else None
 
 
 def _read_decimals(buf: bytes, words, value_at, width, point) -> Any:
@@ -585,8 +598,7 @@ class _FastFeeder:
         plain decimals of up to ``WORD`` bytes by ``_decimals``, the other values by ``number_value``."""
         points = self.decimal_table()
         table = self.table()
-        # The 64-bit little-endian word at every byte offset (overlapping, unaligned: no copy).
-        words = np.ndarray((len(buf) - WORD + 1,), "<u8", buffer=buf, strides=(1,)) if len(buf) >= WORD else None
+        words = _words(buf)
         out = {}
         for k, name in enumerate(SERIES):
             width = table.width[k][ids]  # the value's width, -1 where none
@@ -597,13 +609,13 @@ class _FastFeeder:
             vs = starts[rows] + table.offset[k][shape_ids]
             width = width[rows]
             point = points[k][shape_ids]
-            plain = (point >= 0) & (vs + WORD <= len(buf))  # a word past the block's end: by number_value
+            plain = point >= 0
             if plain.all():
-                out[name] = (rows, _decimals(words[vs], width, point), _NO_LINES)
+                out[name] = (rows, _read_decimals(buf, words, vs, width, point), _NO_LINES)
                 continue
             numbers = np.zeros(len(rows))
             if plain.any():
-                numbers[plain] = _decimals(words[vs[plain]], width[plain], point[plain])
+                numbers[plain] = _read_decimals(buf, words, vs[plain], width[plain], point[plain])
             found = plain.copy()
             for j in np.flatnonzero(~plain).tolist():
                 value = number_value(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
@@ -614,9 +626,8 @@ class _FastFeeder:
         return out
 
     def decimal_table(self) -> Any:
-        """Per series and shape, what a value is: -1 not a plain decimal of at most ``WORD`` bytes
-        (read by ``number_value``), 0 digits only, ``k + 1`` digits with a point and ``k`` digits after
-        it. A shape fixes where the digits and the point are, so the shape decides."""
+        """Per series and shape, ``_decimal_point`` of its value (-1: none, or read by
+        ``number_value``). A shape fixes where the digits and the point are, so the shape decides."""
         cls = type(self)
         done = 0 if cls.decimals is None else cls.decimals.shape[1]
         if done == len(cls.kinds):
@@ -631,11 +642,7 @@ class _FastFeeder:
                 text = spans.get("text", "")
                 if where is None or not text:
                     continue
-                value = text[where[0] : where[0] + where[1]]
-                if len(value) > WORD or value.count(".") > 1 or not value.replace(".", "").isdigit():
-                    continue
-                point = value.find(".")
-                points[k, number] = 0 if point < 0 else len(value) - point
+                points[k, number] = _decimal_point(text[where[0] : where[0] + where[1]])
         cls.decimals = points
         return points
 

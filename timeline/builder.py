@@ -146,7 +146,7 @@ def build(
     events = history.events if history else None
 
     runs: list[Run] = []
-    parse_cache = _cache_of(cache, env)
+    parse_cache = cache_of(cache, env)
     # _parsed first: zip then runs it to its end (the cache's prune, the last progress call).
     for parsed, (source, path) in zip(_parsed(sources, keep_samples, progress, env.environ, parse_cache), sources):
         warnings.extend(parsed.diagnostics)
@@ -211,7 +211,8 @@ def _jobs(count: int, total: int, environ) -> int:
     return max(1, min(jobs, MAX_WORKERS, count))
 
 
-def _cache_of(cache: bool | ParseCache | None, env: Environment) -> ParseCache | None:
+def cache_of(cache: bool | ParseCache | None, env: Environment) -> ParseCache | None:
+    """The parse cache ``build``'s ``cache`` argument stands for (True: the user's own), or None."""
     if cache is True:
         from timeline.cache import ParseCache  # imported where used: start-up (issue 7)
 
@@ -264,7 +265,7 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-    if cache is not None and missing:
+    if cache is not None and any(looks[i] is not None for i in missing):  # something may have been stored
         cache.prune()
     if progress is not None:
         progress(total, total)

@@ -138,11 +138,11 @@ class ParseCache:
         if not self.ready():
             return None
         try:
+            st = os.stat(path)
+            if st.st_size < MIN_LOG_BYTES:  # before resolving the path: most logs of a folder stop here
+                return None
             resolved = os.path.realpath(path)
-            st = os.stat(resolved)
         except (OSError, ValueError):
-            return None
-        if st.st_size < MIN_LOG_BYTES:
             return None
         header = self._header(resolved, source, keep_samples, st)
         entry = os.path.join(self.folder, _entry_name(resolved, source, keep_samples))  # type: ignore[arg-type]

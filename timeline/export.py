@@ -243,7 +243,7 @@ def _iso_texts(walls: array, zone: tzinfo | None) -> list[str]:
 
 
 def _json_texts(kind: str, values: list[Any]) -> list[str]:
-    """Each value as ``_compact(json_safe(value))`` would write it, a column at a time."""
+    """``_compact`` of each of ``_plain_column``'s values, the common kinds without a call a value."""
     try:
         if kind == "int":
             return list(map(int.__repr__, values))  # json's own way with an int
@@ -262,7 +262,7 @@ def _json_texts(kind: str, values: list[Any]) -> list[str]:
             return _iso_texts(*values)
     except (TypeError, KeyError):  # a None among them
         pass
-    return [_compact(json_safe(value)) for value in values]
+    return list(map(_compact, _plain_column(kind, values)))
 
 
 def _compact(value: Any) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from timeline.builder import build
+from timeline.builder import build, cache_of
 from timeline.clock import parse_zone
 from timeline.environment import Environment
 from timeline.exitcodes import ExitCode
@@ -40,14 +40,10 @@ def run(
     # A progress bar for large inputs, on stderr when it is a terminal; never with JSON on stdout.
     bar = ProgressBar(err) if err.is_terminal and to_stdout != "json" else None
     env = env or Environment()
-    parse_cache = None
-    if cache:
-        from timeline.cache import ParseCache
-
-        parse_cache = ParseCache.from_environ(env.environ)
+    parse_cache = cache_of(cache, env)  # made here too: its problem is warned about below
     try:
         timeline = build(paths, repo=repo, log_tz=log_tz, keep_samples=samples, tolerance_s=tolerance_s, env=env,
-                         progress=bar, cache=parse_cache if parse_cache is not None else False)
+                         progress=bar, cache=parse_cache or False)
     finally:
         if bar is not None:
             bar.close()

@@ -74,9 +74,6 @@ class _Head(NamedTuple):
     phase: str | None
     action: str
     kind: str
-    # may open a group of more than one plain entry: a burst's (start), or a "Branch: ..."
-    # entry (a rename); see special_groups
-    special: bool = False
 
 
 @dataclass(slots=True)
@@ -139,7 +136,7 @@ def _read_head(text: str) -> _Head | None:
     cut = action.find(" ")
     cmd = (action if cut < 0 else action[:cut]).split(None, 1)[0].lower()
     kind = _kind(cmd, phase)
-    return _Head(cmd, phase, action, kind, phase == "start" or kind == "branch")
+    return _Head(cmd, phase, action, kind)
 
 
 def classify(message: str | None) -> str:
@@ -284,7 +281,8 @@ def special_groups(entries: list[ReflogEntry], heads: list[_Head | None], *,
             specials.append((0, Group(members, kind="worktree")))
             i = len(members)
     # only a (start) or a "branch" entry can open one: look at those alone
-    for j in [j for j, h in enumerate(heads) if h is not None and h.special]:
+    # Entries that may open a group of more than one: a burst's (start), or a "Branch: ..." (a rename).
+    for j in [j for j, h in enumerate(heads) if h is not None and (h.phase == "start" or h.kind == "branch")]:
         if j < i:                         # inside the group found before
             continue
         e, h = entries[j], heads[j]

@@ -41,7 +41,7 @@ from pathlib import Path
 from parsers.records import Diagnostic
 
 from timeline.git.classify import (
-    DETAILED_KINDS, Group, classify, detail_for, heads_of, single_detail, special_groups,
+    DETAILED_KINDS, Group, classify, detail_for, heads_of, single_detail, single_kind, special_groups,
     stashed_positions,
 )
 from timeline.git.locate import (
@@ -453,12 +453,8 @@ def _events(entries: list[ReflogEntry], heads: list, specials: list[tuple[int, G
                         continue
             else:
                 when = last_when
-            if h is None:
-                kind = "push" if message == "update by push" else "other"
-                detail = None
-            else:
-                kind = h.kind
-                detail = single_detail(kind, message) if kind in detailed else None
+            kind = single_kind(e, h)
+            detail = single_detail(kind, message) if h is not None and kind in detailed else None
             if message == "reset: moving to HEAD":
                 if j in stashed:
                     kind = "stash"
@@ -544,11 +540,8 @@ def _event(g: Group, source: str, ref: str, diags: list[Diagnostic],
     changes = (old != new) and not is_zero_sha(new) and not g.rename
     detail = detail_for(g)
     note = None
-    message = first.message
     if kind == "stash":
         note = _NOTES["stash"]
-    elif message == "reset: moving to HEAD" and len(entries) == 1:
-        note = _NOTES["reset-head"]
     elif kind == "reset":
         note = _NOTES["reset"]
     elif detail == "unfinished":

@@ -97,18 +97,28 @@ def safe_env() -> dict[str, str]:
     return env
 
 
-def run_safe_git(git: str, args: list[str], *, cwd: str | os.PathLike, git_dir: str | None = None,
-                 input: bytes | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run ``git`` with ``safe_env()``, ``--no-pager`` and ``SAFE_CONFIG``; never raises for a
-    non-zero exit (the caller reads ``returncode``). ``OSError``/timeouts propagate."""
+def safe_git_command(git: str, args: list[str], git_dir: str | os.PathLike | None = None) -> list[str]:
+    """``git --no-pager [--git-dir=DIR] -c SAFE_CONFIG... args``: run it with ``safe_env()``."""
     cmd = [git, "--no-pager"]
     if git_dir is not None:
         cmd.append(f"--git-dir={git_dir}")
     for item in SAFE_CONFIG:
         cmd += ["-c", item]
-    cmd += args
-    return subprocess.run(cmd, input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          stdin=None if input is not None else subprocess.DEVNULL,
+    return cmd + args
+
+
+def git_failure(args: list[str], stderr: bytes, returncode: int) -> str:
+    """``git <command> failed: <stderr's last line, else the exit status>``."""
+    lines = stderr.decode("utf-8", "replace").strip().splitlines()
+    return f"git {args[0]} failed: {lines[-1] if lines else f'exit status {returncode}'}"
+
+
+def run_safe_git(git: str, args: list[str], *, cwd: str | os.PathLike, git_dir: str | None = None,
+                 input: bytes | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run ``git`` with ``safe_env()``, ``--no-pager`` and ``SAFE_CONFIG``; never raises for a
+    non-zero exit (the caller reads ``returncode``). ``OSError``/timeouts propagate."""
+    return subprocess.run(safe_git_command(git, args, git_dir), input=input, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, stdin=None if input is not None else subprocess.DEVNULL,
                           cwd=cwd, env=safe_env(), timeout=timeout, check=False)
 
 
@@ -163,7 +173,6 @@ class ObjectStore(ScratchFolder):
         self.object_format = object_format
         self.sha_length = 64 if object_format == "sha256" else 40
         self.git = git or shutil.which("git")
-        self.env = safe_env()
         self.shallow = False
         self.shallow_commits: frozenset[str] = frozenset()
         self.shallow_problem: str | None = None
@@ -227,9 +236,7 @@ class ObjectStore(ScratchFolder):
         except (OSError, subprocess.SubprocessError) as exc:
             raise ObjectStoreError(f"git {args[0]} failed: {exc}") from None
         if proc.returncode != 0:
-            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            detail = err[-1] if err else f"exit status {proc.returncode}"
-            raise ObjectStoreError(f"git {args[0]} failed: {detail}")
+            raise ObjectStoreError(git_failure(args, proc.stderr, proc.returncode))
         return proc.stdout
 
     def _check(self, shas) -> list[str]:
@@ -344,11 +351,8 @@ class ObjectStore(ScratchFolder):
         line) when it failed before the walk was done."""
         marker = secrets.token_hex(8)
         mark = ("\x1e" + marker).encode()
-        cmd = [self.git, "--no-pager", f"--git-dir={self.dir}"]
-        for item in SAFE_CONFIG:
-            cmd += ["-c", item]
-        cmd += ["log", *_LOG_OPTIONS, f"--format=%x1e{marker}{_WALK_FIELDS}", "--stdin",
-                "--end-of-options"]
+        args = ["log", *_LOG_OPTIONS, f"--format=%x1e{marker}{_WALK_FIELDS}", "--stdin", "--end-of-options"]
+        cmd = safe_git_command(self.git, args, self.dir)  # type: ignore[arg-type]
         with tempfile.TemporaryFile() as err:
             try:
                 proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
@@ -384,9 +388,7 @@ class ObjectStore(ScratchFolder):
             if stopped or proc.returncode == 0:
                 return None
             err.seek(0)
-            lines = err.read().decode("utf-8", "replace").strip().splitlines()
-            detail = lines[-1] if lines else f"exit status {proc.returncode}"
-            return f"git log failed: {detail}"
+            return git_failure(args, err.read(), proc.returncode)
 
 
 class _Walk:

@@ -13,9 +13,9 @@ FILE_OPTIONS = {"json": "--json", "csv": "--csv", "html": "--html"}  # --json FI
 
 
 def render_text(timeline: Timeline, fmt: str, display: tzinfo | None = None,
-                all_events: bool = False) -> Iterable[str]:
-    """The timeline as ``json``, ``csv``, ``markdown`` or ``html`` text, in pieces to write one
-    after the other (JSON: a batch of samples at a time; the others: one piece). Markdown and
+                all_events: bool = False) -> str | Iterable[str]:
+    """The timeline as ``json``, ``csv``, ``markdown`` or ``html`` text (JSON in pieces to write
+    one after the other, a batch of samples at a time: ``write_text_atomic`` takes both). Markdown and
     HTML show the code events around the runs, or ``all_events``; the JSON document always has
     them all."""
     if fmt == "json":
@@ -25,17 +25,17 @@ def render_text(timeline: Timeline, fmt: str, display: tzinfo | None = None,
     if fmt == "csv":
         from timeline.render.csv import timeline_csv
 
-        return [timeline_csv(timeline)]
+        return timeline_csv(timeline)
     if fmt == "markdown":
         try:
             from timeline.render.markdown import timeline_markdown
         except ImportError:
             raise UsageError("--format markdown is not available in this version of timeline") from None
-        return [timeline_markdown(timeline, all_events)]
+        return timeline_markdown(timeline, all_events)
     if fmt == "html":
         from timeline.render.html import timeline_html
 
-        return [timeline_html(timeline, display, all_events)]
+        return timeline_html(timeline, display, all_events)
     raise UsageError(f"unknown format {fmt!r} (use one of: {', '.join(STDOUT_FORMATS)})")
 
 

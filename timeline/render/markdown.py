@@ -71,8 +71,9 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
         commits += [f"- {short_sha(c.sha)} {c.subject}" for c in event.commits_removed]
         rows.append([event.id, _time(event.time), event.kind, move, event.message, "\n".join(commits) or "-"])
     out += _table(["Event", "Time", "Kind", "Move", "Message", "Commits"], rows)
-    if window.note():
-        out += ["", f"_{window.note()}_"]
+    note = window.note()
+    if note:
+        out += ["", f"_{note}_"]
 
     out += ["", "## Shifts", ""]
     rows = []
