@@ -20,6 +20,13 @@ however many. ``log`` reads ``log.showSignature``, mailmap and diff settings fro
 the only config it sees is the shadow's own (empty, system and global config disabled) plus
 our ``-c`` overrides; ``--no-textconv --no-ext-diff --no-renames`` keep the diff to tree
 comparisons (``--name-only`` never reads blobs, attributes or the index).
+
+The code of a version is read the same way: ``tree`` (one ``git ls-tree -r``), ``blobs`` (one
+``git cat-file --batch`` for many files, each size-capped) and ``changed_lines`` (one ``git log
+-p -U0`` for many commits, capped per commit). ``cat-file --batch`` prints raw object contents
+(no ``--textconv``/``--filters``: no driver runs) and the patch is computed by git's own diff
+with ``--no-ext-diff --no-textconv``: https://git-scm.com/docs/git-cat-file,
+https://git-scm.com/docs/git-ls-tree, https://git-scm.com/docs/git-log.
 """
 
 from __future__ import annotations
@@ -38,10 +45,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from timeline.git.locate import UnsafeFile, path_inside, read_file_safely, resolve_inside
+from timeline.imports import ChangedLine
 from timeline.model import CommitInfo
 
 __all__ = ["ObjectStore", "ObjectStoreError", "safe_env", "valid_sha", "MAX_COMMITS_PER_SIDE",
-           "git_version", "run_safe_git", "SAFE_CONFIG"]
+           "git_version", "run_safe_git", "SAFE_CONFIG", "MAX_BLOB_BYTES", "MAX_CHANGED_LINES",
+           "MAX_CHANGED_BYTES"]
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _VERSION = re.compile(rb"git version (\d+)\.(\d+)(?:\.(\d+))?")
@@ -68,6 +77,17 @@ _WALK_SLOP = 32
 _WALK_SKEW_S = 3_600
 # When the shared walk fails (a missing commit), this many unsettled moves get a walk of their own.
 MAX_OWN_WALKS = 16
+# A source file larger than this is not read (SGLang's largest Python file is about 200 kB).
+MAX_BLOB_BYTES = 2 * 1024 * 1024
+# The changed lines kept of one commit: a vendored library or a regenerated file stops here.
+MAX_CHANGED_LINES = 20_000
+MAX_CHANGED_BYTES = 2 * 1024 * 1024
+# One line of a patch is kept up to this many bytes (a minified file is one line).
+_MAX_PATCH_LINE = 64 * 1024
+_REGULAR_FILE_MODES = (b"100644", b"100755")
+_HUNK = re.compile(rb"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_C_ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12,
+              ord("r"): 13}
 
 
 class ObjectStoreError(Exception):
@@ -178,6 +198,7 @@ class ObjectStore(ScratchFolder):
         self.shallow_problem: str | None = None
         self.dir: Path | None = None
         self.walked = 0        # commits the last ``between_many`` walk read (tests, benchmarks)
+        self.cut: set[str] = set()   # commits the last ``changed_lines`` cut at its caps
         # every commit described so far (by a walk or by ``describe``): not asked twice
         self.known: dict[str, CommitInfo] = {}
 
@@ -261,6 +282,138 @@ class ObjectStore(ScratchFolder):
             if len(parts) >= 2 and parts[0] in result:
                 result[parts[0]] = None if parts[1] == "missing" else parts[1]
         return result
+
+    @contextlib.contextmanager
+    def _stream(self, args: list[str], input: bytes):
+        """git ``args`` with ``input`` on stdin, its stdout yielded to read as it comes. The input
+        is given from a temporary file (``cat-file --batch`` answers while it reads: two pipes
+        could block each other). git is killed after ``_TIMEOUT_S`` and when the reader stops
+        early; ``ObjectStoreError`` (git's last line) when it failed."""
+        cmd = safe_git_command(self.git, args, self.dir)  # type: ignore[arg-type]
+        with tempfile.TemporaryFile() as feed, tempfile.TemporaryFile() as err:
+            feed.write(input)
+            feed.seek(0)
+            try:
+                proc = subprocess.Popen(cmd, stdin=feed, stdout=subprocess.PIPE, stderr=err,
+                                        cwd=self.dir, env=safe_env())
+            except OSError as exc:
+                raise ObjectStoreError(f"git {args[0]} failed: {exc}") from None
+            timer = threading.Timer(_TIMEOUT_S, proc.kill)
+            timer.start()
+            read_all = False
+            try:
+                yield proc.stdout
+                read_all = True
+            finally:
+                if not read_all:
+                    proc.kill()
+                proc.stdout.close()                                                   # type: ignore[union-attr]
+                proc.wait()
+                timer.cancel()
+            if proc.returncode != 0:
+                err.seek(0)
+                raise ObjectStoreError(git_failure(args, err.read(), proc.returncode))
+
+    def tree(self, commit: str) -> dict[str, str]:
+        """``{path: blob id}`` of every regular file of ``commit`` (modes 100644 and 100755: no
+        symbolic link, no submodule): ONE ``git ls-tree -r -z --full-tree``. A path that is not
+        UTF-8 is left out (no Python module can be named by it)."""
+        (sha,) = self._check([commit])
+        out = self._run(["ls-tree", "-r", "-z", "--full-tree", "--end-of-options", sha])
+        files: dict[str, str] = {}
+        for entry in out.split(b"\0"):
+            meta, tab, path = entry.partition(b"\t")
+            fields = meta.split(b" ")          # "<mode> <type> <id>"
+            if not tab or len(fields) != 3 or fields[0] not in _REGULAR_FILE_MODES:
+                continue
+            try:
+                files[path.decode("utf-8")] = fields[2].decode("ascii")
+            except UnicodeDecodeError:
+                continue
+        return files
+
+    def blobs(self, ids, max_bytes: int = MAX_BLOB_BYTES) -> dict[str, bytes]:
+        """``{id: content}`` of the given blobs: ONE ``git cat-file --batch`` however many (the
+        ids on stdin). Missing objects, other kinds of object and blobs larger than
+        ``max_bytes`` are left out (a larger one is read past, never held)."""
+        wanted = list(dict.fromkeys(self._check(ids)))
+        if not wanted:
+            return {}
+        found: dict[str, bytes] = {}
+        with self._stream(["cat-file", "--batch"], "".join(s + "\n" for s in wanted).encode()) as out:
+            for _ in wanted:
+                # "<id> <type> <size>" LF <content> LF, or "<id> missing" LF
+                fields = out.readline(256).split()
+                if not fields:
+                    break
+                if len(fields) != 3 or not fields[2].isdigit():
+                    continue
+                size = int(fields[2])
+                if fields[1] == b"blob" and size <= max_bytes:
+                    found[fields[0].decode("ascii")] = out.read(size)
+                    out.read(1)
+                else:
+                    _skip(out, size + 1)
+        return found
+
+    def changed_lines(self, shas, max_lines: int = MAX_CHANGED_LINES,
+                      max_bytes: int = MAX_CHANGED_BYTES) -> dict[str, tuple[ChangedLine, ...]]:
+        """``{sha: lines}``: the lines each commit added and removed (against its first parent,
+        a root commit against nothing), file by file in git's order, binary files left out.
+        ONE ``git log --no-walk --stdin -p -U0`` however many (the ids on stdin). Each commit
+        keeps at most ``max_lines`` lines and ``max_bytes`` of their text, and a line at most
+        64 kB; the commits cut short are in ``self.cut``. Raises ``ObjectStoreError`` when git
+        fails (a missing commit)."""
+        wanted = list(dict.fromkeys(self._check(shas)))
+        self.cut = set()
+        if not wanted:
+            return {}
+        marker = secrets.token_hex(8)
+        mark = ("\x1e" + marker).encode()
+        args = ["log", "--no-walk=unsorted", "--stdin", "-p", "-U0", "--no-color", "--no-ext-diff",
+                "--no-textconv", "--no-renames", "--diff-merges=first-parent", "--no-notes",
+                "--no-show-signature", "--src-prefix=a/", "--dst-prefix=b/",
+                f"--format=%x1e{marker}%H", "--end-of-options"]
+        found: dict[str, list[ChangedLine]] = {}
+        with self._stream(args, "".join(s + "\n" for s in wanted).encode()) as out:
+            lines: list[ChangedLine] = []
+            sha = None
+            kept_bytes = 0
+            old_path = new_path = path = ""
+            removed = added = 0             # lines of the current hunk still to come
+            for line in _patch_lines(out):
+                if removed or added:
+                    if line[:1] == b"-" and removed:
+                        removed -= 1
+                        is_added = False
+                    elif line[:1] == b"+" and added:
+                        added -= 1
+                        is_added = True
+                    else:                   # "\ No newline at end of file"
+                        continue
+                    if len(lines) >= max_lines or kept_bytes >= max_bytes:
+                        self.cut.add(sha)   # type: ignore[arg-type]
+                        continue
+                    text = line[1:].rstrip(b"\n").decode("utf-8", "replace")
+                    kept_bytes += len(text)
+                    lines.append(ChangedLine(path, is_added, text))
+                elif line.startswith(mark):
+                    sha = line[len(mark):].strip().decode("ascii", "replace")
+                    lines = found.setdefault(sha, [])
+                    kept_bytes = 0
+                elif line.startswith(b"diff --git "):
+                    old_path = new_path = ""
+                elif line.startswith(b"--- "):
+                    old_path = _patch_path(line[4:])
+                elif line.startswith(b"+++ "):
+                    new_path = _patch_path(line[4:])
+                elif line.startswith(b"@@ "):
+                    hunk = _HUNK.match(line)
+                    if hunk is None:
+                        continue
+                    removed, added = (1 if n is None else int(n) for n in hunk.groups())
+                    path = new_path or old_path
+        return {sha: tuple(found.get(sha, ())) for sha in wanted if sha in found}
 
     def _log(self, revs: list[str], *extra: str, input: bytes | None = None) -> tuple[bytes, bytes]:
         """``git log`` with commit fields and touched paths: ``(record marker, raw output)``."""
@@ -620,3 +773,60 @@ def _parse_log(out: bytes, marker: bytes, shallow: frozenset[str] = frozenset())
         if not _SHA.match(sha):
             continue
         yield mark, _commit_info(sha, rest, author_date, committer_date, email, name, subject, shallow)
+
+
+def _skip(stream, size: int) -> None:
+    """Read past ``size`` bytes of ``stream``, a block at a time."""
+    while size > 0:
+        block = stream.read(min(size, _READ_BYTES))
+        if not block:
+            return
+        size -= len(block)
+
+
+def _patch_lines(stream):
+    """The lines of a patch, each kept up to ``_MAX_PATCH_LINE`` bytes (the rest of a longer
+    line is read past)."""
+    while True:
+        line = stream.readline(_MAX_PATCH_LINE)
+        if not line:
+            return
+        if not line.endswith(b"\n"):
+            rest = line
+            while rest and not rest.endswith(b"\n"):
+                rest = stream.readline(_MAX_PATCH_LINE)
+        yield line
+
+
+def _patch_path(raw: bytes) -> str:
+    """The path of a ``--- a/<path>`` or ``+++ b/<path>`` line ("" for ``/dev/null``): git quotes
+    a path with special characters C-style, and ends one holding a space with a tab."""
+    raw = raw.rstrip(b"\n")
+    if raw.endswith(b"\t"):
+        raw = raw[:-1]
+    if raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2:
+        raw = _c_unquote(raw[1:-1])
+    if raw == b"/dev/null":
+        return ""
+    return raw[2:].decode("utf-8", "replace") if raw[:2] in (b"a/", b"b/") else raw.decode("utf-8", "replace")
+
+
+def _c_unquote(body: bytes) -> bytes:
+    """The bytes a C-style quoted name stands for (``\\t``, ``\\"``, ``\\303\\251``...)."""
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        byte = body[i]
+        if byte == 0x5C and i + 1 < len(body):
+            escaped = body[i + 1]
+            octal = body[i + 1:i + 4]
+            if len(octal) == 3 and all(0x30 <= digit <= 0x37 for digit in octal):
+                out.append(int(octal, 8) & 0xFF)
+                i += 4
+                continue
+            out.append(_C_ESCAPES.get(escaped, escaped))
+            i += 2
+            continue
+        out.append(byte)
+        i += 1
+    return bytes(out)

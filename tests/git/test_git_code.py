@@ -1,0 +1,214 @@
+"""read_code and the ObjectStore queries under it (tree, blobs, changed_lines) on real
+repositories: what the server imports, what a commit changed, and that a hostile repository
+runs nothing and changes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from timeline.git.code import read_code
+from timeline.git.objects import ObjectStore, ObjectStoreError
+from timeline.imports import DEFAULT_ENTRIES, ChangedLine, CodeFacts
+
+SGLANG = DEFAULT_ENTRIES["sglang-server"]
+
+SERVER_ARGS = "from dataclasses import dataclass\n\n\n@dataclass\nclass ServerArgs:\n    model_path: str = ''\n"
+
+
+def write(repo: Path, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        target = repo / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def sglang_repo(bench):
+    """An SGLang-like repository: v1; c2 adds a flag to server_args.py; c3 touches only the
+    diffusion package nothing imports; c4 only docs (v2 = c4)."""
+    repo = bench.init()
+    write(repo, {
+        "python/sglang/__init__.py": "",
+        "python/sglang/launch_server.py": "import sys\n\nfrom sglang.srt.server import launch\n\nlaunch(sys.argv)\n",
+        "python/sglang/srt/__init__.py": "",
+        "python/sglang/srt/server.py": "from sglang.srt.server_args import ServerArgs\n\n\ndef launch(argv):\n    return ServerArgs()\n",
+        "python/sglang/srt/server_args.py": SERVER_ARGS,
+        "python/sglang/srt/layers/__init__.py": "",
+        "python/sglang/multimodal_gen/__init__.py": "",
+        "python/sglang/multimodal_gen/pipeline.py": "import torch\n",
+        "sgl-kernel/csrc/allreduce/custom_all_reduce.cu": "// kernel\n",
+        "docs/index.md": "# SGLang\n",
+    })
+    (repo / "python/sglang/srt/layers/link.py").symlink_to("../server.py")
+    v1 = bench.commit("v1", file="README.md")
+    c2 = bench.commit("server_args: a flag to turn custom all-reduce off", file="python/sglang/srt/server_args.py",
+                      content="    disable_custom_all_reduce: bool = False\n")
+    c3 = bench.commit("multimodal_gen: a new pipeline step", file="python/sglang/multimodal_gen/pipeline.py",
+                      content="STEPS = 4\n")
+    c4 = bench.commit("docs: install", file="docs/index.md", content="pip install sglang\n")
+    return repo, v1, c2, c3, c4
+
+
+def test_read_code_judges_what_the_server_imports(sglang_repo, count_git_processes):
+    repo, v1, c2, c3, c4 = sglang_repo
+    calls = count_git_processes()
+    facts = read_code(repo, [v1, c4], [c2, c3, c4], SGLANG)
+    assert facts.problems == []
+    assert set(facts.reach) == {v1, c4}
+    for reach in facts.reach.values():
+        assert reach.root == "python/" and reach.entries_found == ("sglang.launch_server",)
+        assert reach.judge("python/sglang/srt/server_args.py") is True
+        assert reach.judge("python/sglang/multimodal_gen/pipeline.py") is False
+        assert reach.judge("sgl-kernel/csrc/allreduce/custom_all_reduce.cu") is None
+        assert reach.judge("docs/index.md") is None
+        assert "python/sglang/srt/layers/link.py" not in reach.modules      # a symlink is no module
+    assert set(facts.reach[c4].reached) == {"python/sglang/__init__.py", "python/sglang/launch_server.py",
+                                            "python/sglang/srt/__init__.py", "python/sglang/srt/server.py",
+                                            "python/sglang/srt/server_args.py"}
+    assert ChangedLine("python/sglang/srt/server_args.py", True, "    disable_custom_all_reduce: bool = False") \
+        in facts.changes[c2]
+    assert facts.changes[c3] == (ChangedLine("python/sglang/multimodal_gen/pipeline.py", True, "STEPS = 4"),)
+    assert [line.path for line in facts.changes[c4]] == ["docs/index.md"]
+    # one shadow repository, one git log for all the commits; v1's files are not read again for c4
+    commands = [next(a for a in call[1:] if not a.startswith("-") and "=" not in a) for call in calls]
+    assert commands.count("init") == 1 and commands.count("log") == 1 and commands.count("ls-tree") == 2
+    # the ids checked; the three rounds of the import walk of v1; c4: the one reached file that differs
+    assert commands.count("cat-file") == 1 + 3 + 1
+
+
+def test_tree_lists_regular_files_only_and_blobs_skip_big_and_missing_ones(bench):
+    repo = bench.init()
+    write(repo, {"a.py": "x = 1\n", "big.bin": "0" * 5000, "odd\nname.py": "y = 2\n"})
+    (repo / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "link.py").symlink_to("a.py")
+    sub = bench.init("sub")
+    bench.commit("s", cwd=sub)
+    bench.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "vendor/sub", cwd=repo)
+    head = bench.commit("files", file="b.py", cwd=repo)
+    with ObjectStore(repo / ".git") as store:
+        files = store.tree(head)
+        assert set(files) == {"a.py", "b.py", "big.bin", "odd\nname.py", "run.sh", ".gitmodules"}
+        contents = store.blobs([files["a.py"], files["big.bin"], "0" * 40, head], max_bytes=1000)
+        assert contents == {files["a.py"]: b"x = 1\n"}
+        with pytest.raises(ObjectStoreError):
+            store.blobs(["HEAD"])
+
+
+def test_changed_lines_of_merges_binaries_deletions_and_caps(bench):
+    repo = bench.init()
+    root = bench.commit("root", file="a.txt", content="one\ntwo\n")
+    (repo / "image.bin").write_bytes(b"\0\1\2")
+    write(repo, {"space name.py": "-- a/not a header\n"})
+    second = bench.commit("binary and a line that looks like a header", file="a.txt", content="three\n")
+    bench.git("checkout", "-q", "-b", "side")
+    side = bench.commit("side", file="side.txt", content="s\n")
+    bench.git("checkout", "-q", "main")
+    (repo / "a.txt").unlink()
+    bench.commit("delete a.txt", file="b.txt", content="b\n")
+    bench.git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    merge = bench.sha()
+    with ObjectStore(repo / ".git") as store:
+        changes = store.changed_lines([merge, second, root, side])
+        assert list(changes) == [merge, second, root, side]
+        assert changes[root] == (ChangedLine("a.txt", True, "one"), ChangedLine("a.txt", True, "two"))
+        assert changes[second] == (ChangedLine("a.txt", True, "three"),
+                                   ChangedLine("space name.py", True, "-- a/not a header"))
+        assert changes[merge] == (ChangedLine("side.txt", True, "s"),)   # against the first parent
+        deleted = store.changed_lines([bench.sha("HEAD~1")])
+        assert set(deleted[bench.sha("HEAD~1")]) == {ChangedLine("a.txt", False, line) for line in
+                                                    ("one", "two", "three")} | {ChangedLine("b.txt", True, "b")}
+        assert store.cut == set()
+        capped = store.changed_lines([root, second], max_lines=1)
+        assert capped == {root: (ChangedLine("a.txt", True, "one"),), second: (ChangedLine("a.txt", True, "three"),)}
+        assert store.cut == {root, second}
+        with pytest.raises(ObjectStoreError):
+            store.changed_lines(["1" * 40])
+
+
+def test_read_code_on_bad_input_reports_problems(bench, tmp_path):
+    facts = read_code(tmp_path / "nowhere", ["a" * 40], [], SGLANG)
+    assert facts.reach == {} and len(facts.problems) == 1 and "no such file" in facts.problems[0]
+    repo = bench.init()
+    write(repo, {"tool/main.py": "import tool.x\n", "tool/x.py": "def (:\n"})
+    head = bench.commit("no sglang here")
+    blob = bench.git("rev-parse", "HEAD:tool/main.py")
+    facts = read_code(repo, [head, "b" * 40, "HEAD~1"], ["c" * 40, blob], SGLANG)
+    assert facts.reach[head].judge("tool/x.py") is None and facts.changes == {}
+    assert facts.problems == [
+        "'HEAD~1' is not a sha1 commit id; its code not read",
+        "bbbbbbbbbbbb is not in the object store; its code not read",
+        "cccccccccccc is not in the object store; its code not read",
+        f"{blob[:12]} is a blob, not a commit; its code not read",
+        f"no entry module (sglang.launch_server) found in {head[:12]}; its imports not judged",
+    ]
+    assert read_code(repo, [head], [], ()) == CodeFacts()        # no server entry: nothing to judge
+    facts = read_code(repo, [head], [], ("tool.main",))
+    assert facts.problems == [f"1 file(s) of {head[:12]} could not be read or parsed (tool/x.py): "
+                              "their packages counted as imported"]
+
+
+def digest(root: Path) -> str:
+    """Every path under ``root`` with its type, mode, size, mtime and content, hashed."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in sorted(os.walk(root)):
+        for name in sorted(dirnames + filenames):
+            p = os.path.join(dirpath, name)
+            st = os.lstat(p)
+            h.update(f"{p}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+            if stat.S_ISREG(st.st_mode):
+                h.update(Path(p).read_bytes())
+    return h.hexdigest()
+
+
+HOOKS = ("pre-commit", "post-commit", "post-checkout", "post-merge", "reference-transaction",
+         "post-index-change", "fsmonitor-watchman", "pre-auto-gc")
+
+
+def test_a_hostile_repository_runs_nothing_and_changes_nothing(sglang_repo, bench, tmp_path, monkeypatch):
+    repo, v1, c2, c3, c4 = sglang_repo
+    marker = tmp_path / "marker"
+    script = tmp_path / "evil"
+    script.write_text(f'#!/bin/sh\necho "$0 $*" >> "{marker}"\nexit 0\n')
+    script.chmod(0o755)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for folder in (hooks, repo / ".git" / "hooks"):
+        for name in HOOKS:
+            (folder / name).write_text(f'#!/bin/sh\necho "hook {name}" >> "{marker}"\n')
+            (folder / name).chmod(0o755)
+    for key, value in {"core.fsmonitor": script, "core.hooksPath": hooks, "core.pager": script,
+                       "diff.external": script, "diff.x.textconv": script, "diff.x.command": script,
+                       "filter.x.smudge": script, "filter.x.clean": script, "filter.x.process": script,
+                       "filter.x.required": "true", "pager.log": script, "core.alternateRefsCommand": script,
+                       "gpg.program": script, "log.showSignature": "true"}.items():
+        bench.git("config", key, str(value), cwd=repo)
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text("* filter=x diff=x\n")
+    write(repo, {".gitattributes": "* filter=x diff=x\n"})
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    monkeypatch.setenv("GIT_EXTERNAL_DIFF", str(script))
+    monkeypatch.setenv("GIT_PAGER", str(script))
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", f"'core.fsmonitor'='{script}'")
+
+    before = digest(repo)
+    facts = read_code(repo, [v1, c4], [c2, c3], SGLANG)
+    with ObjectStore(repo / ".git") as store:
+        files = store.tree(c4)
+        assert store.blobs([files["python/sglang/srt/server_args.py"]])
+        assert store.changed_lines([c2])[c2]
+    assert not marker.exists(), marker.read_text()
+    assert digest(repo) == before
+    assert facts.problems == [] and facts.reach[c4].judge("python/sglang/multimodal_gen/pipeline.py") is False
+    assert ChangedLine("python/sglang/srt/server_args.py", True, "    disable_custom_all_reduce: bool = False") \
+        in facts.changes[c2]
+
+    # the traps were armed: git itself in the repository runs them
+    monkeypatch.undo()
+    bench.git("--no-pager", "log", "-p", "-1", c2, cwd=repo, check=False)
+    assert marker.exists()
