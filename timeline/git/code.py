@@ -43,6 +43,10 @@ def read_code(repo: str | os.PathLike, versions: Sequence[str], commits: Sequenc
                     found = _reach(store, blobs, version, entries, problems)
                     if found is not None:
                         reach[version] = found
+            lacking = [v[:12] for v, found in reach.items() if not found.entries_found]
+            if lacking:  # one line for all: a checkout of another project lacks it in every version
+                problems.append(f"no entry module ({', '.join(entries)}) found in {', '.join(lacking)}; "
+                                "imports not judged (--entry names the server's)")
             changes = _changes(store, [c for c in dict.fromkeys(commits) if c in present], problems)
     except ObjectStoreError as exc:
         problems.append(f"code facts unavailable: {exc}")
@@ -96,9 +100,6 @@ def _reach(store: ObjectStore, blobs: _CachedBlobs, version: str, entries: Seque
         problems.append(f"files of {version[:12]} not listed: {exc}")
         return None
     found = reachable(files, blobs.reader(files), entries, blobs.parsed)
-    if not found.entries_found:
-        problems.append(f"no entry module ({', '.join(entries)}) found in {version[:12]}; "
-                        "its imports not judged")
     if found.unknown:
         named = sorted(found.unknown)
         more = f" and {len(named) - _NAMED_FILES} more" if len(named) > _NAMED_FILES else ""
