@@ -14,6 +14,7 @@ from timeline.model import (
     CommitInfo,
     Confounder,
     Culprit,
+    Evidence,
     RepoInfo,
     Run,
     Shift,
@@ -70,7 +71,7 @@ def hand_made() -> Timeline:
                   events=["e1"], suspects=[suspect],
                   confounders=[Confounder("disable_custom_all_reduce", False, True)],
                   bisect=Bisect(f"git bisect start {B[:12]} {A[:12]}", 2, 3), notes=["r9 left out: mixed"])
-    culprit = Culprit(B, "Fix | the\nMoE path", ["s1"], "the only commit between the two sides", "sole")
+    culprit = Culprit(B, "Fix | the\nMoE path", ["s1"], "sole", [Evidence("sole", "raises", ("s1",), count=0)])
     return empty_timeline(repo=RepoInfo("/src/sglang", B), events=[event], runs=[run], shifts=[shift], culprits=[culprit])
 
 
@@ -100,9 +101,9 @@ def test_the_cells_say_what_the_shift_says():
                          "**regression**", "e1"]
     assert "- s1: `git bisect start bbbbbbbbbbbb aaaaaaaaaaaa` (3 commits, about 2 steps)" in text
     (suspect,) = table_rows(section(text, "## Suspects"))
-    assert suspect[3:] == ["arrived", "2026-04-07 12:00:00+00:00", "`python/moe.py`<br>`docs/x.md`", "suspect"]
+    assert suspect[3:] == ["arrived", "2026-04-07 12:00:00+00:00", "`python/moe.py`<br>`docs/x.md`", "sole"]
     (confounder,) = table_rows(section(text, "## Confounders"))
-    assert confounder == ["s1", "`disable_custom_all_reduce`", "False", "True"]
+    assert confounder == ["s1", "`disable_custom_all_reduce`", "False", "True", "-"]
     (culprit,) = table_rows(section(text, "## Culprits"))
     assert culprit[:5] == ["1", "`bbbbbbbbb`", "Fix \\| the<br>MoE path", "sole", "s1"]
 

@@ -21,7 +21,8 @@ from timeline.model import CodeEvent, CommitInfo, Run, SteadyValue
 from timeline.render.markdown import timeline_markdown
 from timeline.scenario import Launch, write_sglang_log
 from timeline.shifts import find_shifts, group_key, steady_of
-from timeline.suspects import is_unlikely, net_suspects, path_kind
+from timeline.render.wording import culprit_reason
+from timeline.suspects import is_unlikely, net_suspects, path_kind, rank_culprits
 
 runner = CliRunner()
 
@@ -71,7 +72,10 @@ def test_regression_after_the_pull_and_improvement_after_the_reset(regression_st
     assert document["culprits"][0]["shifts"] == [regression["id"], improvement["id"]]
     assert document["culprits"][0]["likelihood"] == "prime"
     assert "arrived with" in document["culprits"][0]["reason"] and "left with" in document["culprits"][0]["reason"]
-    assert len(document["culprits"]) == 1  # c3 and c4 stayed in when the level came back
+    # c3 and c4 stayed in when the level came back: listed once each, cleared
+    assert [(c["sha"], c["likelihood"]) for c in document["culprits"][1:]] == [
+        (story.shas["c4"], "cleared"), (story.shas["c3"], "cleared")]
+    assert all("stayed when s2 undid" in c["reason"] for c in document["culprits"][1:])
     cleared = {s["sha"]: s["cleared"] for s in regression["suspects"]}
     assert cleared[story.shas["c5"]] is None
     assert cleared[story.shas["c3"]] and cleared[story.shas["c4"]]
@@ -159,8 +163,9 @@ def test_a_reset_with_no_change_clears_what_it_took_away(tmp_path):
     assert {s["sha"]: bool(s["cleared"]) for s in regression["suspects"]} == {
         story.shas["c3"]: False, story.shas["c4"]: True, story.shas["c5"]: True,
     }
-    (culprit,) = document["culprits"]
+    culprit, *rest = document["culprits"]
     assert (culprit["sha"], culprit["likelihood"]) == (story.shas["c3"], "sole")
+    assert {(c["sha"], c["likelihood"]) for c in rest} == {(story.shas["c4"], "cleared"), (story.shas["c5"], "cleared")}
     assert regression["bisect"] is None
 
 
@@ -184,7 +189,8 @@ def test_confounders_are_reported_not_hidden(tmp_path):
     args = ({}, {"nccl": "2.28.3", "extra_args": {"disable_custom_all_reduce": True}}, {})
     story = pull_and_reset(tmp_path, launch_args=args)
     regression = export(story)["shifts"][0]
-    assert regression["verdict"] == "regression"  # still compared
+    assert (regression["verdict"], regression["measured"]) == ("confounded", "regression")  # still compared
+    assert regression["reruns"][0]["settings"] == {"disable_custom_all_reduce": False, "nccl_version": "2.27.5"}
     assert {c["field"]: (c["from"], c["to"]) for c in regression["confounders"]} == {
         "disable_custom_all_reduce": (False, True),
         "nccl_version": ("2.27.5", "2.28.3"),
@@ -311,6 +317,15 @@ def test_net_suspects_cancel_out_and_carry_git_facts():
     assert suspects[2].paths is None and suspects[2].author_date is None
 
 
+def shifts_and_culprits(runs, events):
+    shifts = find_shifts(runs, events)
+    return shifts, rank_culprits(shifts)
+
+
+def reason(culprit, *shifts) -> str:
+    return culprit_reason(culprit, {s.id: s for s in shifts})
+
+
 def _steady_run(number: int, commit: str, hour: int, value: float) -> Run:
     start = datetime(2026, 4, 7, hour, tzinfo=timezone.utc)
     config = {"model_path": "m", "tp_size": 8, "disable_custom_all_reduce": False}
@@ -324,36 +339,36 @@ def test_narrowing_sets_aside_docs_only_commits():
     docs_only = RicherCommit("d" * 40, "Update docs", None, ["docs/index.md"])
     runs = [_steady_run(1, "a" * 40, 9, 100.0), _steady_run(2, "b" * 40, 11, 70.0)]
     events = [_event(1, commits=[code, docs_only], ts=10 * 3600)]
-    (shift,), culprits = find_shifts(runs, events)
+    (shift,), culprits = shifts_and_culprits(runs, events)
     assert shift.verdict == "regression" and shift.single_run
-    assert [(c.sha, c.likelihood) for c in culprits] == [("c" * 40, "sole")]
-    assert "set aside" in culprits[0].reason
+    assert [(c.sha, c.likelihood) for c in culprits] == [("c" * 40, "sole"), ("d" * 40, "unlikely")]
+    assert "set aside" in reason(culprits[0], shift)
 
 
 def test_narrowing_falls_back_to_unlikely_commits_when_nothing_else_is_left():
     docs_only = RicherCommit("d" * 40, "Update docs", None, ["docs/index.md"])
     runs = [_steady_run(1, "a" * 40, 9, 100.0), _steady_run(2, "b" * 40, 11, 70.0)]
-    (shift,), culprits = find_shifts(runs, [_event(1, commits=[docs_only], ts=10 * 3600)])
+    (shift,), culprits = shifts_and_culprits(runs, [_event(1, commits=[docs_only], ts=10 * 3600)])
     assert [(c.sha, c.likelihood) for c in culprits] == [("d" * 40, "sole")]
-    assert "only docs, tests or CI" in culprits[0].reason
+    assert "only docs, tests, CI" in reason(culprits[0], shift)
 
 
 def test_bisect_uses_renamed_terms_when_the_newer_code_is_faster():
     commits = [CommitInfo(ch * 40, f"commit {ch}") for ch in "cde"]
     runs = [_steady_run(1, "a" * 40, 9, 70.0), _steady_run(2, "b" * 40, 11, 100.0)]
-    (shift,), culprits = find_shifts(runs, [_event(1, commits=commits, ts=10 * 3600)])
+    (shift,), culprits = shifts_and_culprits(runs, [_event(1, commits=commits, ts=10 * 3600)])
     assert shift.verdict == "improvement"
     assert shift.bisect.command == f"git bisect start --term-old=slow --term-new=fast {'b' * 12} {'a' * 12}"
     assert (shift.bisect.commits, shift.bisect.steps) == (3, 2)
     # A reset that took commits away and made things slower: the newer code (the from side) was fast.
     runs = [_steady_run(1, "b" * 40, 9, 100.0), _steady_run(2, "a" * 40, 11, 70.0)]
-    (shift,), _ = find_shifts(runs, [_event(1, removed=commits, ts=10 * 3600)])
+    (shift,), _ = shifts_and_culprits(runs, [_event(1, removed=commits, ts=10 * 3600)])
     assert shift.verdict == "regression"
     assert shift.bisect.command == f"git bisect start --term-old=slow --term-new=fast {'b' * 12} {'a' * 12}"
 
 
 def test_no_event_between_the_sides_is_said(tmp_path):
     runs = [_steady_run(1, "a" * 40, 9, 100.0), _steady_run(2, "b" * 40, 11, 70.0)]
-    (shift,), culprits = find_shifts(runs, [])
+    (shift,), culprits = shifts_and_culprits(runs, [])
     assert shift.suspects == [] and culprits == []
     assert "no code event between the two sides in the reflog" in shift.notes

@@ -118,6 +118,7 @@ def build(
     env: Environment | None = None,
     progress: Callable[[int, int], None] | None = None,
     cache: bool | ParseCache = True,
+    entries: Sequence[str] | None = None,
 ) -> Timeline:
     """Parse every log under ``paths``, read the checkout's reflog, tie each run to a commit.
 
@@ -129,6 +130,8 @@ def build(
     ``progress``, if given, is called now and then with (bytes of the logs read, their total size).
     ``cache``: reuse each log's parse while the file is unchanged (timeline.cache): True for the
     folder the environment names (``TIMELINE_CACHE_DIR``, ...), False for none, or a ParseCache.
+    ``entries``: the modules the server starts from (``sglang.launch_server``), for judging which
+    suspects' files it can import; default by the runs' server (timeline.imports.DEFAULT_ENTRIES).
     Raises UsageError (missing path, unknown zone) and GitError (not a repository).
     """
     env = env or Environment()
@@ -162,7 +165,7 @@ def build(
     runs.sort(key=lambda r: (r.start is None, r.start.timestamp() if r.start else 0.0, r.source, r.first_line or 0))
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
-    shifts, culprits = ([], []) if not runs else _find_shifts(runs, events or [])
+    shifts, culprits = ([], []) if not runs else _shifts_and_culprits(runs, events or [], repo, entries, warnings)
     return Timeline(
         generated_at=env.now(),
         log_tz=policy.summary.name,
@@ -183,10 +186,27 @@ def _steady_of(parsed: ParsedRun):
     return steady_of(parsed)
 
 
-def _find_shifts(runs: list[Run], events):
+def _shifts_and_culprits(runs: list[Run], events, repo, entries: Sequence[str] | None, warnings: list[Diagnostic]):
+    """The shifts, then the code facts their suspects need (read from the checkout's objects,
+    never run), then the culprits ranked on them."""
     from timeline.shifts import find_shifts
+    from timeline.suspects import DECISIVE, rank_culprits
 
-    return find_shifts(runs, events)
+    shifts = find_shifts(runs, events)
+    decisive = [s for s in shifts if s.verdict in DECISIVE]
+    code = None
+    if repo is not None and decisive:
+        from timeline.git.code import read_code
+        from timeline.imports import DEFAULT_ENTRIES
+
+        if not entries:
+            kinds = {run.kind for run in runs}
+            entries = [e for kind, found in DEFAULT_ENTRIES.items() if kind in kinds for e in found]
+        versions = sorted({c for s in decisive for c in (s.from_side.commit, s.to_side.commit) if c})
+        commits = sorted({x.sha for s in decisive for x in s.suspects if x.cleared is None})
+        code = read_code(repo, versions, commits, entries)
+        warnings.extend(Diagnostic(os.fspath(repo), None, problem) for problem in code.problems)
+    return shifts, rank_culprits(shifts, code)
 
 
 WORKERS_MIN_FILES = 16  # this many logs (and WORKERS_MIN_BYTES in all): one worker process a core

@@ -91,6 +91,11 @@ def build_command(
         help="Show every code event of the reflog in the table, markdown and HTML (default: from the move that "
         "set the code of the first run to the first move after the last; the JSON always has them all).",
     ),
+    entry: Optional[list[str]] = typer.Option(
+        None, "--entry", metavar="MODULE",
+        help="A module the server starts from, for judging which suspects' files it can import (repeatable). "
+        "Default: sglang.launch_server for SGLang logs, vllm.entrypoints for vLLM logs.",
+    ),
     no_cache: bool = typer.Option(
         False, "--no-cache",
         help="Skip the parse cache: parse every log anew, store nothing. (The cache keeps each log's parse while the "
@@ -116,7 +121,7 @@ def build_command(
             paths or ["."], repo=repo, log_tz=log_tz or [], display_tz=display_tz, tolerance_s=tolerance,
             json_path=json_path, samples=samples, out=out, err=err,
             output_format=output_format, csv_path=csv_path, html_path=html_path,
-            fail_on_regression=fail_on_regression, cache=not no_cache, all_events=all_events,
+            fail_on_regression=fail_on_regression, cache=not no_cache, all_events=all_events, entries=entry or [],
         )
     except TimelineError as error:
         raise _fail(error) from None

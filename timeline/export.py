@@ -21,6 +21,7 @@ from typing import Any
 from parsers.records import SampleBatch
 from timeline.clock import iso, steady_offset
 from timeline.model import CodeEvent, Culprit, RepoInfo, Run, Shift, ShiftSide, Timeline
+from timeline.render.wording import clearing_text, confounder_text, culprit_reason, evidence_text, rerun_text
 
 SCHEMA_VERSION = 1
 
@@ -41,7 +42,7 @@ def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
         "runs": [run_to_dict(r, samples=samples) for r in timeline.runs],
         "warnings": [{"source": w.source, "line": w.line, "message": w.message} for w in timeline.warnings],
         "shifts": [shift_to_dict(s) for s in timeline.shifts],
-        "culprits": [culprit_to_dict(c) for c in timeline.culprits],
+        "culprits": [culprit_to_dict(c, {s.id: s for s in timeline.shifts}) for c in timeline.culprits],
     }
 
 
@@ -147,20 +148,40 @@ def shift_to_dict(shift: Shift) -> dict[str, Any]:
                 "author_date": iso(s.author_date) if s.author_date is not None else None,
                 "paths": None if s.paths is None else list(s.paths),
                 "unlikely": s.unlikely,
-                "cleared": s.cleared,
+                "cleared": None if s.cleared is None else clearing_text(s.cleared),
+                "cleared_by": None if s.cleared is None else s.cleared.by,
+                "undone_by": s.undone_by,
             }
             for s in shift.suspects
         ],
-        "confounders": [{"field": c.field, "from": json_safe(c.from_value), "to": json_safe(c.to_value)}
+        "confounders": [{"field": c.field, "from": json_safe(c.from_value), "to": json_safe(c.to_value),
+                         "linked": list(c.linked), "text": confounder_text(c)}
                         for c in shift.confounders],
+        "measured": shift.measured,
+        "reruns": [{"side": r.side, "settings": {k: json_safe(v) for k, v in r.settings}, "text": rerun_text(r, shift)}
+                   for r in shift.reruns],
+        "equal_flags": shift.equal_flags,
+        "arguments_added": list(shift.arguments_added),
+        "arguments_gone": list(shift.arguments_gone),
         "bisect": None if shift.bisect is None else asdict(shift.bisect),
         "notes": list(shift.notes),
     }
 
 
-def culprit_to_dict(culprit: Culprit) -> dict[str, Any]:
-    return {"sha": culprit.sha, "subject": culprit.subject, "shifts": list(culprit.shifts),
-            "reason": culprit.reason, "likelihood": culprit.likelihood}
+def culprit_to_dict(culprit: Culprit, shifts: dict[str, Shift]) -> dict[str, Any]:
+    """One culprit (docs/json-v1.md, "culprits[]"): its evidence as codes and facts, and worded."""
+    return {
+        "sha": culprit.sha,
+        "subject": culprit.subject,
+        "shifts": list(culprit.shifts),
+        "reason": culprit_reason(culprit, shifts),
+        "likelihood": culprit.likelihood,
+        "evidence": [
+            {"kind": e.kind, "effect": e.effect, "shifts": list(e.shifts), "field": e.field, "paths": list(e.paths),
+             "count": e.count, "text": evidence_text(e, culprit, shifts)}
+            for e in culprit.evidence
+        ],
+    }
 
 
 def json_safe(value: Any) -> Any:

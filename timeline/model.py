@@ -9,13 +9,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from parsers.records import Diagnostic, SampleRows
 
 __all__ = ["Diagnostic", "CommitInfo", "CodeEvent", "MetricSummary", "Run", "RepoInfo", "Timeline",
            "is_zero_sha",
-           "SteadyValue", "ShiftSide", "Suspect", "Confounder", "Bisect", "Shift", "Culprit"]
+           "SteadyValue", "ShiftSide", "Suspect", "Clearing", "Confounder", "Rerun", "Bisect", "Shift", "Culprit",
+           "Evidence", "Verdict", "Likelihood", "EvidenceKind", "Effect", "ClearingReason"]
+
+# A shift's verdict (docs/shifts.md, section 4). "confounded": the change passed the test, but
+# a server flag or the NCCL version differs between the sides and no pair of runs with equal
+# flags saw the same change; None: the change is under the minimum effect.
+Verdict = Literal["regression", "improvement", "inconclusive", "confounded"]
+# How likely a commit is to have caused a shift, most likely first (docs/shifts.md, section 5).
+Likelihood = Literal["prime", "sole", "likely", "possible", "unlikely", "cleared"]
+# One piece of evidence about a culprit; each is computed and tested on its own.
+EvidenceKind = Literal[
+    "undone",            # arrived with one shift and left with the opposite one of similar size
+    "sole",              # the only suspect of a shift left after narrowing
+    "one-of",            # one of several suspects of a shift
+    "knob-link",         # touches the code behind a server flag that differs between the sides
+    "changed-what-ran",  # added a server argument that appears in the logs only after the move
+    "same-boundary",     # several workloads moved at the same code change: one cause is likely
+    "not-imported",      # its files cannot be reached by imports from the server's entry point
+    "docs-tests-ci",     # touches only docs, tests, CI, benchmarks or examples
+    "cleared",           # narrowing set it aside (see Clearing)
+    "single-run",        # a shift judged on line spread only: rerun to confirm
+]
+Effect = Literal["raises", "lowers", "shown"]
+ClearingReason = Literal["stayed-when-undone", "moved-with-no-change"]
 
 def is_zero_sha(sha: str | None) -> bool:
     """True for git's "no commit" placeholder (all zeros, SHA-1 or SHA-256 length)."""
@@ -152,8 +175,24 @@ class Suspect:
     event: str  # the event id that brought it in or took it away
     author_date: datetime | None = None
     paths: list[str] | None = None  # None when the git module did not provide them
-    unlikely: bool = False  # touches only docs, tests or CI
-    cleared: str | None = None  # why narrowing set it aside, if it did
+    unlikely: bool = False  # touches only docs, tests, CI, benchmarks or examples
+    cleared: Clearing | None = None  # why narrowing set it aside, if it did
+    undone_by: str | None = None  # the shift that undid this one when the commit came and went (prime)
+
+
+@dataclass(frozen=True)
+class Clearing:
+    """Why narrowing set a suspect aside.
+
+    ``stayed-when-undone``: ``by`` undid ``shift`` while the suspect stayed in;
+    ``moved-with-no-change``: the suspect came or went at ``by``, where nothing moved.
+    """
+
+    reason: ClearingReason
+    shift: str  # the shift it was a suspect of
+    by: str  # the shift id that cleared it
+    change: str  # the suspect's change at ``by`` ("arrived" or "left")
+    change_pct: float  # the change measured at ``by``
 
 
 @dataclass(frozen=True)
@@ -163,6 +202,16 @@ class Confounder:
     field: str
     from_value: Any
     to_value: Any
+    linked: tuple[str, ...] = ()  # suspects that touch the code behind it (knob link), by sha
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """The run that would settle a confounded shift: ``side`` launched with ``settings``
+    (field -> value: the other side's), so that only the code differs."""
+
+    side: Literal["from", "to"]
+    settings: tuple[tuple[str, Any], ...]
 
 
 @dataclass(frozen=True)
@@ -184,7 +233,7 @@ class Shift:
     to_side: ShiftSide
     change_pct: float
     p_value: float | None
-    verdict: str | None  # "regression", "improvement", "inconclusive" or None (under the minimum effect)
+    verdict: Verdict | None  # None: under the minimum effect
     method: str  # "pooled-t" or "line-spread"
     single_run: bool = False
     more_runs: tuple[int, int] | None = None  # extra runs (from side, to side) that would decide it
@@ -193,17 +242,43 @@ class Shift:
     confounders: list[Confounder] = field(default_factory=list)
     bisect: Bisect | None = None
     notes: list[str] = field(default_factory=list)
+    # With the verdict "confounded": the reruns that would settle it.
+    reruns: list[Rerun] = field(default_factory=list)
+    # The verdict the test gave before confounders were weighed ("regression" or "improvement").
+    measured: Verdict | None = None
+    # Confounders that did not make it "confounded": the same change was seen with equal flags,
+    # between runs of this shift ("runs") or by another workload's shift (its id).
+    equal_flags: str | None = None
+    # Server arguments every run of one side prints and no run of the other: the code change
+    # added them (arguments_added: the to side's) or took them away (arguments_gone).
+    arguments_added: list[str] = field(default_factory=list)
+    arguments_gone: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One reason a culprit ranks where it does. ``shifts``: the shifts it is about; the other
+    fields are the facts behind it (the views word them: timeline.render.wording)."""
+
+    kind: EvidenceKind
+    effect: Effect
+    shifts: tuple[str, ...] = ()
+    field: str | None = None  # knob-link: the differing flag; changed-what-ran: the new argument
+    paths: tuple[str, ...] = ()  # knob-link / not-imported: the paths behind it
+    count: int | None = None  # sole: suspects set aside; one-of: suspects left
+    clearing: Clearing | None = None  # cleared: why
 
 
 @dataclass(frozen=True)
 class Culprit:
-    """A commit narrowing singled out, most likely first in ``Timeline.culprits``."""
+    """One commit that may have caused one or more shifts: each appears once in
+    ``Timeline.culprits``, strongest evidence first (timeline.suspects.rank_culprits)."""
 
     sha: str
     subject: str
     shifts: list[str]
-    reason: str
-    likelihood: str  # "prime", "sole" or "possible"
+    likelihood: Likelihood
+    evidence: list[Evidence] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

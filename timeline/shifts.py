@@ -1,8 +1,9 @@
 """Shifts: runs of one workload, grouped into versions, tested at every boundary the reflog drew.
 
 ``find_shifts(runs, events)`` is what ``build`` calls once the runs are tied to commits. It is pure
-(no I/O, no git): comparable groups and versions here, the statistics in ``timeline.detect``, the
-suspects and narrowing in ``timeline.suspects``. docs/shifts.md explains the method to users.
+(no I/O, no git): comparable groups, versions and confounders here, the statistics in
+``timeline.detect``, the suspects, narrowing and ranking in ``timeline.suspects``. docs/shifts.md
+explains the method to users.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from typing import Any
 
 from parsers.records import ParsedRun
 from timeline.detect import Boundary, Settings, Version, detect, steady_decode
-from timeline.model import CodeEvent, Confounder, Culprit, Run, Shift, ShiftSide, SteadyValue
+from timeline.model import CodeEvent, Confounder, Rerun, Run, Shift, ShiftSide, SteadyValue
 from timeline.suspects import narrow, net_suspects, short_sha
 from timeline.workload import workload_label
 
-__all__ = ["METRIC", "GROUP_FIELDS", "steady_of", "group_key", "find_shifts"]
+__all__ = ["METRIC", "GROUP_FIELDS", "steady_of", "group_key", "find_shifts", "is_launch_random"]
 
 METRIC = "decode_throughput"  # higher is better
 BENCH_RESULT_SERIES = "output_throughput"  # a bench client's own result, preferred when a run has one
@@ -36,6 +37,25 @@ COSMETIC_FIELDS = frozenset({
     "tokenizer_path", "log_level", "log_level_http", "log_requests", "log_requests_level", "show_time_cost",
     "decode_log_interval", "file_storage_path", "crash_dump_folder", "model_path", "speculative_draft_model_path",
 })
+# Drawn anew at each launch unless the user sets it: SGLang's ServerArgs.__post_init__ does
+# ``self.random_seed = random.randint(0, 1 << 30)`` when it is None
+# (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py).
+LAUNCH_RANDOM_FIELDS = frozenset({"random_seed"})
+_PATH_SUFFIXES = ("_dir", "_path", "_file", "_folder")
+
+
+def is_launch_random(name: str, values: Sequence[Any]) -> bool:
+    """True for a server argument whose value says nothing about the code path: a port, a log or
+    dump path, or a seed drawn at launch (no value repeats across the runs: the user did not set
+    it; a seed the user set, 42 on several runs, is a real difference)."""
+    if name == "port" or name.endswith(("_port", "_ports")):
+        return True
+    if ("log" in name or "dump" in name) and name.endswith(_PATH_SUFFIXES):
+        return True
+    if name in LAUNCH_RANDOM_FIELDS:
+        frozen = [_frozen(v) for v in values]
+        return len(set(frozen)) == len(frozen)
+    return False
 
 
 def steady_of(parsed: ParsedRun) -> SteadyValue | None:
@@ -133,6 +153,8 @@ def _confounders(before: list[Run], after: list[Run]) -> list[Confounder]:
     for name in names:
         if not all(name in r.config for r in before + after):
             continue
+        if is_launch_random(name, [r.config[name] for r in before + after]):
+            continue
         old = [_frozen(r.config[name]) for r in before]
         new = [_frozen(r.config[name]) for r in after]
         if set(old) != set(new):
@@ -161,8 +183,9 @@ def find_shifts(
     runs: Sequence[Run],
     events: Sequence[CodeEvent],
     settings: Settings = Settings(),
-) -> tuple[list[Shift], list[Culprit]]:
-    """Every boundary between versions of every workload, tested; then the culprits, most likely first."""
+) -> list[Shift]:
+    """Every boundary between versions of every workload, tested, with its suspects narrowed
+    (``timeline.suspects.narrow``); ``timeline.suspects.rank_culprits`` ranks them next."""
     groups: dict[tuple, list[Run]] = {}
     for run in runs:
         key = group_key(run)
@@ -179,7 +202,8 @@ def find_shifts(
         labels[key] = unique
 
     shifts: list[Shift] = []
-    culprits: list[Culprit] = []
+    quiet: dict[str, set[str]] = {}  # group -> its shifts where nothing moved
+    by_run = {run.id: run for run in runs}
     for key, members in groups.items():
         eligible = [r for r in members if _eligible(r)]
         versions = _versions(eligible)
@@ -197,11 +221,58 @@ def find_shifts(
         for boundary, shift in zip(boundaries, group_shifts):
             if boundary.absorbed_by is not None:
                 shift.notes.append(f"the same change as {by_index[boundary.absorbed_by].id}, seen through the window")
-        quiet = {s.id for b, s in zip(boundaries, group_shifts) if b.quiet}
-        culprits.extend(narrow(group_shifts, quiet, settings.higher_is_better))
+        quiet[labels[key]] = {s.id for b, s in zip(boundaries, group_shifts) if b.quiet}
         shifts.extend(group_shifts)
-    culprits.sort(key=lambda c: {"prime": 0, "sole": 1, "possible": 2}[c.likelihood])
-    return shifts, culprits
+    _weigh_confounders(shifts, by_run, settings)
+    for group, calm in quiet.items():
+        narrow([s for s in shifts if s.group == group], calm)
+    return shifts
+
+
+def _weigh_confounders(shifts: list[Shift], runs: dict[str, Run], settings: Settings) -> None:
+    """A regression or improvement whose sides differ in a confounder becomes ``confounded``,
+    with the rerun that would settle it, unless the same change is seen with equal flags: between
+    runs of the two sides that agree on every confounder, or by a shift of another workload
+    across the same commits with no confounder of its own."""
+    for shift in shifts:
+        if shift.verdict not in ("regression", "improvement") or not shift.confounders:
+            continue
+        fields = [c.field for c in shift.confounders]
+        if _equal_flag_change(shift, runs, fields, settings.min_effect):
+            shift.equal_flags = "runs"
+            continue
+        shas = {s.sha for s in shift.suspects}
+        other = next((o for o in shifts if o.group != shift.group and not o.confounders
+                      and o.verdict == shift.verdict and shas & {s.sha for s in o.suspects}), None)
+        if other is not None:
+            shift.equal_flags = other.id
+            continue
+        shift.measured, shift.verdict = shift.verdict, "confounded"
+        settings_before = tuple((c.field, c.from_value) for c in shift.confounders if not isinstance(c.from_value, list))
+        if settings_before:
+            shift.reruns = [Rerun("to", settings_before)]
+
+
+def _flag_values(run: Run, fields: list[str]) -> str:
+    return _frozen([",".join(run.nccl_versions) if f == "nccl_version" else run.config.get(f) for f in fields])
+
+
+def _equal_flag_change(shift: Shift, runs: dict[str, Run], fields: list[str], min_effect: float) -> bool:
+    """True when some runs of the two sides agree on every confounder and still differ by the
+    minimum effect or more, the same way as the shift (geometric means of their steady values)."""
+    sides = []
+    for ids in (shift.from_side.runs, shift.to_side.runs):
+        by_flags: dict[str, list[float]] = {}
+        for run in (runs[i] for i in ids):
+            if run.steady is not None:
+                by_flags.setdefault(_flag_values(run, fields), []).append(math.log(run.steady.value))
+        sides.append(by_flags)
+    for flags in sides[0].keys() & sides[1].keys():
+        before, after = sides[0][flags], sides[1][flags]
+        change = math.exp(sum(after) / len(after) - sum(before) / len(before)) - 1
+        if abs(change) >= min_effect and (change > 0) == (shift.change_pct > 0):
+            return True
+    return False
 
 
 def _shift(
@@ -253,4 +324,12 @@ def _shift(
         suspects=net_suspects(between),
         confounders=_confounders(left, right),
         notes=notes,
+        arguments_added=_only_in(right, left),
+        arguments_gone=_only_in(left, right),
     )
+
+
+def _only_in(these: list[Run], others: list[Run]) -> list[str]:
+    """Server arguments every run of ``these`` prints and no run of ``others`` does."""
+    common = set.intersection(*(set(r.config) for r in these))
+    return sorted(name for name in common if not any(name in r.config for r in others))

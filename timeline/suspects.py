@@ -1,37 +1,46 @@
-"""Which commits could have moved the throughput, and which one did: suspects, narrowing, bisect.
+"""Which commits could have moved the throughput, and which one did: suspects, narrowing, ranking.
 
-Pure: reads ``CodeEvent``s and ``Shift``s, never git. The rules are in docs/shifts.md:
+Pure: reads ``CodeEvent``s, ``Shift``s and the code facts the git module read (``CodeFacts``),
+never git itself. The rules are in docs/shifts.md, sections 4 and 5:
 
 * **Suspects** of a shift are the commits that differ between its two sides, read from the reflog
   events in between: what the moves brought in (``arrived``) and what they took away (``left``),
   net (a commit that came and went again in between is no suspect).
-* A suspect whose paths are all documentation, tests or CI configuration is ``unlikely``.
-* **Narrowing** combines the shifts of one workload:
-
-  1. a commit that arrived with a regression and left with an improvement of a similar size
-     (or the reverse) is the **prime** suspect of both; the other suspects of the first shift
-     that were still in after the second are cleared (the level came back without them leaving);
-  2. a commit that arrived or left at a boundary where nothing moved (a change under the
-     minimum effect) is cleared;
-  3. a shift with one suspect left names it (**sole**); with several, each is **possible** and
-     the shift gets a ``git bisect start`` line with its number of steps.
+* **Narrowing** (``narrow``) combines the shifts of one workload: a commit that arrived with a
+  change and left with the opposite one of a similar size is the **prime** suspect of both (the
+  other suspects of the first shift, still in after the second, are cleared); a commit that came
+  or went where nothing moved is cleared.
+* **Ranking** (``rank_culprits``) lists every suspect of every decisive shift once, with the
+  evidence that raised or lowered it, strongest first; each piece of evidence has a function of
+  its own here (``knob_link``, ``changed_what_ran``, ``not_imported``, ``harmless_kind``,
+  ``same_boundary``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import PurePosixPath
+from typing import Any, Protocol
 
-from timeline.model import Bisect, CodeEvent, Culprit, Shift, Suspect
+from timeline.model import Bisect, Clearing, CodeEvent, Confounder, Culprit, Evidence, Shift, Suspect
 
-__all__ = ["path_kind", "is_unlikely", "net_suspects", "bisect_for", "narrow", "short_sha"]
+__all__ = ["path_kind", "is_unlikely", "net_suspects", "bisect_for", "narrow", "short_sha", "rank_culprits",
+           "knob_link", "knob_words", "changed_what_ran", "not_imported", "same_boundary", "DECISIVE",
+           "LIKELIHOOD_ORDER"]
 
-DECISIVE = ("regression", "improvement")
+# Verdicts whose suspects are culprits: the test saw a change (confounded: a flag differs too).
+DECISIVE = ("regression", "improvement", "confounded")
 SIMILAR_SIZE = 0.5  # the smaller of two opposite changes is at least half the larger (in log terms)
+LIKELIHOOD_ORDER = ("prime", "sole", "likely", "possible", "unlikely", "cleared")
 
 _DOC_DIRS = frozenset({"doc", "docs", "documentation"})
+# Scripts that measure or show the server: run by hand, never imported by it.
+_BENCH_DIRS = frozenset({"benchmark", "benchmarks", "bench"})
+_EXAMPLE_DIRS = frozenset({"example", "examples"})
 _TEST_DIRS = frozenset({"test", "tests", "testing", "unittest", "unittests", "__tests__"})
 _CI_DIRS = frozenset({".github", ".gitlab", ".circleci", ".buildkite", ".ci", ".azure-pipelines", ".devcontainer"})
 _CI_FILES = frozenset({
@@ -53,7 +62,8 @@ def _bisect_sha(sha: str) -> str:
 
 
 def path_kind(path: str) -> str | None:
-    """``"docs"``, ``"tests"`` or ``"ci"`` for a path that cannot change what the server runs, else None."""
+    """``"docs"``, ``"tests"``, ``"ci"``, ``"benchmarks"`` or ``"examples"`` for a path that cannot
+    change what the server runs, else None."""
     parts = PurePosixPath(path.replace("\\", "/")).parts
     if not parts:
         return None
@@ -72,11 +82,15 @@ def path_kind(path: str) -> str | None:
         return "tests"
     if folders & _DOC_DIRS or name.endswith(_DOC_SUFFIXES) or name.split(".")[0] in _DOC_STEMS:
         return "docs"
+    if folders & _BENCH_DIRS:
+        return "benchmarks"
+    if folders & _EXAMPLE_DIRS:
+        return "examples"
     return None
 
 
 def is_unlikely(paths: Sequence[str] | None) -> bool:
-    """True when the commit's paths are known and all of them are docs, tests or CI."""
+    """True when the commit's paths are known and all of them are docs, tests, CI, benchmarks or examples."""
     return bool(paths) and all(path_kind(p) is not None for p in paths or ())
 
 
@@ -146,33 +160,32 @@ def _similar(a: float, b: float) -> bool:
     return min(la, lb) >= SIMILAR_SIZE * max(la, lb) > 0
 
 
-def _describe(shift: Shift) -> str:
-    return f"{shift.id} ({shift.change_pct:+.1f}%, {shift.verdict})"
+def narrow(shifts: Sequence[Shift], quiet: set[str]) -> None:
+    """Mark the suspects of one workload's shifts, in place (docs/shifts.md, section 5).
 
-
-def narrow(shifts: Sequence[Shift], quiet: set[str], higher_is_better: bool = True) -> list[Culprit]:
-    """Narrow the suspects of one workload's shifts (see the module docstring).
-
-    ``quiet`` holds the ids of shifts where nothing moved (change under the minimum effect).
-    Marks cleared suspects and sets ``bisect`` on the shifts in place; returns the culprits,
-    most likely first.
+    A commit that arrived with one decisive shift and left with an opposite one of similar size
+    gets ``undone_by`` on both (prime); the other suspects of the first shift, still in after the
+    second, are cleared; so is a commit that came or went at a ``quiet`` shift (nothing moved).
     """
     decisive = [s for s in shifts if s.verdict in DECISIVE]
-    cleared: dict[tuple[str, str], str] = {}  # (shift id, sha) -> why
-    prime: dict[str, tuple[Shift, Shift]] = {}
+    cleared: dict[tuple[str, str], Clearing] = {}  # (shift id, sha) -> why
+    undone: dict[tuple[str, str], str] = {}  # (shift id, sha) -> the other shift of the pair
+    prime: set[str] = set()
 
     for i, first in enumerate(decisive):
         for second in decisive[i + 1:]:
-            if first.verdict == second.verdict or not _similar(first.change_pct, second.change_pct):
+            if _direction(first) == _direction(second) or not _similar(first.change_pct, second.change_pct):
                 continue
             there = {s.sha: s.change for s in first.suspects}
             back = {s.sha for s in second.suspects if there.get(s.sha) not in (None, s.change)}
-            for sha in back:
-                prime.setdefault(sha, (first, second))
+            for sha in back - prime:
+                undone[(first.id, sha)], undone[(second.id, sha)] = second.id, first.id
+            prime |= back
             if back:
                 for suspect in first.suspects:
                     if suspect.sha not in back:
-                        cleared.setdefault((first.id, suspect.sha), f"stayed when {second.id} undid {first.id}")
+                        cleared.setdefault((first.id, suspect.sha), Clearing(
+                            "stayed-when-undone", first.id, second.id, suspect.change, second.change_pct))
 
     for calm in shifts:
         if calm.id not in quiet:
@@ -181,68 +194,240 @@ def narrow(shifts: Sequence[Shift], quiet: set[str], higher_is_better: bool = Tr
             for shift in decisive:
                 if suspect.sha in prime or all(s.sha != suspect.sha for s in shift.suspects):
                     continue
-                verb = "came" if suspect.change == "arrived" else "went"
-                cleared.setdefault((shift.id, suspect.sha), f"{verb} at {calm.id} with no change ({calm.change_pct:+.1f}%)")
+                cleared.setdefault((shift.id, suspect.sha), Clearing(
+                    "moved-with-no-change", shift.id, calm.id, suspect.change, calm.change_pct))
 
     for shift in shifts:
         shift.suspects = [
-            replace(s, cleared=cleared[(shift.id, s.sha)]) if (shift.id, s.sha) in cleared else s
+            replace(s, cleared=cleared.get((shift.id, s.sha)), undone_by=undone.get((shift.id, s.sha)))
             for s in shift.suspects
         ]
 
-    found: dict[str, dict] = {}
 
-    def add(sha: str, subject: str, shift_ids: list[str], reason: str, likelihood: str, order: tuple) -> None:
-        entry = found.get(sha)
-        if entry is None:
-            found[sha] = {"sha": sha, "subject": subject, "shifts": list(shift_ids), "reason": reason,
-                          "likelihood": likelihood, "order": order}
-        else:
-            entry["shifts"] += [i for i in shift_ids if i not in entry["shifts"]]
+def _direction(shift: Shift) -> int:
+    return 1 if shift.change_pct > 0 else -1
 
-    rank = {"prime": 0, "sole": 1, "possible": 2}
+
+# --------------------------------------------------------------------------- evidence, one piece each
+
+
+class _Reach(Protocol):
+    def judge(self, path: str) -> bool | None: ...
+
+
+class _ChangedLine(Protocol):
+    path: str
+    added: bool
+    text: str
+
+
+_FLAG_PREFIXES = ("disable_", "enable_", "no_", "use_", "skip_")
+_WORD = re.compile(r"^[a-z][a-z0-9_]{3,}$")
+
+
+def knob_words(confounder: Confounder) -> tuple[str, ...]:
+    """The words that name the code behind a flag: the flag without ``disable_``/``enable_``...
+    (``disable_custom_all_reduce`` -> ``custom_all_reduce``), and a string value that reads like a
+    name (``attention_backend`` ``triton`` -> ``flashinfer``: both backends); ``nccl`` for the
+    NCCL version."""
+    if confounder.field == "nccl_version":
+        return ("nccl",)
+    core = confounder.field
+    for prefix in _FLAG_PREFIXES:
+        if core.startswith(prefix) and len(core) > len(prefix) + 3:
+            core = core[len(prefix):]
+            break
+    words = [core]
+    for value in (confounder.from_value, confounder.to_value):
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and _WORD.match(item.lower().replace("-", "_")):
+                words.append(item.lower().replace("-", "_"))
+    return tuple(dict.fromkeys(words))
+
+
+def _names(text: str, word: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", text) is not None
+
+
+def knob_link(confounder: Confounder, suspect: Suspect, changed: Sequence[_ChangedLine] = ()) -> tuple[str, ...]:
+    """The suspect's paths (or changed lines' paths) that touch the code behind ``confounder``:
+    a path naming one of its ``knob_words`` (``custom_all_reduce.py``), or a changed line naming
+    the flag itself or one of those words. Empty: no link."""
+    words = knob_words(confounder)
+    found = [path for path in suspect.paths or ()
+             if any(word in path.lower().replace("-", "_") for word in words)]
+    flag = confounder.field
+    for line in changed:
+        if line.path not in found and (_names(line.text, flag) or any(_names(line.text.lower(), w) for w in words)):
+            found.append(line.path)
+    return tuple(found)
+
+
+def changed_what_ran(shift: Shift, suspect: Suspect, changed: Sequence[_ChangedLine] = ()) -> str | None:
+    """A server argument that the side holding the suspect prints and the other side does not,
+    named by a line the suspect added: evidence that its code ran (not blame). None otherwise."""
+    new = shift.arguments_added if suspect.change == "arrived" else shift.arguments_gone
+    for name in new:
+        if any(line.added and _names(line.text, name) for line in changed):
+            return name
+    return None
+
+
+def not_imported(suspect: Suspect, reaches: Sequence[_Reach]) -> tuple[str, ...]:
+    """The suspect's paths that no static import from the server's entry point reaches in any of
+    ``reaches`` (the versions that ran), when every other path of it is docs, tests, CI,
+    benchmarks or examples; empty when any path is reached or cannot be judged (a kernel source,
+    a build file) or when nothing is known."""
+    if not suspect.paths or not reaches:
+        return ()
+    unreached = []
+    for path in suspect.paths:
+        if path_kind(path) is not None:
+            continue
+        judged = [reach.judge(path) for reach in reaches]
+        if True in judged or False not in judged:
+            return ()
+        unreached.append(path)
+    return tuple(unreached)
+
+
+def same_boundary(shifts: Sequence[Shift]) -> dict[str, tuple[str, ...]]:
+    """sha -> the decisive shifts of two or more workloads that it is an uncleared suspect of,
+    all moving the same way: one code change likely moved them all."""
+    seen: dict[tuple[str, int], list[Shift]] = {}
+    for shift in shifts:
+        if shift.verdict not in DECISIVE:
+            continue
+        for suspect in shift.suspects:
+            if suspect.cleared is None:
+                seen.setdefault((suspect.sha, _direction(shift)), []).append(shift)
+    return {sha: tuple(s.id for s in found) for (sha, _), found in seen.items()
+            if len({s.group for s in found}) > 1}
+
+
+# --------------------------------------------------------------------------- the ranking
+
+
+class _Facts(Protocol):
+    reach: Mapping[str, Any]
+    changes: Mapping[str, Sequence[Any]]
+
+
+def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None,
+                  higher_is_better: bool = True) -> list[Culprit]:
+    """Every uncleared suspect of every decisive shift once, with its evidence, strongest first.
+
+    Likelihood: ``prime`` (undone by an opposite shift), ``sole`` (the only suspect of a shift
+    left once the cleared and lowered ones are set aside), ``cleared`` (cleared wherever it is a
+    suspect), ``unlikely`` (only docs/tests/CI or files the server does not import), ``likely``
+    (touches the code behind a differing flag), else ``possible``. Within a likelihood: more
+    raising evidence first, then regressions before improvements, then the shifts' order, then
+    git's order of the commits. Sets ``bisect`` on shifts with several suspects left and
+    ``linked`` on confounders, in place.
+    """
+    reach = code.reach if code is not None else {}
+    changes = code.changes if code is not None else {}
     positions = {s.id: n for n, s in enumerate(shifts)}
-    for sha, (first, second) in prime.items():
-        subject = next(s.subject for s in first.suspects if s.sha == sha)
-        came = next(s.change for s in first.suspects if s.sha == sha)
-        verbs = ("arrived", "left") if came == "arrived" else ("left", "came back")
-        reason = (
-            f"{verbs[0]} with {_describe(first)} and {verbs[1]} with {_describe(second)}, "
-            "a change of similar size: the level moved with it"
-        )
-        if first.single_run or second.single_run:
-            reason += " (judged on line spread: rerun to confirm)"
-        regression = "regression" in (first.verdict, second.verdict)
-        add(sha, subject, [first.id, second.id], reason, "prime", (rank["prime"], not regression, positions[first.id]))
+    found: dict[str, dict[str, Any]] = {}  # sha -> subject, shifts, evidence, order
+    shared = same_boundary(shifts)
 
-    for shift in decisive:
-        if any(s.sha in prime for s in shift.suspects):
+    def note(suspect: Suspect, shift: Shift, evidence: Evidence | None = None, cleared: bool = False) -> None:
+        entry = found.setdefault(suspect.sha, {"subject": suspect.subject, "shifts": [], "cleared": [],
+                                               "evidence": [], "order": (positions[shift.id], len(found))})
+        target = entry["cleared"] if cleared else entry["shifts"]
+        if shift.id not in target:
+            target.append(shift.id)
+        if evidence is not None:
+            entry["evidence"].append(evidence)
+
+    for shift in shifts:
+        if shift.verdict not in DECISIVE:
             continue
-        remaining = [s for s in shift.suspects if s.cleared is None and not s.unlikely]
-        if not remaining:
-            remaining = [s for s in shift.suspects if s.cleared is None]
-        if not remaining:
-            continue
-        note = " (judged on line spread: rerun to confirm)" if shift.single_run else ""
-        set_aside = len(shift.suspects) - len(remaining)
-        order_base = shift.verdict != "regression"
-        if len(remaining) == 1:
-            (suspect,) = remaining
-            if len(shift.suspects) == 1:
-                reason = f"the only commit between the two sides of {_describe(shift)}"
-            else:
-                reason = f"the only suspect of {_describe(shift)} left after narrowing ({set_aside} set aside)"
+        here = (shift.id,)
+        reaches = [reach[c] for c in (shift.from_side.commit, shift.to_side.commit) if c in reach]
+        lowered: set[str] = set()
+        for suspect in shift.suspects:
+            if suspect.cleared is not None:
+                note(suspect, shift, Evidence("cleared", "lowers", here, clearing=suspect.cleared), cleared=True)
+                continue
+            note(suspect, shift)
+            if suspect.undone_by is not None:
+                pair = tuple(sorted((shift.id, suspect.undone_by), key=positions.__getitem__))
+                note(suspect, shift, Evidence("undone", "raises", pair))
             if suspect.unlikely:
-                reason += "; it touches only docs, tests or CI"
-            add(suspect.sha, suspect.subject, [shift.id], reason + note, "sole", (rank["sole"], order_base, positions[shift.id]))
-            continue
-        shift.bisect = bisect_for(shift, higher_is_better)
-        for suspect in remaining:
-            reason = f"one of {len(remaining)} suspects of {_describe(shift)}"
-            if shift.bisect is not None:
-                reason += f": bisect in about {shift.bisect.steps} steps"
-            add(suspect.sha, suspect.subject, [shift.id], reason + note, "possible",
-                (rank["possible"], order_base, positions[shift.id]))
+                lowered.add(suspect.sha)
+                note(suspect, shift, Evidence("docs-tests-ci", "lowers", here))
+            else:
+                paths = not_imported(suspect, reaches)
+                if paths:
+                    lowered.add(suspect.sha)
+                    note(suspect, shift, Evidence("not-imported", "lowers", here, paths=paths))
+            changed = changes.get(suspect.sha, ())
+            argument = changed_what_ran(shift, suspect, changed)
+            if argument is not None:
+                note(suspect, shift, Evidence("changed-what-ran", "shown", here, field=argument))
+            if suspect.sha in shared:
+                note(suspect, shift, Evidence("same-boundary", "shown", shared[suspect.sha]))
+            if shift.single_run:
+                note(suspect, shift, Evidence("single-run", "shown", here))
+        linked_confounders = []
+        for confounder in shift.confounders:
+            linked = []
+            for suspect in shift.suspects:
+                if suspect.cleared is not None:
+                    continue
+                paths = knob_link(confounder, suspect, changes.get(suspect.sha, ()))
+                if paths:
+                    linked.append(suspect.sha)
+                    note(suspect, shift, Evidence("knob-link", "raises", here, field=confounder.field, paths=paths))
+            linked_confounders.append(replace(confounder, linked=tuple(linked)))
+        shift.confounders = linked_confounders
+        if any(s.undone_by is not None for s in shift.suspects):
+            continue  # the prime suspect explains it
+        uncleared = [s for s in shift.suspects if s.cleared is None]
+        remaining = [s for s in uncleared if s.sha not in lowered] or uncleared
+        if len(remaining) == 1:
+            note(remaining[0], shift, Evidence("sole", "raises", here, count=len(shift.suspects) - 1))
+        elif remaining:
+            shift.bisect = bisect_for(shift, higher_is_better)
+            for suspect in remaining:
+                note(suspect, shift, Evidence("one-of", "shown", here, count=len(remaining)))
 
-    ordered = sorted(found.values(), key=lambda e: e["order"])
-    return [Culprit(e["sha"], e["subject"], e["shifts"], e["reason"], e["likelihood"]) for e in ordered]
+    culprits = []
+    for sha, entry in found.items():
+        evidence = _merged(entry["evidence"], positions)
+        kinds = {e.kind for e in evidence}
+        raises = sum(e.effect == "raises" for e in evidence)
+        if "undone" in kinds:
+            likelihood = "prime"
+        elif "sole" in kinds:
+            likelihood = "sole"
+        elif not entry["shifts"]:
+            likelihood = "cleared"
+        elif kinds & {"docs-tests-ci", "not-imported"}:
+            likelihood = "unlikely"
+        elif "knob-link" in kinds:
+            likelihood = "likely"
+        else:
+            likelihood = "possible"
+        named = entry["shifts"] or entry["cleared"]
+        regression = any(s.verdict == "regression" or s.measured == "regression" for s in shifts if s.id in named)
+        key = (LIKELIHOOD_ORDER.index(likelihood), -raises, not regression, *entry["order"])
+        culprits.append((key, Culprit(sha, entry["subject"], sorted(named, key=positions.__getitem__),
+                                      likelihood, evidence)))
+    culprits.sort(key=lambda item: item[0])
+    return [culprit for _, culprit in culprits]
+
+
+def _merged(evidence: list[Evidence], positions: dict[str, int]) -> list[Evidence]:
+    """One entry per fact, with every shift it was seen in; raising evidence first."""
+    merged: dict[tuple, Evidence] = {}
+    for item in evidence:
+        key = (item.kind, item.effect, item.field, item.paths, item.count, item.clearing)
+        if key in merged:
+            shifts = tuple(sorted(set(merged[key].shifts) | set(item.shifts), key=positions.__getitem__))
+            merged[key] = replace(merged[key], shifts=shifts)
+        else:
+            merged[key] = item
+    order = {"raises": 0, "shown": 1, "lowers": 2}
+    return sorted(merged.values(), key=lambda e: order[e.effect])

@@ -34,6 +34,7 @@ def run(
     fail_on_regression: bool = False,
     cache: bool = True,
     all_events: bool = False,
+    entries: Sequence[str] = (),
 ) -> ExitCode:
     display = parse_zone(display_tz) if display_tz else None
     to_stdout, files = plan_outputs(output_format, {"json": json_path, "csv": csv_path, "html": html_path})
@@ -43,7 +44,7 @@ def run(
     parse_cache = cache_of(cache, env)  # made here too: its problem is warned about below
     try:
         timeline = build(paths, repo=repo, log_tz=log_tz, keep_samples=samples, tolerance_s=tolerance_s, env=env,
-                         progress=bar, cache=parse_cache or False)
+                         progress=bar, cache=parse_cache or False, entries=entries)
     finally:
         if bar is not None:
             bar.close()

@@ -30,7 +30,7 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 NO_COMMIT = "#9a9a9a"
 CHART_BORDER = "#c9ced6"  # used nowhere else: a test finds the chart in a screenshot by it
 EVENT_COLOUR = "#555555"
-VERDICT_COLOUR = {"regression": "#d62728", "improvement": "#2ca02c", "inconclusive": "#e0a800"}
+VERDICT_COLOUR = {"regression": "#d62728", "improvement": "#2ca02c", "inconclusive": "#e0a800", "confounded": "#9467bd"}
 METRIC = "decode_throughput"
 
 CSS = """
@@ -50,7 +50,7 @@ td.t { white-space: nowrap; }
 th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; }
 .verdict-regression { color: #b0171f; font-weight: 600; } .verdict-improvement { color: #1a7f2a; font-weight: 600; }
-.verdict-inconclusive { color: #8a6a00; } .muted { color: #777; }
+.verdict-inconclusive { color: #8a6a00; } .verdict-confounded { color: #6b3fa0; font-weight: 600; } .muted { color: #777; }
 """
 STYLE = CSS.replace("@CHART_BORDER@", CHART_BORDER)
 
@@ -299,8 +299,9 @@ class _Report:
                 side = shift.get(key) or {}
                 sides.append(f"<code>{_short(side.get('commit'))}</code> {_number(side.get('value'))} "
                              f'<span class="muted">({escape(", ".join(side.get("runs", [])))})</span>')
-            confounders = ", ".join(f"{c.get('field')}: {c.get('from')} → {c.get('to')}"
-                                    for c in shift.get("confounders", []))
+            confounders = "; ".join([c.get("text") or f"{c.get('field')}: {c.get('from')} → {c.get('to')}"
+                                     for c in shift.get("confounders", [])]
+                                    + [r.get("text", "") for r in shift.get("reruns", [])])
             change = shift.get("change_pct")
             p_value = shift.get("p_value")
             rows.append(
@@ -321,13 +322,16 @@ class _Report:
 
     def suspects_table(self) -> str:
         rows = []
-        for culprit in self.doc.get("culprits", []):
+        marks = {"raises": "+", "lowers": "−", "shown": "·"}
+        for number, culprit in enumerate(self.doc.get("culprits", []), 1):
+            evidence = culprit.get("evidence") or [{"effect": "shown", "text": culprit.get("reason", "")}]
+            reasons = "<br>".join(f"{marks.get(e.get('effect'), '·')} {escape(e.get('text', ''))}" for e in evidence)
             rows.append(
-                "<tr><td>culprit</td>"
+                f"<tr><td>{number}. {escape(str(culprit.get('likelihood', 'culprit')))}</td>"
                 f"<td>{escape(', '.join(culprit.get('shifts', [])))}</td>"
                 f"<td><code>{_short(culprit.get('sha'))}</code></td>"
                 f"<td>{escape(culprit.get('subject', ''))}</td><td></td>"
-                f"<td>{escape(culprit.get('reason', ''))}</td></tr>"
+                f"<td>{reasons}</td></tr>"
             )
         for shift in self.doc.get("shifts", []):
             for suspect in shift.get("suspects", []):
@@ -348,7 +352,7 @@ class _Report:
         if suspect.get("change"):
             notes.append(f"{suspect['change']} with {suspect.get('event') or 'the move'}")
         if suspect.get("unlikely"):
-            notes.append("unlikely: touches only docs, tests or CI")
+            notes.append("unlikely: touches only docs, tests, CI, benchmarks or examples")
         if suspect.get("cleared"):
             notes.append(f"cleared: {suspect['cleared']}")
         return "; ".join(notes)

@@ -18,6 +18,7 @@ from timeline.render.shifts import (
     verdict_word,
 )
 from timeline.render.window import event_window
+from timeline.render.wording import equal_flags_text, evidence_mark, evidence_text
 from timeline.suspects import short_sha
 from timeline.workload import workload_label
 
@@ -78,7 +79,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
     out += ["", "## Shifts", ""]
     rows = []
     for shift in timeline.shifts:
-        verdict = f"**{verdict_word(shift)}**" if shift.verdict in ("regression", "improvement") else verdict_word(shift)
+        verdict = f"**{verdict_word(shift)}**" if shift.verdict in ("regression", "improvement", "confounded") else verdict_word(shift)
         detail = verdict_detail(shift)
         if detail:
             verdict += f" ({detail})"
@@ -87,7 +88,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
             side_text(shift.from_side.commit, shift.from_side.runs, shift.from_side.value, shift.unit),
             side_text(shift.to_side.commit, shift.to_side.runs, shift.to_side.value, shift.unit),
             fmt_change(shift.change_pct), fmt_p(shift.p_value), verdict,
-            ", ".join(shift.events) or "-", "\n".join(shift.notes) or "-",
+            ", ".join(shift.events) or "-", "\n".join(filter(None, [equal_flags_text(shift), *shift.notes])) or "-",
         ])
     out += _table(["Shift", "Workload", "From", "To", "Change", "p", "Verdict", "Events", "Notes"], rows)
     bisects = [s for s in timeline.shifts if s.bisect is not None]
@@ -99,28 +100,32 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
 
     out += ["", "## Suspects", ""]
     rows = []
+    culprits = {c.sha: c for c in timeline.culprits}
     for shift in timeline.shifts:
         for suspect in shift.suspects:
             rows.append([
                 shift.id, f"`{short_sha(suspect.sha)}`", suspect.subject, suspect.change,
                 _time(suspect.author_date) if suspect.author_date is not None else "-",
                 "-" if suspect.paths is None else "\n".join(f"`{p}`" for p in suspect.paths) or "-",
-                suspect_status(suspect),
+                suspect_status(suspect, culprits.get(suspect.sha)),
             ])
     out += _table(["Shift", "Commit", "Subject", "Change", "Author date", "Paths", "Status"], rows)
 
     out += ["", "## Confounders", ""]
     rows = [
-        [shift.id, f"`{c.field}`", repr(c.from_value), repr(c.to_value)]
+        [shift.id, f"`{c.field}`", repr(c.from_value), repr(c.to_value),
+         ", ".join(f"`{short_sha(sha)}`" for sha in c.linked) or "-"]
         for shift in timeline.shifts
         for c in shift.confounders
     ]
-    out += _table(["Shift", "Field", "From", "To"], rows)
+    out += _table(["Shift", "Field", "From", "To", "Its code touched by"], rows)
 
     out += ["", "## Culprits", ""]
+    shifts = {s.id: s for s in timeline.shifts}
     rows = [
-        [number, f"`{short_sha(c.sha)}`", c.subject, c.likelihood, ", ".join(c.shifts), c.reason]
+        [number, f"`{short_sha(c.sha)}`", c.subject, c.likelihood, ", ".join(c.shifts),
+         "\n".join(f"{evidence_mark(e)} {evidence_text(e, c, shifts)}" for e in c.evidence)]
         for number, c in enumerate(timeline.culprits, 1)
     ]
-    out += _table(["#", "Commit", "Subject", "Likelihood", "Shifts", "Reason"], rows)
+    out += _table(["#", "Commit", "Subject", "Likelihood", "Shifts", "Evidence"], rows)
     return "\n".join(out) + "\n"

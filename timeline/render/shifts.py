@@ -6,15 +6,26 @@ JSON (which holds the same rounded numbers) always agree.
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from timeline.detect import DEFAULT_MIN_EFFECT
 from timeline.model import Culprit, Shift, Suspect, Timeline
+from timeline.render.wording import (
+    clearing_text,
+    confounder_text,
+    equal_flags_text,
+    evidence_mark,
+    evidence_text,
+    rerun_text,
+)
 from timeline.suspects import short_sha
 
-VERDICT_STYLE = {"regression": "bold red", "improvement": "bold green", "inconclusive": "yellow"}
+VERDICT_STYLE = {"regression": "bold red", "improvement": "bold green", "inconclusive": "yellow",
+                 "confounded": "bold magenta"}
 RERUN = "no between-run noise yet: rerun to confirm"
 
 
@@ -37,7 +48,13 @@ def verdict_word(shift: Shift) -> str:
 
 
 def verdict_detail(shift: Shift) -> str | None:
-    """The line under the verdict: rerun to confirm, or how many more runs would decide it."""
+    """The line under the verdict: the rerun that would settle a confounded shift, rerun to
+    confirm, or how many more runs would decide it."""
+    if shift.verdict == "confounded":
+        said = f"measured a {shift.measured}, but a flag differs between the sides"
+        if shift.reruns:
+            said += ": " + "; ".join(rerun_text(r, shift) for r in shift.reruns)
+        return said + (f" ({RERUN})" if shift.single_run else "")
     if shift.single_run:
         return RERUN
     if shift.verdict == "inconclusive":
@@ -52,28 +69,53 @@ def side_text(commit: str, runs: list[str], value: float, unit: str) -> str:
     return f"{short_sha(commit)} ({', '.join(runs)}) {fmt_value(value)} {unit}"
 
 
-def suspect_status(suspect: Suspect) -> str:
+def suspect_status(suspect: Suspect, culprit: Culprit | None = None) -> str:
+    """``suspect``, or why it is less (cleared, unlikely: and which evidence), or more (likely)."""
     if suspect.cleared:
-        return f"cleared: {suspect.cleared}"
+        return f"cleared: {clearing_text(suspect.cleared)}"
+    kinds = {e.kind for e in culprit.evidence} if culprit is not None else set()
+    if "not-imported" in kinds:
+        return "unlikely: not imported by the server"
     if suspect.unlikely:
-        return "unlikely: docs, tests or CI only"
+        return "unlikely: docs, tests, CI, benchmarks or examples only"
+    if culprit is not None and culprit.likelihood in ("prime", "sole", "likely"):
+        return culprit.likelihood
     return "suspect"
 
 
-def culprit_line(number: int, culprit: Culprit) -> str:
-    return f"{number}. {short_sha(culprit.sha)} {culprit.subject} [{culprit.likelihood}; {', '.join(culprit.shifts)}]: {culprit.reason}"
+def culprit_head(number: int, culprit: Culprit) -> str:
+    """``1. 0be30d4a1 Fix PCG MoE Error [likely; s1, s2]``."""
+    return f"{number}. {short_sha(culprit.sha)} {culprit.subject} [{culprit.likelihood}; {', '.join(culprit.shifts)}]"
 
 
-def shift_details(shift: Shift) -> list[str]:
-    """What the views list under a shift: suspects (with a verdict), confounders, bisect, notes."""
+def culprit_lines(timeline: Timeline, width: int) -> list[str]:
+    """Each culprit's head line, then one line per piece of evidence (``+`` raised it, ``-``
+    lowered it, ``·`` shown), wrapped to ``width`` under its own text."""
+    shifts = {s.id: s for s in timeline.shifts}
     lines: list[str] = []
+    for number, culprit in enumerate(timeline.culprits, 1):
+        lines.append(culprit_head(number, culprit))
+        for evidence in culprit.evidence:
+            lines += textwrap.wrap(evidence_text(evidence, culprit, shifts), max(width, 40),
+                                   initial_indent=f"   {evidence_mark(evidence)} ", subsequent_indent="     ",
+                                   break_on_hyphens=False)
+    return lines
+
+
+def shift_details(shift: Shift, culprits: dict[str, Culprit] | None = None) -> list[str]:
+    """What the views list under a shift: suspects (with a verdict), confounders, reruns, bisect, notes."""
+    lines: list[str] = []
+    culprits = culprits or {}
     if shift.verdict is not None:
         for suspect in shift.suspects:
             mark = "+" if suspect.change == "arrived" else "-"
-            status = "" if suspect_status(suspect) == "suspect" else f" ({suspect_status(suspect)})"
-            lines.append(f"{mark} {short_sha(suspect.sha)} {suspect.subject}{status}")
+            status = suspect_status(suspect, culprits.get(suspect.sha))
+            lines.append(f"{mark} {short_sha(suspect.sha)} {suspect.subject}" + ("" if status == "suspect" else f" ({status})"))
     for confounder in shift.confounders:
-        lines.append(f"confounder: {confounder.field} {confounder.from_value!r} → {confounder.to_value!r}")
+        lines.append(f"confounder: {confounder_text(confounder)}")
+    settled = equal_flags_text(shift)
+    if settled:
+        lines.append(f"note: {settled}")
     if shift.bisect is not None:
         lines.append(f"bisect: {shift.bisect.command}  ({shift.bisect.commits} commits, about {shift.bisect.steps} steps)")
     lines.extend(f"note: {note}" for note in shift.notes)
@@ -116,8 +158,9 @@ def render_shifts(timeline: Timeline, console: Console) -> None:
     if not timeline.shifts:
         return
     console.print(shifts_table(timeline))
+    culprits = {c.sha: c for c in timeline.culprits}
     for shift in timeline.shifts:
-        lines = shift_details(shift)
+        lines = shift_details(shift, culprits)
         if not lines:
             continue
         head = Text(f"{shift.id} ", style="bold")
@@ -128,5 +171,5 @@ def render_shifts(timeline: Timeline, console: Console) -> None:
             console.print(Text("  " + line, style="dim" if line.startswith("note:") else ""), highlight=False)
     if timeline.culprits:
         console.print(Text("Culprits, most likely first:", style="bold"))
-        for number, culprit in enumerate(timeline.culprits, 1):
-            console.print(culprit_line(number, culprit), markup=False, highlight=False)
+        for line in culprit_lines(timeline, console.width):
+            console.print(Text(line), soft_wrap=True)

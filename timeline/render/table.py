@@ -68,16 +68,22 @@ def _when(moment: datetime | None, zone: tzinfo | None) -> str:
     return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _event_details(event: CodeEvent) -> Text:
+def _event_details(event: CodeEvent, keep: set[str] | None) -> Text:
+    """The message and the commits the move brought in and took away. ``keep``: the commits
+    that must be shown (None: every commit); past ``MAX_COMMITS_SHOWN`` the others fold."""
     text = Text(event.message)
     for label, commits in (("in", event.commits), ("out", event.commits_removed)):
         if not commits:
             continue
         text.append(f"\n{len(commits)} commit{'s' if len(commits) != 1 else ''} {label}:", style="bold")
-        for commit in commits[:MAX_COMMITS_SHOWN]:
+        shown = commits if keep is None else [
+            c for n, c in enumerate(commits) if c.sha in keep or n < MAX_COMMITS_SHOWN - 1]
+        if len(commits) - len(shown) < 2:  # "... 1 more" takes the line the commit would
+            shown = commits
+        for commit in shown:
             text.append(f"\n  {commit.sha[:9]} {commit.subject}")
-        if len(commits) > MAX_COMMITS_SHOWN:
-            text.append(f"\n  ... {len(commits) - MAX_COMMITS_SHOWN} more")
+        if len(shown) < len(commits):
+            text.append(f"\n  ... {len(commits) - len(shown)} more, none of them a likely suspect (--all-events lists them)")
     return text
 
 
@@ -133,10 +139,12 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events
     table.add_column("What", no_wrap=True)
     table.add_column("Commit", no_wrap=True)
     table.add_column("Details", overflow="fold")
+    keep = None if all_events else {c.sha for c in timeline.culprits if c.likelihood not in ("unlikely", "cleared")}
     for row in timeline_rows(timeline, window.events):
         if isinstance(row, CodeEvent):
             move = short(row.new) if not row.changes_commit else f"{short(row.old)}\n→ {short(row.new)}"
-            table.add_row(_when(row.time, zone), Text(f"{row.id} {row.kind}", style="bold blue"), move, _event_details(row))
+            table.add_row(_when(row.time, zone), Text(f"{row.id} {row.kind}", style="bold blue"), move,
+                          _event_details(row, keep))
         else:
             commit = Text(short(row.commit))
             commit.append(f"\n{row.attribution}", style=ATTRIBUTION_STYLE.get(row.attribution, "dim"))

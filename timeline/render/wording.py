@@ -1,0 +1,123 @@
+"""The words for the analysis' facts: culprits' evidence, clearings, confounders, reruns.
+
+The analysis (timeline.suspects, timeline.shifts) returns codes and numbers; every view (table,
+markdown, HTML, the JSON's ``reason`` texts) words them here, so they all say the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from timeline.model import Clearing, Confounder, Culprit, Evidence, Rerun, Shift
+from timeline.suspects import short_sha
+
+__all__ = ["shift_brief", "evidence_text", "evidence_mark", "culprit_reason", "clearing_text", "confounder_text",
+           "rerun_text", "flag_text", "equal_flags_text", "MAX_PATHS_SAID"]
+
+MAX_PATHS_SAID = 3
+EFFECT_MARK = {"raises": "+", "lowers": "-", "shown": "·"}
+
+
+def shift_brief(shift: Shift) -> str:
+    """``s1 (-35.8%, regression)``."""
+    return f"{shift.id} ({shift.change_pct:+.1f}%, {shift.verdict})"
+
+
+def _paths(paths: tuple[str, ...]) -> str:
+    said = ", ".join(paths[:MAX_PATHS_SAID])
+    more = len(paths) - MAX_PATHS_SAID
+    return said + (f" and {more} more" if more > 0 else "")
+
+
+def clearing_text(clearing: Clearing) -> str:
+    if clearing.reason == "stayed-when-undone":
+        return f"stayed when {clearing.by} undid {clearing.shift}"
+    verb = "came" if clearing.change == "arrived" else "went"
+    return f"{verb} at {clearing.by} with no change ({clearing.change_pct:+.1f}%)"
+
+
+def flag_text(field: str, value: Any) -> str:
+    """How a server argument is given on the command line: ``--disable-custom-all-reduce``."""
+    if field == "nccl_version":
+        return f"NCCL {value}"
+    flag = "--" + field.replace("_", "-")
+    if value is True:
+        return f"`{flag}`"
+    if value is False or value is None:
+        return f"without `{flag}`"
+    return f"`{flag} {value}`"
+
+
+def rerun_text(rerun: Rerun, shift: Shift) -> str:
+    """``rerun the after side (0be30d4a1) with `--disable-custom-all-reduce```."""
+    side = shift.to_side if rerun.side == "to" else shift.from_side
+    name = "after" if rerun.side == "to" else "before"
+    settings = " and ".join(flag_text(field, value) for field, value in rerun.settings)
+    return f"rerun the {name} side ({short_sha(side.commit)}) with {settings}"
+
+
+def confounder_text(confounder: Confounder) -> str:
+    text = f"{confounder.field} {confounder.from_value!r} → {confounder.to_value!r}"
+    if confounder.linked:
+        text += f"; its code is touched by {', '.join(short_sha(s) for s in confounder.linked)}"
+    return text
+
+
+def equal_flags_text(shift: Shift) -> str | None:
+    """Why the confounders did not make the shift ``confounded``, or None."""
+    if shift.equal_flags is None:
+        return None
+    where = "between runs of both sides" if shift.equal_flags == "runs" else f"by {shift.equal_flags}"
+    return f"the same change is seen with equal flags ({where}): the confounders do not explain it"
+
+
+def evidence_text(evidence: Evidence, culprit: Culprit, shifts: Mapping[str, Shift]) -> str:
+    """One short phrase for one piece of evidence."""
+    briefs = [shift_brief(shifts[i]) for i in evidence.shifts if i in shifts]
+    kind = evidence.kind
+    if kind == "undone":
+        first, second = (shifts[i] for i in evidence.shifts)
+        came = next((s.change for s in first.suspects if s.sha == culprit.sha), "arrived")
+        verbs = ("arrived", "left") if came == "arrived" else ("left", "came back")
+        return (f"{verbs[0]} with {shift_brief(first)} and {verbs[1]} with {shift_brief(second)}, "
+                "a change of similar size: the level moved with it")
+    if kind == "sole":
+        if not evidence.count:
+            return f"the only commit between the two sides of {briefs[0]}"
+        return f"the only suspect of {briefs[0]} left after narrowing ({evidence.count} set aside)"
+    if kind == "one-of":
+        text = f"one of {evidence.count} suspects of {', '.join(briefs)}"
+        bisects = [shifts[i].bisect for i in evidence.shifts if shifts[i].bisect is not None]
+        if bisects:
+            text += f": bisect in about {bisects[0].steps} steps"
+        return text
+    if kind == "knob-link":
+        return (f"touches the code behind `{evidence.field}`, which differs between the sides of "
+                f"{', '.join(evidence.shifts)} ({_paths(evidence.paths)})")
+    if kind == "changed-what-ran":
+        return (f"added `{evidence.field}`, a server argument the logs show only on its side of "
+                f"{', '.join(evidence.shifts)}: its code ran (not blame)")
+    if kind == "same-boundary":
+        moved = ", ".join(f"{s.id} {s.group} {s.change_pct:+.1f}%" for s in (shifts[i] for i in evidence.shifts))
+        return f"{len(evidence.shifts)} workloads moved the same way across it ({moved}): one cause is likely"
+    if kind == "not-imported":
+        return f"unlikely: not imported by the server ({_paths(evidence.paths)})"
+    if kind == "docs-tests-ci":
+        return "unlikely: touches only docs, tests, CI, benchmarks or examples"
+    if kind == "cleared":
+        assert evidence.clearing is not None
+        return f"cleared: {clearing_text(evidence.clearing)}"
+    if kind == "single-run":
+        return f"{', '.join(evidence.shifts)} judged on line spread: rerun to confirm"
+    raise ValueError(f"unknown evidence kind {kind!r}")
+
+
+def evidence_mark(evidence: Evidence) -> str:
+    """``+`` raised it, ``-`` lowered it, ``·`` shown for what it is."""
+    return EFFECT_MARK[evidence.effect]
+
+
+def culprit_reason(culprit: Culprit, shifts: Mapping[str, Shift]) -> str:
+    """Every piece of the culprit's evidence, strongest first, in one line."""
+    return "; ".join(evidence_text(e, culprit, shifts) for e in culprit.evidence)
