@@ -149,6 +149,56 @@ def demo_command(
     raise typer.Exit(int(code))
 
 
+@app.command("bisect", short_help="Run a benchmark on commits in between; name the one that slowed it.")
+def bisect_command(
+    command: list[str] = typer.Argument(..., metavar="COMMAND...", help="The benchmark to run in each checkout, after --."),
+    repo: str = typer.Option(..., "--repo", metavar="CHECKOUT", help="The checkout whose history is searched."),
+    good: Optional[str] = typer.Option(None, "--good", metavar="SHA", help="A fast commit (an id or a unique prefix)."),
+    bad: Optional[str] = typer.Option(
+        None, "--bad", metavar="SHA", help="A slow commit (an id or a unique prefix). Default with --good: HEAD."
+    ),
+    from_path: Optional[str] = typer.Option(
+        None, "--from", metavar="FILE",
+        help="A timeline build --json document: good and bad default to the two sides of its first "
+        "regression shift (else improvement, else confounded).",
+    ),
+    runs: int = typer.Option(2, "--runs", min=1, metavar="N", help="Runs of COMMAND on each commit tested."),
+    log_path: Optional[str] = typer.Option(
+        None, "--log", metavar="PATH",
+        help="The log to read, relative to the checkout's root (default: COMMAND's stdout and stderr).",
+    ),
+    json_path: Optional[str] = typer.Option(
+        None, "--json", metavar="FILE", help="Write the whole bisection as JSON to FILE ('-' = stdout only)."
+    ),
+) -> None:
+    """Find the commit that moved the throughput: git bisect with a benchmark, on the first-parent
+    line from good (exclusive) to bad.
+
+    This RUNS CODE: COMMAND, in a checkout of each commit tested (timeline build never runs the
+    checkout's code). Each commit is written to a temporary folder of its own, never to your
+    checkout: its files, HEAD, index and .git stay as they are. COMMAND runs there, in a process
+    group of its own (stopped when it ends, and on Ctrl-C), with TIMELINE_BISECT_COMMIT and
+    TIMELINE_BISECT_RUN set; its output (or --log) is read as a server log, and its steady decode
+    throughput decides: good, bad, or skip when it fails or sits between the levels. Progress
+    goes to stderr, the first bad commit to stdout. Exit status 4 when no commit can be named.
+
+    \b
+    Examples:
+      timeline bisect --repo ~/sglang --good 1a2b3c4 --bad 9f8e7d6 -- ./bench.sh
+      timeline bisect --repo ~/sglang --from out.json --runs 3 -- python bench.py
+      timeline bisect --repo . --good 0c059dfe --log server.log -- ./serve.sh
+    """
+    from timeline.commands import bisect
+
+    out, err = _consoles()
+    try:
+        code = bisect.run(repo, command, good=good, bad=bad, from_path=from_path, runs=runs, log_path=log_path,
+                          json_path=json_path, out=out, err=err)
+    except TimelineError as error:
+        raise _fail(error) from None
+    raise typer.Exit(int(code))
+
+
 @app.command("schema", short_help="Print the JSON Schema of the JSON v1 document.")
 def schema_command() -> None:
     """Print the JSON Schema (draft 2020-12) of the JSON v1 document that --json writes.

@@ -1,0 +1,433 @@
+"""timeline bisect: the search and the statistics on seeded synthetic numbers (timeline.bisection),
+then whole bisections of a real repository whose benchmark script prints SGLang decode lines at a
+speed set by the checked-out code, with seeded noise."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import random
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from timeline.bisection import Failure, LineSearch, Sample, bisect, classify, judge_levels, noise_of
+from timeline.cli import app
+from timeline.commands.bisect import bisect_repository, ends_from_build
+from timeline.errors import UsageError
+from timeline.exitcodes import ExitCode
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# --------------------------------------------------------------------------- the search alone
+
+
+@pytest.mark.parametrize("count", range(1, 41))
+def test_line_search_finds_every_first_changed_commit_in_log2_steps(count):
+    for first in range(count):
+        search = LineSearch(count)
+        steps = 0
+        while (index := search.next()) is not None:
+            steps += 1
+            search.mark(index, "new" if index >= first else "old")
+        assert search.suspects() == [first]
+        assert steps <= math.ceil(math.log2(count))  # the last candidate is known: count - 1 untested
+
+
+def test_skipped_commits_are_stepped_around_then_left_as_a_range():
+    search = LineSearch(31)
+    tested = []
+    while (index := search.next()) is not None:
+        tested.append(index)
+        search.mark(index, "skip" if index in (18, 19, 20) else ("new" if index >= 20 else "old"))
+    assert search.suspects() == [18, 19, 20, 21]  # git bisect: "only 'skip'ped commits left to test"
+    assert tested[0] == 14 and 17 in tested and 21 in tested
+
+    search = LineSearch(31)
+    while (index := search.next()) is not None:
+        search.mark(index, "skip" if index == 15 else ("new" if index >= 9 else "old"))
+    assert search.suspects() == [9]  # a skip away from the answer costs a step, not the answer
+
+
+# --------------------------------------------------------------------------- the statistics
+
+
+def synthetic(seed: int, *, noise: float, change: float, culprit: int = 20, count: int = 31, runs: int = 2,
+              line_spread: float = 0.01, levels: dict[int, float] | None = None):
+    """A bisection of commits c1..c{count} after c0, c{culprit} on slower by ``change``: each run
+    is the level times log-normal noise ``noise``; each run's line spread is ``line_spread``."""
+    rng = random.Random(seed)
+
+    def level(commit: str) -> float:
+        index = int(commit[1:])
+        if levels and index in levels:
+            return levels[index]
+        return 100.0 * (1 - change if index >= culprit else 1.0)
+
+    def measure(commit: str, n: int) -> Sample:
+        values = tuple(level(commit) * math.exp(rng.gauss(0, noise)) for _ in range(n))
+        return Sample(values, (line_spread,) * n)
+
+    return bisect("c0", f"c{count}", [f"c{i}" for i in range(1, count + 1)], measure, runs=runs)
+
+
+def test_a_20_percent_drop_at_1_percent_noise_is_named_in_5_steps():
+    outcomes = [synthetic(seed, noise=0.01, change=0.2) for seed in range(500)]
+    named = [r for r in outcomes if r.outcome == "found"]
+    assert all(r.found == "c20" and len(r.steps) <= 5 for r in named)  # never a wrong commit
+    # Two runs a side give the t-test 2 degrees of freedom: p < 0.01 needs t > 9.9, and the
+    # pooled noise is over 2.2 times the true one 0.7% of the time (measured: 99.2% named).
+    assert len(named) >= 0.97 * len(outcomes)
+
+
+@pytest.mark.parametrize("noise", [0.05, 0.1, 0.2])
+def test_noise_as_large_as_the_change_names_nothing(noise):
+    outcomes = [synthetic(seed, noise=noise, change=noise) for seed in range(500)]
+    named = sum(r.outcome == "found" for r in outcomes)
+    assert named <= 5  # measured: 1 to 3 in 2000 (the first runs made the noise look small)
+    assert all(r.reason.startswith("cannot decide") for r in outcomes if r.outcome == "undecided")
+
+
+def test_more_runs_decide_more():
+    """At 2% noise and a 15% drop, 3 runs a commit decide far more often than 2."""
+    two = sum(synthetic(s, noise=0.02, change=0.15).outcome == "found" for s in range(300))
+    three = sum(synthetic(s, noise=0.02, change=0.15, runs=3).outcome == "found" for s in range(300))
+    assert three > two + 60 and three >= 0.95 * 300
+
+
+def test_a_commit_between_the_levels_is_measured_again_then_skipped():
+    result = synthetic(1, noise=0.005, change=0.2, levels={20: 90.0})  # c20 sits half way
+    middle = [s for s in result.steps if s.commit == "c20"]
+    assert middle and middle[0].decision == "skip" and middle[0].reran and len(middle[0].values) == 4
+    assert "between the levels" in middle[0].reason
+    assert result.outcome == "range" and result.commits == ["c20", "c21"]
+
+
+def test_one_run_a_commit_uses_the_line_spread_and_needs_it():
+    result = synthetic(3, noise=0.005, change=0.2, runs=1)
+    assert result.found == "c20" and result.levels.noise.method == "line-spread"
+    unknown = bisect("c0", "c2", ["c1", "c2"], lambda c, n: Sample((100.0 if c == "c0" else 80.0,) * n), runs=1)
+    assert unknown.outcome == "undecided" and "noise is unknown" in unknown.reason
+
+
+def test_a_bad_end_that_is_not_slower_decides_nothing():
+    result = bisect("c0", "c1", ["c1"], lambda c, n: Sample(tuple(100.0 + i for i in range(n))), runs=2)
+    assert result.outcome == "undecided" and "not slower" in result.reason
+
+
+def test_an_improvement_hunt_finds_the_first_fast_commit():
+    rng = random.Random(5)
+
+    def measure(commit: str, n: int) -> Sample:
+        level = 120.0 if int(commit[1:]) >= 7 else 100.0  # c7 made it faster
+        return Sample(tuple(level * math.exp(rng.gauss(0, 0.005)) for _ in range(n)))
+
+    # the bad (slow) end is the older one: search the line from it to the good end
+    result = bisect("c12", "c0", [f"c{i}" for i in range(1, 13)], measure, newer="good")
+    assert result.found == "c7" and result.newer == "good"
+
+
+def test_a_failing_end_or_step():
+    failing = bisect("c0", "c3", ["c1", "c2", "c3"], lambda c, n: Failure("exit 1") if c == "c0" else Sample((1.0,) * n))
+    assert failing.outcome == "undecided" and failing.reason == "the good commit gave no number: exit 1"
+
+    def measure(commit: str, n: int):
+        if commit == "c2":
+            return Failure("the command exited with status 1")
+        return Sample(tuple((100.0 if int(commit[1:]) < 2 else 80.0) * (1 + 0.001 * i) for i in range(n)))
+
+    result = bisect("c0", "c3", ["c1", "c2", "c3"], measure)
+    skipped = [s for s in result.steps if s.decision == "skip"]
+    assert skipped[0].commit == "c2" and skipped[0].reason == "the command exited with status 1"
+    assert result.outcome == "range" and result.commits == ["c2", "c3"]
+
+
+def test_classify_is_a_likelihood_ratio_between_the_levels():
+    good, bad = Sample((100.0, 101.0)), Sample((80.0, 80.5))
+    noise = noise_of([good, bad])
+    assert classify(Sample((99.0, 100.5)), good, bad, noise).decision == "good"
+    assert classify(Sample((80.2, 79.9)), good, bad, noise).decision == "bad"
+    between = classify(Sample((89.5, 90.0)), good, bad, noise)
+    assert between.decision == "unclear" and abs(between.log_ratio) < math.log(100)
+    # a third level, significantly off both and a quarter of the way or more: between
+    assert classify(Sample((93.0, 93.2)), good, bad, noise).decision == "unclear"
+    # near a level, off it by the error of that level's own mean: at that level
+    assert classify(Sample((98.4, 98.6)), good, bad, noise).decision == "good"
+    # beyond a level: at it
+    faster = classify(Sample((130.0, 131.0)), good, bad, noise)
+    assert faster.decision == "good" and "(faster than the good level)" in faster.reason
+    levels = judge_levels(good, bad, noise)
+    assert levels.apart and levels.p_value < 0.01 and levels.separation > 5
+
+
+# --------------------------------------------------------------------------- real repositories
+
+BENCH = '''\
+"""A fake SGLang server: Decode batch lines at the speed engine.py gives, with seeded noise."""
+import math
+import os
+import random
+import subprocess
+
+import engine
+
+run = os.environ["TIMELINE_BISECT_RUN"]
+if os.environ.get("FAKE_BENCH_FAIL_AT") == os.environ["TIMELINE_BISECT_COMMIT"]:
+    raise SystemExit("fake bench: broken build")
+if os.environ.get("FAKE_BENCH_HANG_AT_RUN") == run:
+    child = subprocess.Popen(["sleep", "300"])
+    started = os.environ["FAKE_BENCH_STARTED"]
+    with open(started + ".tmp", "w") as handle:
+        handle.write(f"{os.getpid()} {child.pid} {os.getcwd()}\\n")
+    os.replace(started + ".tmp", started)
+    child.wait()
+rng = random.Random(f"{os.environ.get('FAKE_BENCH_SEED', '0')}/{run}")
+level = engine.tokens_per_second() * math.exp(rng.gauss(0, float(os.environ.get("FAKE_BENCH_RUN_NOISE", "0.005"))))
+print("[2025-06-01 10:00:00] server_args=ServerArgs(model_path='fake/model', tp_size=1)")
+for i in range(20):
+    value = level * math.exp(rng.gauss(0, 0.01))
+    print(f"[2025-06-01 10:00:{5 + i:02d} TP0] Decode batch. #running-req: 1, #token: {1234 + 40 * i}, "
+          f"token usage: 0.01, cuda graph: True, gen throughput (token/s): {value:.2f}, #queue-req: 0, ")
+'''
+ENGINE = "OVERHEAD = {overhead}\n\n\ndef tokens_per_second():\n    return 100.0 / (1.0 + OVERHEAD)\n"
+CULPRIT = 21  # of commits 0..31: "engine: check every token twice" slows decoding by 20%
+T0 = 1_750_000_000
+
+
+class Repository:
+    """A real repository made with git commands, isolated from the machine's configuration, each
+    commit dated ``T0 + 100 s * n``."""
+
+    def __init__(self, path: Path, home: Path) -> None:
+        self.path = path
+        home.mkdir(parents=True, exist_ok=True)
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        self.env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), GIT_CONFIG_NOSYSTEM="1",
+                        LC_ALL="C", TZ="UTC", GIT_AUTHOR_NAME="Ann Tester", GIT_AUTHOR_EMAIL="ann@example.com",
+                        GIT_COMMITTER_NAME="Ann Tester", GIT_COMMITTER_EMAIL="ann@example.com")
+        self.commits: list[str] = []
+        self.git("init", "-q", "-b", "main", str(path), cwd=path.parent)
+
+    def git(self, *args: str, cwd: Path | None = None) -> str:
+        when = f"@{T0 + 100 * len(self.commits)} +0000"
+        env = dict(self.env, GIT_COMMITTER_DATE=when, GIT_AUTHOR_DATE=when)
+        done = subprocess.run(["git", *args], cwd=cwd or self.path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    def commit(self, subject: str, files: dict[str, str]) -> str:
+        for name, text in files.items():
+            (self.path / name).write_text(text, encoding="utf-8")
+        self.git("add", "--", *files)
+        self.git("commit", "-q", "-m", subject)
+        self.commits.append(self.git("rev-parse", "HEAD"))
+        return self.commits[-1]
+
+
+def make_repository(root: Path, culprit: int = CULPRIT, count: int = 32) -> Repository:
+    repo = Repository(root / "checkout", root / "home")
+    repo.commit("fake server and its benchmark", {"bench.py": BENCH, "engine.py": ENGINE.format(overhead=0.0)})
+    for n in range(1, count):
+        if n == culprit:
+            repo.commit("engine: check every token twice", {"engine.py": ENGINE.format(overhead=0.25)})
+        else:
+            repo.commit(f"notes: entry {n}", {"NOTES.md": "".join(f"- entry {i}\n" for i in range(1, n + 1))})
+    # what a user's checkout holds besides commits: uncommitted edits, an untracked file, a stash-free reflog
+    (repo.path / "NOTES.md").write_text("work in progress\n", encoding="utf-8")
+    (repo.path / "scratch.txt").write_text("untracked\n", encoding="utf-8")
+    return repo
+
+
+def tree_digest(root: Path) -> dict[str, tuple]:
+    """Every folder, file and symlink under ``root`` (``.git`` included): type, mode, bytes."""
+    found: dict[str, tuple] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder, name)
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                found[str(path.relative_to(root))] = ("link", os.readlink(path))
+            elif stat.S_ISDIR(info.st_mode):
+                found[str(path.relative_to(root))] = ("dir", info.st_mode)
+            else:
+                found[str(path.relative_to(root))] = ("file", info.st_mode, hashlib.sha256(path.read_bytes()).hexdigest())
+    return found
+
+
+@pytest.fixture(scope="module")
+def repository(tmp_path_factory) -> Repository:
+    return make_repository(tmp_path_factory.mktemp("bisect"))
+
+
+BENCH_COMMAND = [sys.executable, "bench.py"]
+
+
+def test_twenty_seeds_name_the_slow_commit_in_at_most_6_steps(repository, monkeypatch):
+    before = tree_digest(repository.path)
+    culprit = repository.commits[CULPRIT]
+    steps = []
+    for seed in range(20):
+        monkeypatch.setenv("FAKE_BENCH_SEED", str(seed))
+        result, subjects = bisect_repository(repository.path, BENCH_COMMAND, good=repository.commits[0][:7],
+                                             bad=repository.commits[-1])
+        assert result.outcome == "found" and result.found == culprit, (seed, result.reason)
+        assert subjects[culprit] == "engine: check every token twice"
+        assert len(result.steps) <= 6 and all(len(s.values) == 2 and not s.reran for s in result.steps)
+        steps.append(len(result.steps))
+    assert tree_digest(repository.path) == before
+    assert max(steps) <= 6 and len(set(steps)) == 1  # 31 candidates: 5 steps whatever the noise
+
+
+def test_noise_as_large_as_the_change_says_it_cannot_decide(repository, monkeypatch):
+    monkeypatch.setenv("FAKE_BENCH_RUN_NOISE", "0.2")  # a 20% slowdown, 20% run-to-run noise
+    for seed in range(20):
+        monkeypatch.setenv("FAKE_BENCH_SEED", str(seed))
+        result, _ = bisect_repository(repository.path, BENCH_COMMAND, good=repository.commits[0],
+                                      bad=repository.commits[-1])
+        assert result.outcome == "undecided" and not result.commits, seed
+        assert result.reason.startswith("cannot decide")
+
+
+def test_a_commit_whose_benchmark_fails_is_skipped(repository, monkeypatch):
+    monkeypatch.setenv("FAKE_BENCH_FAIL_AT", repository.commits[CULPRIT])
+    result, _ = bisect_repository(repository.path, BENCH_COMMAND, good=repository.commits[0],
+                                  bad=repository.commits[-1])
+    skipped = [s for s in result.steps if s.decision == "skip"]
+    assert [s.commit for s in skipped] == [repository.commits[CULPRIT]]
+    assert skipped[0].reason == "the command exited with status 1: fake bench: broken build"
+    assert result.outcome == "range" and result.commits == repository.commits[CULPRIT:CULPRIT + 2]
+
+
+def test_the_cli_prints_progress_and_the_first_bad_commit(repository, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_BENCH_SEED", "7")
+    before = tree_digest(repository.path)
+    out = tmp_path / "bisect.json"
+    result = CliRunner().invoke(app, ["bisect", "--repo", str(repository.path), "--good", repository.commits[0],
+                                      "--bad", repository.commits[-1], "--json", str(out), "--", *BENCH_COMMAND])
+    assert result.exit_code == 0, result.output
+    culprit = repository.commits[CULPRIT]
+    assert result.stdout == f"first bad commit: {culprit} engine: check every token twice\n5 steps, 2 runs a commit\n"
+    assert "levels: good 99.85, bad 80.62: apart" in result.stderr and "step 5:" in result.stderr and "-> bad:" in result.stderr
+    document = json.loads(out.read_text())
+    assert document["result"] == {"outcome": "found", "commits": [culprit], "reason": "the first bad commit",
+                                  "subjects": ["engine: check every token twice"]}
+    assert len(document["steps"]) == 5 and document["levels"]["apart"] is True
+    assert tree_digest(repository.path) == before
+
+
+def test_the_bisect_log_can_be_a_file_the_command_writes(repository, monkeypatch):
+    monkeypatch.setenv("FAKE_BENCH_SEED", "3")
+    command = ["sh", "-c", f"mkdir -p out && {sys.executable} bench.py > out/server.log"]
+    result, _ = bisect_repository(repository.path, command, good=repository.commits[0], bad=repository.commits[-1],
+                                  log_path="out/server.log")
+    assert result.found == repository.commits[CULPRIT]
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "give --good and --bad, or --from"),
+    (["--good", "nothex!"], "is not a commit id"),
+    (["--good", "abcdef0123"], "unknown commit abcdef0123"),
+    (["--good", "HEAD~3"], "is not a commit id"),
+    (["--good", "{first}", "--bad", "{first}"], "the same commit"),
+    (["--good", "{first}", "--log", "../x.log"], "--log ../x.log: give a path inside the checkout"),
+    (["--from", "{missing}"], "--from"),
+])
+def test_bad_input_is_one_line_and_exit_2(repository, tmp_path, args, message):
+    args = [a.format(first=repository.commits[0], missing=tmp_path / "none.json") for a in args]
+    result = CliRunner().invoke(app, ["bisect", "--repo", str(repository.path), *args, "--", *BENCH_COMMAND])
+    assert result.exit_code == ExitCode.USAGE
+    assert result.stderr.startswith("timeline: error: ") and message in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_good_must_be_on_one_line_with_bad(tmp_path):
+    repo = make_repository(tmp_path, count=3)
+    main = repo.commits[-1]
+    repo.git("checkout", "-q", "--force", "-b", "side", repo.commits[0])
+    side = repo.commit("side work", {"other.txt": "x\n"})
+    result = CliRunner().invoke(app, ["bisect", "--repo", str(repo.path), "--good", side, "--bad", main,
+                                      "--", *BENCH_COMMAND])
+    assert result.exit_code == ExitCode.USAGE and "is not an ancestor of bad" in result.stderr
+
+
+def test_ends_from_a_build_document(tmp_path):
+    def shift(verdict, before, after, values):
+        return {"id": "s", "verdict": verdict, "change_pct": 0.0,
+                "from": {"commit": before, "value": values[0]}, "to": {"commit": after, "value": values[1]}}
+
+    path = tmp_path / "build.json"
+    path.write_text(json.dumps({"shifts": [shift(None, "a", "b", (1, 2)), shift("improvement", "c", "d", (80, 100)),
+                                           shift("regression", "e", "f", (100, 80))]}))
+    assert ends_from_build(path) == ("e", "f")
+    path.write_text(json.dumps({"shifts": [shift("improvement", "c", "d", (80, 100))]}))
+    assert ends_from_build(path) == ("d", "c")  # good is the faster side
+    path.write_text(json.dumps({"shifts": [shift("inconclusive", "c", "d", (80, 100))]}))
+    with pytest.raises(UsageError, match="no shift with the verdict"):
+        ends_from_build(path)
+
+
+def test_from_a_build_document_bisects_its_regression(repository, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_BENCH_SEED", "11")
+    path = tmp_path / "build.json"
+    path.write_text(json.dumps({"shifts": [{"id": "s1", "verdict": "regression", "change_pct": -20.0,
+                                            "from": {"commit": repository.commits[16], "value": 100.0},
+                                            "to": {"commit": repository.commits[24], "value": 80.0}}]}))
+    result, _ = bisect_repository(repository.path, BENCH_COMMAND, from_path=path)
+    assert result.found == repository.commits[CULPRIT] and len(result.candidates) == 8
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_mid_step_leaves_nothing_behind(repository, tmp_path, signum):
+    before = tree_digest(repository.path)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    started = tmp_path / "started"
+    env = dict(os.environ, TMPDIR=str(temporary), FAKE_BENCH_HANG_AT_RUN="5", FAKE_BENCH_STARTED=str(started),
+               PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "timeline", "bisect", "--repo", str(repository.path),
+                             "--good", repository.commits[0], "--bad", repository.commits[-1], "--", *BENCH_COMMAND],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists():  # run 5: the first run of the first step
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.02)
+    bench_pid, sleep_pid, worktree = started.read_text().split()
+    assert Path(worktree).is_relative_to(temporary)
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == ExitCode.INTERRUPTED, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert list(temporary.iterdir()) == []
+    for pid in (int(bench_pid), int(sleep_pid)):  # the benchmark and what it started: the whole group
+        deadline = time.monotonic() + 10
+        while alive(pid):
+            assert time.monotonic() < deadline, f"process {pid} survived"
+            time.sleep(0.05)
+    assert tree_digest(repository.path) == before
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for a parent to reap it has stopped running)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def test_bad_defaults_to_head_and_json_can_go_to_stdout(repository, monkeypatch):
+    monkeypatch.setenv("FAKE_BENCH_SEED", "5")
+    result = CliRunner().invoke(app, ["bisect", "--repo", str(repository.path), "--good", repository.commits[0],
+                                      "--json", "-", "--", *BENCH_COMMAND])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)  # the JSON alone
+    assert document["bad"]["commit"] == repository.commits[-1] and document["candidates"] == 31
+    assert document["result"]["commits"] == [repository.commits[CULPRIT]]
