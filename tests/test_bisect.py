@@ -431,3 +431,11 @@ def test_bad_defaults_to_head_and_json_can_go_to_stdout(repository, monkeypatch)
     document = json.loads(result.stdout)  # the JSON alone
     assert document["bad"]["commit"] == repository.commits[-1] and document["candidates"] == 31
     assert document["result"]["commits"] == [repository.commits[CULPRIT]]
+
+
+def test_a_command_that_cannot_start_is_one_line_and_exit_2(repository):
+    result = CliRunner().invoke(app, ["bisect", "--repo", str(repository.path), "--good", repository.commits[0],
+                                      "--", "./no-such-benchmark"])
+    assert result.exit_code == ExitCode.USAGE
+    assert result.stderr.splitlines()[-1] == "timeline: error: cannot run ./no-such-benchmark: No such file or directory"
+    assert "Traceback" not in result.stderr

@@ -30,7 +30,7 @@ __all__ = ["bisect_document", "bisect_repository", "ends_from_build", "run", "su
 
 # The order a previous build's shifts are taken in for --from: the first of these verdicts.
 FROM_VERDICTS = ("regression", "improvement", "confounded")
-STOP_GRACE_S = 5.0  # after SIGTERM, the command's process group has this long before SIGKILL
+STOP_GRACE_S = 5.0  # after SIGTERM, a command still running has this long before SIGKILL
 OUTPUT_FILE = "command.out"  # the command's stdout and stderr, in the scratch folder
 
 
@@ -189,7 +189,8 @@ def _run_in_own_group(command: list[str], *, cwd: Path, env: Mapping[str, str], 
 
 
 def _stop_group(proc: subprocess.Popen) -> None:
-    """SIGTERM to the command's process group, SIGKILL after ``STOP_GRACE_S``; reap the leader."""
+    """SIGTERM to the command's process group; SIGKILL once the command has exited, or after
+    ``STOP_GRACE_S`` if it has not (what it left running is not waited for)."""
     try:
         os.killpg(proc.pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):
