@@ -44,7 +44,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import NamedTuple
 
-__all__ = ["ChangedLine", "CodeFacts", "DEFAULT_ENTRIES", "Reach", "reachable"]
+__all__ = ["ChangedLine", "CodeFacts", "DEFAULT_ENTRIES", "Reach", "References", "reachable", "references_of"]
 
 # The module a server family starts from, by the run kind its log parser gives (parsers/*.py):
 # ``python -m sglang.launch_server``; vLLM's servers (``vllm serve``, the OpenAI API server) all
@@ -65,7 +65,7 @@ _LOADERS = re.compile(rb"import_module|__import__|iter_modules|walk_packages")
 # The fields of a statement that hold statements (``handlers``: except clauses; ``cases``: match).
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 # A module's references: (imported name, whole package?) pairs, and quoted dotted names.
-_References = tuple[tuple[tuple[str, bool], ...], tuple[str, ...]]
+References = tuple[tuple[tuple[str, bool], ...], tuple[str, ...]]
 
 
 class ChangedLine(NamedTuple):
@@ -235,14 +235,15 @@ class _Walker:
 
 
 def reachable(paths: Collection[str], read: Callable[[list[str]], Mapping[str, bytes]],
-              entries: Sequence[str], memo: MutableMapping[tuple[str, bytes], _References | None] | None = None
-              ) -> Reach:
+              entries: Sequence[str], memo: MutableMapping[tuple[str, bytes], References | None] | None = None,
+              parse: Callable[[list[tuple[str, bytes]]], list[References | None]] | None = None) -> Reach:
     """The files of the tree ``paths`` (repository paths, ``/``-separated) that the ``entries``
     (dotted module or package names) can import; ``read(paths)`` gives the contents of the
     files asked for (a file left out counts as unreadable). Reads only the files reached, a
     breadth-first round at a time. ``memo``: a dict kept across calls (versions of one
-    repository share most files) so that each content is parsed once. See the module's
-    docstring for the method and its limits."""
+    repository share most files) so that each content is parsed once. ``parse``: what parses a
+    round's new (package, source) pairs, ``references_of`` or one giving the same answers (in
+    worker processes). See the module's docstring for the method and its limits."""
     root = _find_root(paths, entries)
     if root is None:
         return Reach(root=None, reached=frozenset(), packages=frozenset(), entries_found=())
@@ -252,20 +253,18 @@ def reachable(paths: Collection[str], read: Callable[[list[str]], Mapping[str, b
     for entry in found:
         walker.reach(entry, whole=entry in tree.folders)
     memo = {} if memo is None else memo
+    parse = references_of if parse is None else parse
     unknown: set[str] = set()
     while walker.pending:
         batch, walker.pending = walker.pending, []
         contents = read(batch)
+        packages = {path: _package_of(path, walker.reached[path]) for path in batch}
+        keys = {path: (packages[path], contents[path]) for path in batch if path in contents}
+        new = list(dict.fromkeys(key for key in keys.values() if key not in memo))
+        memo.update(zip(new, parse(new)))   # the whole round at once: a pool can share it out
         for path in batch:
-            name = walker.reached[path]
-            package = name if path.endswith("/__init__.py") else name.rpartition(".")[0]
-            source = contents.get(path)
-            references = None
-            if source is not None:
-                key = (package, source)
-                if key not in memo:
-                    memo[key] = _references(source, package)
-                references = memo[key]
+            package = packages[path]
+            references = memo[keys[path]] if path in keys else None
             if references is None:
                 unknown.add(path)
                 if package:
@@ -282,6 +281,11 @@ def reachable(paths: Collection[str], read: Callable[[list[str]], Mapping[str, b
                  entries_found=found, modules=frozenset(tree.modules), unknown=frozenset(unknown))
 
 
+def _package_of(path: str, name: str) -> str:
+    """The package a module's relative imports resolve against (a package's own name)."""
+    return name if path.endswith("/__init__.py") else name.rpartition(".")[0]
+
+
 def _absolute(module: str | None, level: int, package: str) -> str | None:
     """The absolute name of ``from <level dots><module> import``; None when it climbs out of
     the top-level package (an ImportError at run time)."""
@@ -294,7 +298,14 @@ def _absolute(module: str | None, level: int, package: str) -> str | None:
     return ".".join(base + ([module] if module else []))
 
 
-def _references(source: bytes, package: str) -> _References | None:
+def references_of(modules: Sequence[tuple[str, bytes]]) -> list[References | None]:
+    """What each (package, source) pair can import (``_references``), in order: the parsing of a
+    round of the walk, the part worth sharing among processes. Only strings and tuples in and
+    out: pickled cheaply."""
+    return [_references(source, package) for package, source in modules]
+
+
+def _references(source: bytes, package: str) -> References | None:
     """What one module can import: the names its import statements and dynamic imports give
     (each with whether the whole package is meant), and the quoted strings of its source that
     read as dotted names (resolved against the tree by ``_named_module``). None when the source
