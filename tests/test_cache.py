@@ -338,3 +338,24 @@ def test_small_logs_are_not_cached(tmp_path, parses, monkeypatch):
         build([str(logs)], env=_env(tmp_path / "cache"))
     assert sorted(Path(source).name for source in parses) == ["big.log", "server-0.log", "server-0.log", "server-1.log", "server-1.log"]
     assert len(_entries(tmp_path / "cache")) == 1
+
+
+def test_import_graph_entries_are_checked_by_key_and_pruned_with_the_rest(tmp_path):
+    """``store_reach``/``load_reach`` (timeline.git.code's entries): a value comes back only under
+    its own key; over the limits they go as the parse entries do, and a file of the user's that
+    merely ends in ``.reach`` stays."""
+    where = tmp_path / "cache"
+    store = ParseCache(where)
+    assert store.store_reach('["reach", "a"]', {"root": "python/"})
+    assert store.load_reach('["reach", "a"]') == {"root": "python/"}
+    assert store.load_reach('["reach", "b"]') is None
+    assert not store.store_reach("two\nlines", 1) and ParseCache(None).load_reach('["reach", "a"]') is None
+    (ours,) = where.glob("*.reach")
+    assert ours.read_bytes().startswith(cache.REACH_MAGIC)
+    theirs = where / ("0" * 40 + ".reach")
+    theirs.write_bytes(b"the user's own data\n")
+    _age(ours, theirs)
+    small = ParseCache(where, max_bytes=1, max_entries=1)
+    assert small.ready()
+    small.prune()
+    assert not ours.exists() and theirs.exists()

@@ -20,6 +20,11 @@ a problem that may go away without the file changing (unreadable file, read erro
 ``zstandard``, a parser error). Entries are written atomically (temp file, ``os.replace``); the
 folder is kept under ``max_bytes`` and ``max_entries`` by removing the least recently used.
 
+The same folder holds the import-graph entries of ``timeline.git.code.read_code`` (``load_reach``,
+``store_reach``): one a (commit, entry modules, walk code), a file named by a digest of its key,
+holding ``REACH_MAGIC``, the key on one line, then the ``Reach`` as JSON, which the reader checks
+field by field before using it. Written, checked and pruned as the parse entries are.
+
 A cache folder that cannot be made or used disables the cache for the build; ``problem`` says why.
 """
 
@@ -29,11 +34,12 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
-__all__ = ["ParseCache", "Lookup", "cache_folder", "MAX_BYTES", "MAX_ENTRIES", "MIN_LOG_BYTES", "RACY_S"]
+__all__ = ["ParseCache", "Lookup", "cache_folder", "MAX_BYTES", "MAX_ENTRIES", "MIN_LOG_BYTES", "RACY_S",
+           "REACH_MAGIC"]
 
 MAX_BYTES = 1 << 30  # 1 GiB in all
 MAX_ENTRIES = 20_000
@@ -43,6 +49,9 @@ MIN_LOG_BYTES = 1 << 20
 RACY_S = 2.0  # a file modified this recently is parsed, not stored (mtime ticks, logs being written)
 SUFFIX = ".parsed"
 MAGIC = b"timeline-parse-cache 1\n"  # a new number when the layout of an entry changes
+REACH_SUFFIX = ".reach"
+REACH_MAGIC = b"timeline-reach-cache 1\n"
+_MAGIC_OF = {SUFFIX: MAGIC, REACH_SUFFIX: REACH_MAGIC}
 _STALE_TEMP_S = 3600.0  # temp files left by a killed build: removed by the next prune after an hour
 
 # Diagnostics that may go away without the file changing: such a parse is not stored. Prefixes of
@@ -198,21 +207,31 @@ class ParseCache:
         if time.time_ns() - st.st_mtime_ns < self.racy_s * 1e9:
             return False
         import pickle
+
+        def write(f) -> None:
+            f.write(MAGIC)
+            pickle.dump(lookup.header, f, protocol=5)
+            _dump(parsed, f)
+
+        return self._write_entry(lookup.entry, SUFFIX, write)
+
+    def _write_entry(self, entry: str, suffix: str, write: Callable[[BinaryIO], None]) -> bool:
+        """``write`` into a temp file of the folder, renamed to ``entry`` when done (a reader sees
+        the old entry or the new one, never half of one); nothing left behind on a failure or
+        when the entry would take more than a quarter of ``max_bytes`` (one entry must not push
+        out all the others)."""
         import tempfile
 
-        folder = os.fspath(self.folder)  # type: ignore[arg-type]
         temp = None
         try:
-            fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX, dir=folder)
+            fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=os.fspath(self.folder))  # type: ignore[arg-type]
             with os.fdopen(fd, "wb") as f:
-                f.write(MAGIC)
-                pickle.dump(lookup.header, f, protocol=5)
-                _dump(parsed, f)
+                write(f)
                 size = f.tell()
-            if size > self.max_bytes // 4:  # one log's parse must not push out all the others
+            if size > self.max_bytes // 4:
                 os.unlink(temp)
                 return False
-            os.replace(temp, lookup.entry)
+            os.replace(temp, entry)
             return True
         except Exception:  # noqa: BLE001 - full disk, folder removed, an unpicklable value...
             if temp is not None:
@@ -222,11 +241,53 @@ class ParseCache:
                     pass
             return False
 
+    # ------------------------------------------------------------------ import-graph entries
+
+    def load_reach(self, key: str) -> Any:
+        """The JSON value stored under ``key`` (one line naming all it was computed from), or None:
+        the cache off, no entry, one of another key (a digest collision), a foreign, corrupt or
+        truncated one. The caller checks the value before using it."""
+        if not self.ready():
+            return None
+        import json
+
+        line = _key_line(key)
+        entry = self._reach_entry(line)
+        try:
+            with _open_entry(entry) as f:
+                if f.read(len(REACH_MAGIC)) != REACH_MAGIC or f.readline(len(line)) != line:
+                    return None
+                value = json.loads(f.read())
+        except Exception:  # noqa: BLE001 - no entry, a foreign or corrupt one: a miss
+            return None
+        try:
+            os.utime(entry)  # recently used: kept longest by prune
+        except OSError:
+            pass
+        return value
+
+    def store_reach(self, key: str, value: Any) -> bool:
+        """Keep ``value`` (JSON-able) under ``key``; False when the cache is off or the entry could
+        not be written (never raises)."""
+        if "\n" in key or not self.ready():
+            return False
+        import json
+
+        line = _key_line(key)
+        body = json.dumps(value, separators=(",", ":")).encode()
+        return self._write_entry(self._reach_entry(line), REACH_SUFFIX, lambda f: f.write(REACH_MAGIC + line + body))
+
+    def _reach_entry(self, line: bytes) -> str:
+        import hashlib
+
+        return os.path.join(self.folder, hashlib.sha256(line).hexdigest()[:40] + REACH_SUFFIX)  # type: ignore[arg-type]
+
     def prune(self) -> None:
         """Remove the least recently used entries while the folder holds more than ``max_bytes``
         or ``max_entries`` (down to 90% of each, so that not every build prunes), and temp files
-        that a killed build left. Only files named as this cache names them, and starting with its
-        ``MAGIC``, are ever removed: the folder may be one the user also keeps other files in."""
+        that a killed build left. Only files named as this cache names them, and starting with the
+        magic of their kind (``MAGIC``, ``REACH_MAGIC``), are ever removed: the folder may be one
+        the user also keeps other files in."""
         if self._state != "ready":
             return
         import time
@@ -271,15 +332,24 @@ class ParseCache:
         return (self._version, resolved, source, bool(keep_samples), stamp)
 
 
-_ENTRY_NAME = re.compile(r"[0-9a-f]{40}" + re.escape(SUFFIX))  # _entry_name's
-_TEMP_NAME = re.compile(r"\.tmp-[A-Za-z0-9_]+" + re.escape(SUFFIX))  # store's mkstemp(prefix=".tmp-")
+_SUFFIXES = "(?:" + "|".join(re.escape(suffix) for suffix in _MAGIC_OF) + ")"
+_ENTRY_NAME = re.compile(r"[0-9a-f]{40}" + _SUFFIXES)  # _entry_name's and _reach_entry's
+_TEMP_NAME = re.compile(r"\.tmp-[A-Za-z0-9_]+" + _SUFFIXES)  # _write_entry's mkstemp(prefix=".tmp-")
+
+
+def _key_line(key: str) -> bytes:
+    return key.encode("utf-8", "surrogateescape") + b"\n"
 
 
 def _starts_with_magic(path: str) -> bool:
-    """Is ``path`` an entry this cache wrote (this user's regular file, starting with ``MAGIC``)?"""
+    """Is ``path`` an entry this cache wrote (this user's regular file, starting with the magic of
+    its suffix)?"""
+    magic = _MAGIC_OF.get(os.path.splitext(path)[1])
+    if magic is None:
+        return False
     try:
         with _open_entry(path) as f:
-            return f.read(len(MAGIC)) == MAGIC
+            return f.read(len(magic)) == magic
     except (OSError, ValueError):
         return False
 
