@@ -165,7 +165,8 @@ def build(
     runs.sort(key=lambda r: (r.start is None, r.start.timestamp() if r.start else 0.0, r.source, r.first_line or 0))
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
-    shifts, culprits = ([], []) if not runs else _shifts_and_culprits(runs, events or [], repo, entries, warnings)
+    shifts, culprits = ([], []) if not runs else _shifts_and_culprits(runs, events or [], repo, entries, warnings,
+                                                                       parse_cache)
     return Timeline(
         generated_at=env.now(),
         log_tz=policy.summary.name,
@@ -186,9 +187,10 @@ def _steady_of(parsed: ParsedRun):
     return steady_of(parsed)
 
 
-def _shifts_and_culprits(runs: list[Run], events, repo, entries: Sequence[str] | None, warnings: list[Diagnostic]):
+def _shifts_and_culprits(runs: list[Run], events, repo, entries: Sequence[str] | None, warnings: list[Diagnostic],
+                         cache: ParseCache | None):
     """The shifts, then the code facts their suspects need (read from the checkout's objects,
-    never run), then the culprits ranked on them."""
+    never run; each version's import graph kept in ``cache``), then the culprits ranked on them."""
     from timeline.shifts import find_shifts
     from timeline.suspects import DECISIVE, rank_culprits
 
@@ -204,7 +206,7 @@ def _shifts_and_culprits(runs: list[Run], events, repo, entries: Sequence[str] |
             entries = [e for kind, found in DEFAULT_ENTRIES.items() if kind in kinds for e in found]
         versions = sorted({c for s in decisive for c in (s.from_side.commit, s.to_side.commit) if c})
         commits = sorted({x.sha for s in decisive for x in s.suspects if x.cleared is None})
-        code = read_code(repo, versions, commits, entries)
+        code = read_code(repo, versions, commits, entries, cache=cache)
         warnings.extend(Diagnostic(os.fspath(repo), None, problem) for problem in code.problems)
     return shifts, rank_culprits(shifts, code)
 

@@ -10,7 +10,11 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from timeline.cache import REACH_MAGIC, ParseCache
+from timeline.git import code
 from timeline.git.code import read_code
 from timeline.git.objects import ObjectStore, ObjectStoreError
 from timeline.imports import DEFAULT_ENTRIES, ChangedLine, CodeFacts
@@ -212,3 +216,128 @@ def test_a_hostile_repository_runs_nothing_and_changes_nothing(sglang_repo, benc
     monkeypatch.undo()
     bench.git("--no-pager", "log", "-p", "-1", c2, cwd=repo, check=False)
     assert marker.exists()
+
+
+# --------------------------------------------------------------------------- the cache of Reach
+
+def git_commands(calls: list[list[str]]) -> list[str]:
+    return [next(a for a in call[1:] if not a.startswith("-") and "=" not in a) for call in calls]
+
+
+def reach_entries(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.reach")) if folder.is_dir() else []
+
+
+def test_a_cached_reach_is_used_for_the_same_commit_and_entries_only(sglang_repo, tmp_path, count_git_processes):
+    repo, v1, c2, c3, c4 = sglang_repo
+    cache = ParseCache(tmp_path / "cache")
+    fresh = read_code(repo, [v1, c4], [c2], SGLANG)
+    assert read_code(repo, [v1, c4], [c2], SGLANG, cache=cache) == fresh
+    assert len(reach_entries(tmp_path / "cache")) == 2
+    calls = count_git_processes()
+    assert read_code(repo, [v1, c4], [c2], SGLANG, cache=cache) == fresh
+    # a hit: no tree listed, no file read (the one cat-file checks the ids)
+    assert "ls-tree" not in git_commands(calls) and git_commands(calls).count("cat-file") == 1
+    calls.clear()
+    read_code(repo, [c3], [], SGLANG, cache=cache)                    # another commit: a miss
+    read_code(repo, [v1], [], ("sglang.srt.server",), cache=cache)    # other entries: a miss
+    assert git_commands(calls).count("ls-tree") == 2 and len(reach_entries(tmp_path / "cache")) == 4
+
+
+@pytest.mark.parametrize("damage", ["garbage", "empty", "truncated", "other key", "not a reach", "inconsistent"])
+def test_a_corrupt_or_foreign_entry_is_ignored_and_written_anew(sglang_repo, tmp_path, damage, count_git_processes):
+    repo, v1, *_ = sglang_repo
+    cache = ParseCache(tmp_path / "cache")
+    fresh = read_code(repo, [v1], [], SGLANG, cache=cache)
+    (entry,) = reach_entries(tmp_path / "cache")
+    magic, key, body = entry.read_bytes().split(b"\n", 2)
+    head = magic + b"\n" + key + b"\n"
+    entry.write_bytes({
+        "garbage": os.urandom(len(body)),
+        "empty": b"",
+        "truncated": head + body[: len(body) // 2],
+        "other key": REACH_MAGIC + b'["reach", "another"]\n' + body,
+        "not a reach": head + b'{"root": 1}',
+        "inconsistent": head + body.replace(b'"modules":[', b'"modules":["elsewhere/x.py",'),
+    }[damage])
+    if damage == "inconsistent":
+        assert b"elsewhere/x.py" in entry.read_bytes()
+    calls = count_git_processes()
+    assert read_code(repo, [v1], [], SGLANG, cache=cache) == fresh
+    assert "ls-tree" in git_commands(calls)                        # read again from git
+    calls.clear()
+    assert read_code(repo, [v1], [], SGLANG, cache=cache) == fresh
+    assert "ls-tree" not in git_commands(calls)                    # the entry was written anew
+
+
+def test_a_reach_missing_a_file_is_not_kept_one_with_a_file_that_does_not_parse_is(bench, tmp_path):
+    repo = bench.init()
+    write(repo, {"tool/__init__.py": "", "tool/main.py": "import tool.x\nimport tool.y\n",
+                 "tool/x.py": "def (:\n", "tool/y.py": "BIG = '" + "y" * 500 + "'\n"})
+    head = bench.commit("tool")
+    cache = ParseCache(tmp_path / "cache")
+    too_small = read_code(repo, [head], [], ("tool.main",), max_blob_bytes=100, cache=cache)
+    assert too_small.reach[head].unknown == {"tool/x.py", "tool/y.py"}
+    assert reach_entries(tmp_path / "cache") == []                 # y.py may be read another time
+    fresh = read_code(repo, [head], [], ("tool.main",), cache=cache)
+    assert fresh.reach[head].unknown == {"tool/x.py"} and len(reach_entries(tmp_path / "cache")) == 1
+    again = read_code(repo, [head], [], ("tool.main",), cache=cache)
+    assert again == fresh and len(again.problems) == 1               # the problem told on a hit too
+
+
+def test_the_cache_writes_nothing_in_the_repository(sglang_repo, tmp_path):
+    repo, v1, c2, c3, c4 = sglang_repo
+    before = digest(repo)
+    outside = ParseCache(tmp_path / "cache")
+    read_code(repo, [v1, c4], [c2], SGLANG, cache=outside)
+    assert len(reach_entries(tmp_path / "cache")) == 2
+    for inside in (repo / ".cache" / "timeline", repo / ".git" / "timeline"):
+        facts = read_code(repo, [v1, c4], [c2], SGLANG, cache=ParseCache(inside))
+        assert facts == read_code(repo, [v1, c4], [c2], SGLANG)
+    assert digest(repo) == before
+
+
+def test_no_cache_reads_and_writes_nothing(sglang_repo, parse_cache_folder, monkeypatch):
+    repo, v1, *_ = sglang_repo
+    monkeypatch.setattr(ParseCache, "load_reach", lambda *a: pytest.fail("cache read"))
+    read_code(repo, [v1], [], SGLANG)
+    assert not parse_cache_folder.exists()
+
+
+# --------------------------------------------------------------------------- parsing in processes
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_pool_gives_what_one_process_gives(sglang_repo, monkeypatch):
+    from concurrent.futures import ProcessPoolExecutor
+
+    repo, v1, c2, c3, c4 = sglang_repo
+    serial = read_code(repo, [v1, c4], [c2], SGLANG, jobs=1)
+    pieces = []
+    submit = ProcessPoolExecutor.submit
+
+    def counting_submit(self, fn, piece):
+        pieces.append(piece)
+        return submit(self, fn, piece)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", counting_submit)
+    monkeypatch.setattr(code, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(code, "_PIECE_BYTES", 1)                 # about a file a piece: every worker busy
+    assert read_code(repo, [v1, c4], [c2], SGLANG, jobs=2) == serial
+    assert len(pieces) >= 3 and all(pieces)
+
+
+def test_workers_that_cannot_start_leave_the_parsing_here(sglang_repo, monkeypatch):
+    import multiprocessing
+
+    repo, v1, *_ = sglang_repo
+    serial = read_code(repo, [v1], [], SGLANG, jobs=1)
+    monkeypatch.setattr(code, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(multiprocessing, "get_context", lambda method: (_ for _ in ()).throw(OSError("no fork")))
+    assert read_code(repo, [v1], [], SGLANG, jobs=2) == serial
+
+
+@given(st.lists(st.binary(max_size=40), max_size=30), st.integers(1, 100))
+def test_pieces_keep_every_module_in_order(sources, size):
+    modules = [(f"pkg{i}", source) for i, source in enumerate(sources)]
+    pieces = code._pieces(modules, size)
+    assert [m for piece in pieces for m in piece] == modules and all(pieces)

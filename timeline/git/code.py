@@ -1,47 +1,82 @@
 """``read_code``: the code facts a culprit ranking needs (which files of a version the server can
 import, which lines a commit changed), read from git objects through one shadow repository
 (``ObjectStore``): nothing of the untrusted repository runs, nothing in it is written.
+
+A commit's files never change, so the ``Reach`` of a (commit, entry modules) is kept in the
+user's cache folder (``timeline.cache``, ``ParseCache.load_reach``) and reused, keyed also on
+the code of the walk and the Python that parsed it. The first read parses every file reached
+(``ast.parse`` is most of its time): a round of the walk with many files is parsed in worker
+processes, one a core.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from timeline.git.errors import GitError
-from timeline.git.locate import locate
+from timeline.git.locate import GitLocation, locate, path_inside
 from timeline.git.objects import MAX_BLOB_BYTES, ObjectStore, ObjectStoreError, valid_sha
-from timeline.imports import ChangedLine, CodeFacts, Reach, reachable
+from timeline.imports import ChangedLine, CodeFacts, Reach, References, reachable, references_of
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from timeline.cache import ParseCache
 
 __all__ = ["read_code"]
 
 # How many unreadable files a problem line names before it says "and N more".
 _NAMED_FILES = 3
+# A round of the walk with this many bytes of new sources is parsed in worker processes: below
+# it, starting them costs more than they save (ast.parse reads about 5 MB/s; a fork pool starts
+# in about 10 ms).
+POOL_MIN_BYTES = 1 << 20
+MAX_JOBS = 8
+# Each worker's share of a round is sent in pieces this big, so that the processes end together.
+_PIECE_BYTES = 256 << 10
 
 
 def read_code(repo: str | os.PathLike, versions: Sequence[str], commits: Sequence[str],
-              entries: Sequence[str], max_blob_bytes: int = MAX_BLOB_BYTES) -> CodeFacts:
+              entries: Sequence[str], max_blob_bytes: int = MAX_BLOB_BYTES,
+              cache: ParseCache | None = None, jobs: int | None = None) -> CodeFacts:
     """For each of ``versions`` (the commits that ran), which files ``entries`` (dotted module
     names, ``imports.DEFAULT_ENTRIES``) can import; for each of ``commits`` (the suspects), the
     lines it changed (no ``entries``: no server to start from, no reachability read). ONE
     shadow repository for the whole job; a file's content is read and parsed once however many
-    versions hold it. Never raises for a bad repository: what could not be read is
-    a line of ``problems``, and the rest is returned."""
+    versions hold it. ``cache``: where each version's ``Reach`` is kept and found again (None:
+    nothing read or written; a cache folder inside the repository is not used). ``jobs``: the
+    processes that parse a big round of the walk (None: one a core). Never raises for a bad
+    repository: what could not be read is a line of ``problems``, and the rest is returned."""
     problems: list[str] = []
     try:
         loc = locate(repo)
     except GitError as exc:
         return CodeFacts(problems=[f"code facts unavailable: {exc}"])
+    if cache is not None and _inside_repository(cache, loc):
+        cache = None
     reach: dict[str, Reach] = {}
     changes: dict[str, tuple[ChangedLine, ...]] = {}
+    parser = _Parser(_default_jobs() if jobs is None else jobs)
+    stored = False
     try:
         with ObjectStore(loc.common_dir, loc.object_format) as store:
             present = _commits_present(store, [*versions, *commits], problems)
             blobs = _CachedBlobs(store, max_blob_bytes, problems)
             for version in dict.fromkeys(versions if entries else ()):
                 if version in present:
-                    found = _reach(store, blobs, version, entries, problems)
+                    key = _reach_key(version, entries, max_blob_bytes) if cache is not None else None
+                    found = _reach_from_json(cache.load_reach(key), entries) if cache and key else None
+                    if found is None:
+                        found, settled = _reach(store, blobs, version, entries, problems, parser)
+                        if cache and key and found is not None and settled:
+                            stored = cache.store_reach(key, _reach_json(found)) or stored
                     if found is not None:
+                        _tell_unknown(found, version, problems)
                         reach[version] = found
             lacking = [v[:12] for v, found in reach.items() if not found.entries_found]
             if lacking:  # one line for all: a checkout of another project lacks it in every version
@@ -50,6 +85,10 @@ def read_code(repo: str | os.PathLike, versions: Sequence[str], commits: Sequenc
             changes = _changes(store, [c for c in dict.fromkeys(commits) if c in present], problems)
     except ObjectStoreError as exc:
         problems.append(f"code facts unavailable: {exc}")
+    finally:
+        parser.close()
+    if cache and stored:
+        cache.prune()
     return CodeFacts(reach=reach, changes=changes, problems=problems)
 
 
@@ -93,19 +132,151 @@ class _CachedBlobs:
 
 
 def _reach(store: ObjectStore, blobs: _CachedBlobs, version: str, entries: Sequence[str],
-           problems: list[str]) -> Reach | None:
+           problems: list[str], parser: _Parser) -> tuple[Reach | None, bool]:
+    """The ``Reach`` of ``version``, and whether it may be kept: not when a file it needed could
+    not be read (git failed, an object not fetched yet, a file too big), which may change
+    without the commit changing; a file that does not parse is part of the commit."""
     try:
         files = store.tree(version)
     except ObjectStoreError as exc:
         problems.append(f"files of {version[:12]} not listed: {exc}")
-        return None
-    found = reachable(files, blobs.reader(files), entries, blobs.parsed)
+        return None, False
+    found = reachable(files, blobs.reader(files), entries, blobs.parsed, parser)
+    return found, not any(files[path] in blobs.unreadable for path in found.unknown)
+
+
+def _tell_unknown(found: Reach, version: str, problems: list[str]) -> None:
     if found.unknown:
         named = sorted(found.unknown)
         more = f" and {len(named) - _NAMED_FILES} more" if len(named) > _NAMED_FILES else ""
         problems.append(f"{len(named)} file(s) of {version[:12]} could not be read or parsed "
                         f"({', '.join(named[:_NAMED_FILES])}{more}): their packages counted as imported")
-    return found
+
+
+# ---------------------------------------------------------------------- the cache of Reach
+
+def _inside_repository(cache: ParseCache, loc: GitLocation) -> bool:
+    """Is the cache folder in the repository (its checkout or git folders)? The cache is ours:
+    nothing of it is written there."""
+    folder = cache.folder
+    return folder is not None and any(path_inside(folder, root) for root in (loc.worktree, loc.git_dir, loc.common_dir))
+
+
+_WALK_VERSION: str | None = None
+
+
+def _walk_version() -> str:
+    """What a ``Reach`` depends on besides the commit and the entries: the code that lists the
+    tree, reads the files and walks the graph (a digest of its sources: any change makes every
+    entry a miss), and the Python whose ``ast`` parsed them (its grammar)."""
+    global _WALK_VERSION
+    if _WALK_VERSION is None:
+        from timeline import imports
+        from timeline.git import objects
+
+        digest = hashlib.sha256()
+        for module in (imports.__file__, objects.__file__, __file__):
+            with open(module, "rb") as f:
+                digest.update(f.read() + b"\0")
+        _WALK_VERSION = f"{digest.hexdigest()[:24]}/{sys.implementation.cache_tag}"
+    return _WALK_VERSION
+
+
+def _reach_key(version: str, entries: Sequence[str], max_blob_bytes: int) -> str | None:
+    """The cache key of a version's ``Reach`` (one line of JSON); None when the walk's sources
+    cannot be read to name their version (then nothing is cached)."""
+    try:
+        walk = _walk_version()
+    except OSError:
+        return None
+    return json.dumps(["reach", walk, version, list(entries), max_blob_bytes])
+
+
+_PATH_FIELDS = ("reached", "packages", "modules", "unknown")
+
+
+def _reach_json(found: Reach) -> dict[str, Any]:
+    data: dict[str, Any] = {"root": found.root, "entries_found": list(found.entries_found)}
+    data.update((name, sorted(getattr(found, name))) for name in _PATH_FIELDS)
+    return data
+
+
+def _reach_from_json(data: Any, entries: Sequence[str]) -> Reach | None:
+    """The ``Reach`` a cache entry holds, or None when it is not one ``reachable`` could have
+    given for these entries (a foreign, damaged or stale entry: it is read again from git)."""
+    if not isinstance(data, dict) or set(data) != {"root", "entries_found", *_PATH_FIELDS}:
+        return None
+    root, found = data["root"], data["entries_found"]
+    fields = [data[name] for name in _PATH_FIELDS]
+    if not (root is None or isinstance(root, str)) or not all(
+            isinstance(values, list) and all(isinstance(v, str) for v in values) for values in [found, *fields]):
+        return None
+    reached, packages, modules, unknown = (frozenset(values) for values in fields)
+    if root is None:
+        consistent = not found and not any(fields)
+    else:
+        consistent = (set(found) <= set(entries) and bool(found) and reached <= modules and unknown <= reached
+                      and all(p.startswith(root) for p in modules) and all(p.startswith(root) for p in packages))
+    if not consistent:
+        return None
+    return Reach(root=root, reached=reached, packages=packages, entries_found=tuple(found),
+                 modules=modules, unknown=unknown)
+
+
+# ---------------------------------------------------------------------- parsing in processes
+
+def _default_jobs() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return min(cores, MAX_JOBS)
+
+
+class _Parser:
+    """``references_of`` for ``reachable``: a round with at least ``POOL_MIN_BYTES`` of sources is
+    shared among ``jobs`` worker processes (forked, as ``timeline.builder``'s log parsers are;
+    started at the first such round, kept for the job), the others parsed here. Workers that
+    cannot start or that die: the round is parsed here, the same answers."""
+
+    def __init__(self, jobs: int):
+        self.jobs = jobs if hasattr(os, "fork") else 1
+        self.pool: ProcessPoolExecutor | None = None
+
+    def __call__(self, modules: list[tuple[str, bytes]]) -> list[References | None]:
+        if self.jobs < 2 or not modules or sum(len(source) for _, source in modules) < POOL_MIN_BYTES:
+            return references_of(modules)
+        pieces = _pieces(modules, _PIECE_BYTES)
+        try:
+            if self.pool is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                self.pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"))
+            futures = [self.pool.submit(references_of, piece) for piece in pieces]
+            return [references for future in futures for references in future.result()]
+        except Exception:  # noqa: BLE001 - workers that could not start or died: parsed here
+            self.close()
+            self.jobs = 1
+            return references_of(modules)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+
+def _pieces(modules: list[tuple[str, bytes]], size: int) -> list[list[tuple[str, bytes]]]:
+    """``modules`` cut, in order, into pieces of about ``size`` bytes of source."""
+    pieces: list[list[tuple[str, bytes]]] = []
+    filled = size
+    for module in modules:
+        if filled >= size:
+            pieces.append([])
+            filled = 0
+        pieces[-1].append(module)
+        filled += len(module[1])
+    return pieces
 
 
 def _changes(store: ObjectStore, commits: list[str], problems: list[str]) -> dict[str, tuple[ChangedLine, ...]]:
