@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
@@ -38,6 +39,11 @@ class ParsedRun:
     ``series`` holds the per-line numbers needed for metric summaries, always kept but compact
     (``array('d')``); ``samples`` holds every parsed field of every stats line, by kind
     (``SampleRows``), and is filled only when the caller asked for samples.
+
+    ``messages``: the distinct messages of the server's own log lines (after their header; not
+    stats, configuration or uvicorn access lines): startup lines, warnings, in first-seen order, as
+    ``message_key`` makes them. Log evidence that a message appears only after a change; at most
+    ``MAX_MESSAGES`` a run.
     """
 
     kind: str
@@ -53,6 +59,7 @@ class ParsedRun:
     samples: dict[str, SampleRows] | None = None
     # A benchmark result found inside a server's log: the first_line of that server run (same file).
     measures: int | None = None
+    messages: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -60,6 +67,40 @@ class ParsedFile:
     source: str
     runs: list[ParsedRun] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+# --- messages: what a server printed besides its stats lines -----------------------------------
+
+MAX_MESSAGES = 256  # a run's distinct messages kept; later ones are ignored (a log of gigabytes costs no more)
+MAX_MESSAGE_CHARS = 200
+_DIGITS_RE = re.compile(r"\d+")
+# uvicorn's access line (the "access" format of LOGGING_CONFIG in uvicorn/config.py,
+# '%(client_addr)s - "%(request_line)s" %(status_code)s'; SGLang stamps it with its own header):
+# a line a request, not a message of the server's own.
+_ACCESS_RE = re.compile(r'"[A-Z]+ \S* HTTP/[0-9.]+" \d{3}')
+
+
+def message_key(message: str) -> str:
+    """``message`` (a log line's text after its header) as a run's ``messages`` keep it: every run
+    of digits made ``0`` (``avail mem=74.12 GB`` and ``avail mem=73.98 GB`` are one message),
+    whitespace collapsed, cut to ``MAX_MESSAGE_CHARS``."""
+    # A long line (a request dump) is read from a prefix: the key of a prefix is a prefix of the
+    # whole line's key, so one of MAX_MESSAGE_CHARS or more is the whole line's, cut.
+    head = message[: 4 * MAX_MESSAGE_CHARS]
+    key = " ".join(_DIGITS_RE.sub("0", head).split())
+    if len(key) < MAX_MESSAGE_CHARS and len(head) < len(message):
+        key = " ".join(_DIGITS_RE.sub("0", message).split())
+    return key[:MAX_MESSAGE_CHARS].rstrip()
+
+
+def add_message(messages: dict[str, None], message: str) -> None:
+    """Keep ``message`` in a run's ``messages`` (a dict: distinct, in first-seen order), unless it
+    is an access line, empty, or the run holds ``MAX_MESSAGES`` already."""
+    if len(messages) >= MAX_MESSAGES or ("HTTP/" in message and _ACCESS_RE.search(message)):
+        return
+    key = message_key(message)
+    if key:
+        messages[key] = None
 
 
 # --- samples: every parsed field of every stats line, column by column ---------------------------

@@ -18,7 +18,11 @@ order, every rank that logs: with DP attention each DP rank prints its own line)
 ``accept_len`` (tokens, speculative decoding) and ``prefill_input_throughput`` (tok/s).
 ``samples`` (only with ``keep_samples``): ``{"decode": SampleRows, "prefill": SampleRows}``, each
 row a dict ``{"time", "line", "rank", ["forward_ct"], **fields}`` with snake_case keys and typed
-values.
+values. ``messages``: the messages of the run's other header lines, the text after the header
+(SGLang's ``configure_logger`` in ``python/sglang/srt/utils.py`` logs ``[%(asctime)s{prefix}]
+%(message)s``), as ``parsers.records.message_key`` makes them; not ``server_args=``, stats or
+uvicorn access lines. Lines without a header (tracebacks, progress bars, ``[Gloo]``, NCCL's own
+output) are not messages: they are not the server's logger's.
 
 Run splitting: every ``server_args=`` line starts a new run, unless the current one holds nothing
 but lines without a header (a launch's first warnings), or it is an identical repeat right after
@@ -35,7 +39,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
 from parsers.pyrepr import parse_keyword_repr
-from parsers.records import Diagnostic, ParsedRun, SampleRows
+from parsers.records import Diagnostic, ParsedRun, SampleRows, add_message
 from parsers.dates import describe_mtime, last_day
 from parsers.wrappers import RFC3339_RE, rfc3339
 
@@ -363,6 +367,7 @@ class _Segment:
         "prefill_tp",
         "stats",
         "samples",
+        "messages",
     )
 
     def __init__(self, keep_samples: bool) -> None:
@@ -383,6 +388,7 @@ class _Segment:
         self.samples: dict[str, SampleRows] | None = (
             {"decode": SampleRows(), "prefill": SampleRows()} if keep_samples else None
         )
+        self.messages: dict[str, None] = {}  # ParsedRun.messages, distinct in first-seen order
 
     def has_content(self) -> bool:
         return self.config is not None or self.stats > 0 or bool(self.nccl)
@@ -406,6 +412,7 @@ class _Segment:
                 run.series[name] = values
                 run.units[name] = _SERIES_UNITS[name]
         run.samples = self.samples
+        run.messages = list(self.messages)
         return run
 
 
@@ -464,6 +471,7 @@ class SGLangLogParser:
         level_match = _LEVEL_RE.match
         level_words = _LEVEL_WORDS
         header_first = _HEADER_FIRST
+        note = add_message
         seg = self._seg
         for lineno, text in lines:
             if not text:
@@ -481,7 +489,8 @@ class SGLangLogParser:
                 m = None
             if m is not None:
                 message = text[m.end() :]
-                if message.startswith("server_args="):
+                config = message.startswith("server_args=")
+                if config:
                     seg = self._config_line(lineno, message)
                 if seg.first_line is None:
                     seg.first_line = lineno
@@ -497,8 +506,9 @@ class SGLangLogParser:
                 seg.last_stamp = stamp
                 seg.headers += 1
                 seg.headers_since_config += 1
-                if "batch" in message:
-                    self._stats_line(seg, lineno, stamp, m, message)
+                stats = "batch" in message and self._stats_line(seg, lineno, stamp, m, message)
+                if not (stats or config):
+                    note(seg.messages, message)
             else:
                 if seg.first_line is None:
                     seg.first_line = lineno
@@ -564,10 +574,11 @@ class SGLangLogParser:
             self._diag(lineno, "server_args: " + "; ".join(problems) + f" (read {len(fields)} fields)")
         return seg
 
-    def _stats_line(self, seg: _Segment, lineno: int, stamp: Any, m: re.Match[str] | None, message: str) -> None:
+    def _stats_line(self, seg: _Segment, lineno: int, stamp: Any, m: re.Match[str] | None, message: str) -> bool:
+        """Read a ``Decode batch`` / ``Prefill batch`` line; False when ``message`` is no stats line."""
         b = _BATCH_RE.match(message)
         if b is None:
-            return
+            return False
         body = message[b.end() :]
         seg.stats += 1
         decode = message[0] == "D"
@@ -602,6 +613,7 @@ class SGLangLogParser:
                 sample["running_req"] = int(b.group(2))
             sample.update(stats_fields(body))
             seg.samples["decode" if decode else "prefill"].append(sample)
+        return True
 
     def _resolve_dateless(self) -> str:
         """Give the time-only stamps their dates from the file's mtime (``parsers.dates``), or

@@ -35,6 +35,9 @@ Recognised messages:
   ``vllm_version``, and SGLang-named aliases for comparisons (``model_path``, ``tp_size``,
   ``pp_size``, ``dp_size``) when absent.
 * NCCL versions in any shape (``vLLM is using nccl==2.21.5``, ``NCCL version 2.21.5+cuda12.4``, ...).
+* every other header line's message (the version and logo lines too): ``messages``
+  (``parsers.records.message_key``); not the stats lines (with ``Prefix cache hit rate: GPU:``,
+  which continues one), nor the args and engine-config lines.
 
 A run starts at a launch line (version, args or engine line) once the current run has stats or
 already printed that line; lines before any launch line belong to the first run. Only NCCL or
@@ -51,7 +54,7 @@ from typing import Any, Iterable, Iterator
 
 from parsers.dates import describe_mtime, last_year
 from parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
-from parsers.records import Diagnostic, ParsedRun, SampleRows
+from parsers.records import Diagnostic, ParsedRun, SampleRows, add_message
 from parsers.sglang import nccl_version, split_fields
 from parsers.wrappers import Detector, strip_outer
 
@@ -246,7 +249,7 @@ def _depth(text: str) -> int:
 
 class _Run:
     __slots__ = ("first_line", "last_line", "first_stamp", "last_stamp", "config", "nccl", "decode", "prompt",
-                 "accept", "stats", "samples", "launch", "has_config", "version")
+                 "accept", "stats", "samples", "launch", "has_config", "version", "messages")
 
     def __init__(self, keep_samples: bool) -> None:
         self.first_line: int | None = None
@@ -264,6 +267,7 @@ class _Run:
         self.launch: dict[str, str] = {}  # launch line kind -> its text
         self.has_config = False
         self.version: str | None = None
+        self.messages: dict[str, None] = {}  # ParsedRun.messages, distinct in first-seen order
 
     def has_content(self) -> bool:
         return self.stats > 0 or self.has_config
@@ -382,9 +386,10 @@ class VLLMLogParser:
                     self._bonus_lines.append(lineno)
                 self._stats(run, lineno, stamp, fields, None, None)
                 return
-        if message.startswith("Prefix cache hit rate: GPU:") and self._last_sample is not None:
-            for key, value in _fields(message[len("Prefix cache hit rate: "):]).items():
-                self._last_sample[1][f"{key}_prefix_cache_hit_rate"] = value
+        if message.startswith("Prefix cache hit rate: GPU:"):  # the stats line before it, continued
+            if self._last_sample is not None:
+                for key, value in _fields(message[len("Prefix cache hit rate: "):]).items():
+                    self._last_sample[1][f"{key}_prefix_cache_hit_rate"] = value
             self._touch(run, lineno, stamp)
             return
         for pattern in _VERSION_RES:
@@ -396,12 +401,12 @@ class VLLMLogParser:
                 if "model" in v.groupdict() and v.group("model"):
                     run.config.setdefault("model", v.group("model"))
                 run.has_config = True
-                self._touch(run, lineno, stamp)
+                self._touch(run, lineno, stamp, message)
                 return
         logo = _LOGO_MODEL_RE.search(message)
         if logo is not None:
             run.config.setdefault("model", logo.group("model"))
-            self._touch(run, lineno, stamp)
+            self._touch(run, lineno, stamp, message)
             return
         e = _ENGINE_INIT_RE.search(message)
         if e is not None:
@@ -426,9 +431,13 @@ class VLLMLogParser:
             run.has_config = True
             self._touch(run, lineno, stamp)
             return
-        self._touch(run, lineno, stamp)
+        self._touch(run, lineno, stamp, message)
 
-    def _touch(self, run: _Run, lineno: int, stamp: Any) -> None:
+    def _touch(self, run: _Run, lineno: int, stamp: Any, message: str | None = None) -> None:
+        """Count a line in ``run``; ``message``: the line is one of ``ParsedRun.messages`` (not a
+        stats line, nor an args or engine-config line, whose values are in ``config``)."""
+        if message is not None:
+            add_message(run.messages, message)
         if run.first_line is None:
             run.first_line = lineno
         run.last_line = lineno
@@ -538,6 +547,7 @@ class VLLMLogParser:
                 for rows in run.samples.values():
                     rows.map_column("time", resolve)
             out.samples = run.samples
+            out.messages = list(run.messages)
             self.runs.append(out)
         yearless = self._last_stamp is not None and any(
             r.first_stamp is not None and r.first_stamp[0] == "yearless" for r in self._done)

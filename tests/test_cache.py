@@ -149,6 +149,24 @@ def test_code_version_follows_the_parsers_sources():
     assert version.startswith(__import__("timeline").__version__ + "/") and version == cache.code_version()
 
 
+def test_a_new_parsed_run_field_makes_every_entry_a_miss(tmp_path, monkeypatch):
+    """Entries are pickled ParsedRuns: one written before a field was added (``messages``) would
+    load without it. The code version digests the parsers' sources, the records they make among them."""
+    import parsers
+
+    copy = tmp_path / "parsers"
+    shutil.copytree(Path(parsers.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(parsers, "__file__", str(copy / "__init__.py"))
+    monkeypatch.setattr(cache, "_CODE_VERSION", None)
+    now = cache.code_version()
+    records = copy / "records.py"
+    field = "    messages: list[str] = field(default_factory=list)\n"
+    assert field in records.read_text()
+    records.write_text(records.read_text().replace(field, ""))
+    monkeypatch.setattr(cache, "_CODE_VERSION", None)
+    assert cache.code_version() != now
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign", "empty"])
 def test_corrupt_entry_is_a_miss_and_is_rebuilt(tmp_path, parses, damage):
     logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "cache"
