@@ -79,6 +79,9 @@ def check_run(run: Any, want: dict[str, Any], *, samples: bool) -> None:
     for key in want.get("config_absent", []):
         assert key not in run.config
     assert run.measures == want.get("measures")
+    if run.kind.endswith("-server"):  # every server run's golden lists its messages, even none
+        assert "messages" in want, "golden run without its messages"
+    assert run.messages == want.get("messages", [])
 
     if "series" in want:  # every series, exactly: {"name": {"unit": u, "values": [...]}}
         assert sorted(run.series) == sorted(want["series"]), sorted(run.series)
