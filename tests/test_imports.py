@@ -119,6 +119,28 @@ def test_a_file_the_reader_leaves_out_counts_as_unreadable():
     assert reach.unknown == {"app/core/engine.py"} and reach.judge("app/core/sched.py") is True
 
 
+def test_with_ids_a_file_whose_references_the_memo_holds_is_not_read_again():
+    files = tree(main="import app.core.engine", core_engine="import app.core.sched")
+    ids = {path: f"id of {text!r}" for path, text in files.items()}     # equal contents, one id
+    memo: dict = {}
+    first: list = []
+    reach = reach_of_ids(files, ids, memo, first)
+    changed = dict(files, **{"app/core/sched.py": "import app.models"})
+    changed_ids = dict(ids, **{"app/core/sched.py": "id of the new sched"})
+    again: list = []
+    assert reach_of_ids(changed, changed_ids, memo, again) == reach_of(changed)
+    # only the new sched.py, and the package it now imports (new to the memo), are read
+    assert again == [[], [], ["app/core/sched.py"], ["app/models/__init__.py"]] and reach == reach_of(files)
+    assert ("app.core", "id of 'import app.core.sched'") in memo
+
+
+def reach_of_ids(files: dict[str, str], ids: dict[str, str], memo: dict, asked: list) -> Reach:
+    def read(paths):
+        asked.append(sorted(paths))
+        return {p: files[p].encode() for p in paths}
+    return reachable(files, read, ("app.main",), memo, ids=ids)
+
+
 def test_null_bytes_and_deep_nesting_count_as_not_parsed():
     files = tree(main="import app.core.engine\nx = 1\0", core_engine="x = " + "(" * 5000 + ")" * 5000)
     reach = reach_of(files)

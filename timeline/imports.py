@@ -235,15 +235,18 @@ class _Walker:
 
 
 def reachable(paths: Collection[str], read: Callable[[list[str]], Mapping[str, bytes]],
-              entries: Sequence[str], memo: MutableMapping[tuple[str, bytes], References | None] | None = None,
-              parse: Callable[[list[tuple[str, bytes]]], list[References | None]] | None = None) -> Reach:
+              entries: Sequence[str], memo: MutableMapping[tuple[str, bytes | str], References | None] | None = None,
+              parse: Callable[[list[tuple[str, bytes]]], list[References | None]] | None = None,
+              ids: Mapping[str, str] | None = None) -> Reach:
     """The files of the tree ``paths`` (repository paths, ``/``-separated) that the ``entries``
     (dotted module or package names) can import; ``read(paths)`` gives the contents of the
     files asked for (a file left out counts as unreadable). Reads only the files reached, a
     breadth-first round at a time. ``memo``: a dict kept across calls (versions of one
-    repository share most files) so that each content is parsed once. ``parse``: what parses a
-    round's new (package, source) pairs, ``references_of`` or one giving the same answers (in
-    worker processes). See the module's docstring for the method and its limits."""
+    repository share most files) so that each content is parsed once, keyed by (package,
+    content). ``parse``: what parses a round's new (package, source) pairs, ``references_of``
+    or one giving the same answers (in worker processes). ``ids``: a name of each file's content
+    (its git blob id): the memo is keyed by (package, id) instead, and a file whose references
+    it holds is not read. See the module's docstring for the method and its limits."""
     root = _find_root(paths, entries)
     if root is None:
         return Reach(root=None, reached=frozenset(), packages=frozenset(), entries_found=())
@@ -254,14 +257,17 @@ def reachable(paths: Collection[str], read: Callable[[list[str]], Mapping[str, b
         walker.reach(entry, whole=entry in tree.folders)
     memo = {} if memo is None else memo
     parse = references_of if parse is None else parse
+    ids = {} if ids is None else ids
     unknown: set[str] = set()
     while walker.pending:
         batch, walker.pending = walker.pending, []
-        contents = read(batch)
         packages = {path: _package_of(path, walker.reached[path]) for path in batch}
-        keys = {path: (packages[path], contents[path]) for path in batch if path in contents}
-        new = list(dict.fromkeys(key for key in keys.values() if key not in memo))
-        memo.update(zip(new, parse(new)))   # the whole round at once: a pool can share it out
+        named = {path: (packages[path], ids[path]) for path in batch if path in ids}
+        contents = read([path for path in batch if named.get(path) not in memo])
+        keys = {path: named.get(path) or (packages[path], contents[path])
+                for path in batch if path in contents or named.get(path) in memo}
+        new = {key: (packages[path], contents[path]) for path, key in keys.items() if key not in memo}
+        memo.update(zip(new, parse(list(new.values()))))   # the whole round at once: a pool can share it out
         for path in batch:
             package = packages[path]
             references = memo[keys[path]] if path in keys else None
@@ -274,9 +280,9 @@ def reachable(paths: Collection[str], read: Callable[[list[str]], Mapping[str, b
             for target, whole in imports:
                 walker.reach(target, whole)
             for text in strings:
-                named = _named_module(text, package, tree)
-                if named is not None:
-                    walker.reach(*named)
+                named_module = _named_module(text, package, tree)
+                if named_module is not None:
+                    walker.reach(*named_module)
     return Reach(root=root, reached=frozenset(walker.reached), packages=frozenset(tree.packages),
                  entries_found=found, modules=frozenset(tree.modules), unknown=frozenset(unknown))
 
