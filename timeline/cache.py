@@ -23,7 +23,11 @@ folder is kept under ``max_bytes`` and ``max_entries`` by removing the least rec
 The same folder holds the import-graph entries of ``timeline.git.code.read_code`` (``load_reach``,
 ``store_reach``): one a (commit, entry modules, walk code), a file named by a digest of its key,
 holding ``REACH_MAGIC``, the key on one line, then the ``Reach`` as JSON, which the reader checks
-field by field before using it. Written, checked and pruned as the parse entries are.
+field by field before using it; and its parse tables (``load_parses``, ``store_parses``): one a
+(commit, walk code), holding ``PARSES_MAGIC``, the key, then what each file of that commit
+parsed gave, by git blob id (a blob id names a content exactly, so the table of an earlier
+commit serves a later one for every file the two share). Written, checked and pruned as the
+parse entries are.
 
 A cache folder that cannot be made or used disables the cache for the build; ``problem`` says why.
 """
@@ -39,7 +43,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 __all__ = ["ParseCache", "Lookup", "cache_folder", "MAX_BYTES", "MAX_ENTRIES", "MIN_LOG_BYTES", "RACY_S",
-           "REACH_MAGIC"]
+           "REACH_MAGIC", "PARSES_MAGIC"]
 
 MAX_BYTES = 1 << 30  # 1 GiB in all
 MAX_ENTRIES = 20_000
@@ -51,7 +55,9 @@ SUFFIX = ".parsed"
 MAGIC = b"timeline-parse-cache 1\n"  # a new number when the layout of an entry changes
 REACH_SUFFIX = ".reach"
 REACH_MAGIC = b"timeline-reach-cache 1\n"
-_MAGIC_OF = {SUFFIX: MAGIC, REACH_SUFFIX: REACH_MAGIC}
+PARSES_SUFFIX = ".parses"
+PARSES_MAGIC = b"timeline-parses-cache 1\n"
+_MAGIC_OF = {SUFFIX: MAGIC, REACH_SUFFIX: REACH_MAGIC, PARSES_SUFFIX: PARSES_MAGIC}
 _STALE_TEMP_S = 3600.0  # temp files left by a killed build: removed by the next prune after an hour
 
 # Diagnostics that may go away without the file changing: such a parse is not stored. Prefixes of
@@ -247,15 +253,32 @@ class ParseCache:
         """The JSON value stored under ``key`` (one line naming all it was computed from), or None:
         the cache off, no entry, one of another key (a digest collision), a foreign, corrupt or
         truncated one. The caller checks the value before using it."""
+        return self._load_json(key, REACH_SUFFIX)
+
+    def store_reach(self, key: str, value: Any) -> bool:
+        """Keep ``value`` (JSON-able) under ``key``; False when the cache is off or the entry could
+        not be written (never raises)."""
+        return self._store_json(key, value, REACH_SUFFIX)
+
+    def load_parses(self, key: str) -> Any:
+        """``load_reach`` for the parse tables of ``read_code`` (a version's {blob id: references})."""
+        return self._load_json(key, PARSES_SUFFIX)
+
+    def store_parses(self, key: str, value: Any) -> bool:
+        """``store_reach`` for the parse tables of ``read_code``."""
+        return self._store_json(key, value, PARSES_SUFFIX)
+
+    def _load_json(self, key: str, suffix: str) -> Any:
         if not self.ready():
             return None
         import json
 
         line = _key_line(key)
-        entry = self._reach_entry(line)
+        entry = self._json_entry(line, suffix)
+        magic = _MAGIC_OF[suffix]
         try:
             with _open_entry(entry) as f:
-                if f.read(len(REACH_MAGIC)) != REACH_MAGIC or f.readline(len(line)) != line:
+                if f.read(len(magic)) != magic or f.readline(len(line)) != line:
                     return None
                 value = json.loads(f.read())
         except Exception:  # noqa: BLE001 - no entry, a foreign or corrupt one: a miss
@@ -266,28 +289,27 @@ class ParseCache:
             pass
         return value
 
-    def store_reach(self, key: str, value: Any) -> bool:
-        """Keep ``value`` (JSON-able) under ``key``; False when the cache is off or the entry could
-        not be written (never raises)."""
+    def _store_json(self, key: str, value: Any, suffix: str) -> bool:
         if "\n" in key or not self.ready():
             return False
         import json
 
         line = _key_line(key)
+        head = _MAGIC_OF[suffix] + line
         body = json.dumps(value, separators=(",", ":")).encode()
-        return self._write_entry(self._reach_entry(line), REACH_SUFFIX, lambda f: f.write(REACH_MAGIC + line + body))
+        return self._write_entry(self._json_entry(line, suffix), suffix, lambda f: f.write(head + body))
 
-    def _reach_entry(self, line: bytes) -> str:
+    def _json_entry(self, line: bytes, suffix: str) -> str:
         import hashlib
 
-        return os.path.join(self.folder, hashlib.sha256(line).hexdigest()[:40] + REACH_SUFFIX)  # type: ignore[arg-type]
+        return os.path.join(self.folder, hashlib.sha256(line).hexdigest()[:40] + suffix)  # type: ignore[arg-type]
 
     def prune(self) -> None:
         """Remove the least recently used entries while the folder holds more than ``max_bytes``
         or ``max_entries`` (down to 90% of each, so that not every build prunes), and temp files
         that a killed build left. Only files named as this cache names them, and starting with the
-        magic of their kind (``MAGIC``, ``REACH_MAGIC``), are ever removed: the folder may be one
-        the user also keeps other files in."""
+        magic of their kind (``MAGIC``, ``REACH_MAGIC``, ``PARSES_MAGIC``), are ever removed: the
+        folder may be one the user also keeps other files in."""
         if self._state != "ready":
             return
         import time
@@ -333,7 +355,7 @@ class ParseCache:
 
 
 _SUFFIXES = "(?:" + "|".join(re.escape(suffix) for suffix in _MAGIC_OF) + ")"
-_ENTRY_NAME = re.compile(r"[0-9a-f]{40}" + _SUFFIXES)  # _entry_name's and _reach_entry's
+_ENTRY_NAME = re.compile(r"[0-9a-f]{40}" + _SUFFIXES)  # _entry_name's and _json_entry's
 _TEMP_NAME = re.compile(r"\.tmp-[A-Za-z0-9_]+" + _SUFFIXES)  # _write_entry's mkstemp(prefix=".tmp-")
 
 

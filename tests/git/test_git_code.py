@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from timeline.cache import REACH_MAGIC, ParseCache
+from timeline.cache import PARSES_MAGIC, REACH_MAGIC, ParseCache
 from timeline.git import code
 from timeline.git.code import read_code
 from timeline.git.objects import ObjectStore, ObjectStoreError
@@ -290,7 +290,7 @@ def test_the_cache_writes_nothing_in_the_repository(sglang_repo, tmp_path):
     before = digest(repo)
     outside = ParseCache(tmp_path / "cache")
     read_code(repo, [v1, c4], [c2], SGLANG, cache=outside)
-    assert len(reach_entries(tmp_path / "cache")) == 2
+    assert len(reach_entries(tmp_path / "cache")) == 2 and len(parse_tables(tmp_path / "cache")) == 2
     for inside in (repo / ".cache" / "timeline", repo / ".git" / "timeline"):
         facts = read_code(repo, [v1, c4], [c2], SGLANG, cache=ParseCache(inside))
         assert facts == read_code(repo, [v1, c4], [c2], SGLANG)
@@ -298,10 +298,120 @@ def test_the_cache_writes_nothing_in_the_repository(sglang_repo, tmp_path):
 
 
 def test_no_cache_reads_and_writes_nothing(sglang_repo, parse_cache_folder, monkeypatch):
-    repo, v1, *_ = sglang_repo
-    monkeypatch.setattr(ParseCache, "load_reach", lambda *a: pytest.fail("cache read"))
-    read_code(repo, [v1], [], SGLANG)
+    repo, v1, c2, *_ = sglang_repo
+    for method in ("load_reach", "load_parses", "store_parses"):
+        monkeypatch.setattr(ParseCache, method, lambda *a, method=method: pytest.fail(f"cache {method}"))
+    monkeypatch.setattr(ObjectStore, "ancestors", lambda *a: pytest.fail("parse tables looked for"))
+    read_code(repo, [v1, c2], [], SGLANG)
     assert not parse_cache_folder.exists()
+
+
+# --------------------------------------------------------------------------- the parse tables
+
+def parse_tables(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.parses")) if folder.is_dir() else []
+
+
+@pytest.fixture
+def parsed(monkeypatch) -> list[tuple[str, bytes]]:
+    """Every (package, source) that ``read_code`` parses from then on (with ``jobs=1``: here)."""
+    seen: list[tuple[str, bytes]] = []
+    real = code.references_of
+
+    def counting(modules):
+        seen.extend(modules)
+        return real(modules)
+
+    monkeypatch.setattr(code, "references_of", counting)
+    return seen
+
+
+def test_a_new_commit_parses_only_the_blobs_its_ancestor_did_not_have(sglang_repo, tmp_path, parsed):
+    repo, v1, c2, c3, c4 = sglang_repo
+    cache = ParseCache(tmp_path / "cache")
+    read_code(repo, [v1], [], SGLANG, cache=cache, jobs=1)
+    assert len(parsed) == 5 and len(parse_tables(tmp_path / "cache")) == 1      # the 5 files reached
+    parsed.clear()
+    facts = read_code(repo, [c2], [], SGLANG, cache=cache, jobs=1)            # a child, its Reach not cached
+    assert parsed == [("sglang.srt", (SERVER_ARGS + "    disable_custom_all_reduce: bool = False\n").encode())]
+    parsed.clear()
+    read_code(repo, [c4], [], SGLANG, cache=cache, jobs=1)                    # c3 has no table: c2's is used
+    assert parsed == [] and len(parse_tables(tmp_path / "cache")) == 3
+    assert facts == read_code(repo, [c2], [], SGLANG)
+
+
+APP = {
+    "app/__init__.py": "",
+    "app/main.py": "from app.a import x\nimport app.b.helper\n",
+    "app/a/__init__.py": "",
+    "app/a/x.py": "from . import util\n",
+    "app/a/util.py": "",
+    "app/b/__init__.py": "",
+    "app/b/helper.py": "VALUE = 1\n",
+    "app/b/util.py": "",
+    "app/c/__init__.py": "",
+    "app/c/extra.py": "",
+}
+
+
+@pytest.mark.parametrize("change", [
+    # the same blob in another package: its relative import names another module
+    {"app/a/x.py": None, "app/b/x.py": "from . import util\n", "app/main.py": "from app.b import x\n"},
+    {"app/b/helper.py": "def (:\n"},                                       # does not parse any more
+    {"app/b/helper.py": "VALUE = 1\nimport app.c.extra\n"},              # an import added
+    {"app/main.py": "from app.a import x\n"},                              # an import removed
+    {"app/b/helper.py": "REGISTRY = 'app.c'\n"},                           # a package named in a string
+    {"app/a/util.py": None, "app/a/__init__.py": "from .x import *\n"},   # a file gone
+    {"docs/index.md": "# App\n"},                                          # nothing the server imports
+], ids=["moved", "unparsable", "import added", "import removed", "named", "deleted", "docs"])
+def test_a_commit_read_with_the_parse_tables_is_read_as_without_them(bench, tmp_path, parsed, change):
+    repo = bench.init()
+    write(repo, APP)
+    before = bench.commit("app")
+    cache = ParseCache(tmp_path / "cache")
+    read_code(repo, [before], [], ("app.main",), cache=cache, jobs=1)
+    seen = set(parsed)
+    for path, text in change.items():
+        if text is None:
+            (repo / path).unlink()
+        else:
+            write(repo, {path: text})
+    after = bench.commit("change")
+    parsed.clear()
+    facts = read_code(repo, [after], [], ("app.main",), cache=cache, jobs=1)
+    assert not seen & set(parsed)                    # nothing parsed again
+    assert facts == read_code(repo, [after], [], ("app.main",))
+
+
+@pytest.mark.parametrize("damage", ["garbage", "empty", "truncated", "other key", "not a table", "not references"])
+def test_a_corrupt_or_foreign_parse_table_is_not_used(sglang_repo, tmp_path, damage, parsed):
+    repo, v1, c2, *_ = sglang_repo
+    cache = ParseCache(tmp_path / "cache")
+    read_code(repo, [v1], [], SGLANG, cache=cache, jobs=1)
+    (entry,) = parse_tables(tmp_path / "cache")
+    magic, key, body = entry.read_bytes().split(b"\n", 2)
+    head = magic + b"\n" + key + b"\n"
+    assert magic + b"\n" == PARSES_MAGIC and b"false" in body
+    entry.write_bytes({
+        "garbage": os.urandom(len(body)),
+        "empty": b"",
+        "truncated": head + body[: len(body) // 2],
+        "other key": PARSES_MAGIC + b'["parses", "another"]\n' + body,
+        "not a table": head + b'{"not a blob id": {}}',
+        "not references": head + body.replace(b"false", b'"no"', 1),
+    }[damage])
+    parsed.clear()
+    assert read_code(repo, [c2], [], SGLANG, cache=cache, jobs=1) == read_code(repo, [c2], [], SGLANG, jobs=1)
+    assert len(parsed) == 2 * 5                      # every file parsed, by both reads
+
+
+def test_parse_tables_are_pruned_with_the_other_entries(sglang_repo, tmp_path):
+    repo, v1, c2, c3, c4 = sglang_repo
+    cache = ParseCache(tmp_path / "cache", max_entries=3)
+    read_code(repo, [v1], [], SGLANG, cache=cache)
+    read_code(repo, [c2, c4], [], SGLANG, cache=cache)     # 6 entries written, pruned down to 2
+    assert len(reach_entries(tmp_path / "cache")) + len(parse_tables(tmp_path / "cache")) <= 3
+    assert len(parse_tables(tmp_path / "cache")) >= 1
 
 
 # --------------------------------------------------------------------------- parsing in processes

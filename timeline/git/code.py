@@ -4,9 +4,13 @@ import, which lines a commit changed), read from git objects through one shadow 
 
 A commit's files never change, so the ``Reach`` of a (commit, entry modules) is kept in the
 user's cache folder (``timeline.cache``, ``ParseCache.load_reach``) and reused, keyed also on
-the code of the walk and the Python that parsed it. The first read parses every file reached
-(``ast.parse`` is most of its time): a round of the walk with many files is parsed in worker
-processes, one a core.
+the code of the walk and the Python that parsed it. A commit not seen before is walked, and
+its files parsed (``ast.parse`` is most of its time), but only those whose content is new: a
+git blob id names a content exactly (https://git-scm.com/book/en/v2/Git-Internals-Git-Objects),
+so what each blob parsed to is kept too, one table a commit (``ParseCache.load_parses``), and
+a new commit starts from the table of its nearest ancestor that has one (two commits a
+``git pull`` apart share almost every file). What is left to parse, when a round of the walk
+has many files, is parsed in worker processes, one a core.
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ POOL_MIN_BYTES = 1 << 20
 MAX_JOBS = 8
 # Each worker's share of a round is sent in pieces this big, so that the processes end together.
 _PIECE_BYTES = 256 << 10
+# How many ancestors of a new commit are searched for a parse table (nearest first): weeks of a
+# busy project's history, for one ``git rev-list`` and one failed open a commit without a table.
+ANCESTORS_SEARCHED = 1000
 
 
 def read_code(repo: str | os.PathLike, versions: Sequence[str], commits: Sequence[str],
@@ -63,16 +70,18 @@ def read_code(repo: str | os.PathLike, versions: Sequence[str], commits: Sequenc
     changes: dict[str, tuple[ChangedLine, ...]] = {}
     parser = _Parser(_default_jobs() if jobs is None else jobs)
     stored = False
+    tables = None
     try:
         with ObjectStore(loc.common_dir, loc.object_format) as store:
             present = _commits_present(store, [*versions, *commits], problems)
             blobs = _CachedBlobs(store, max_blob_bytes, problems)
+            tables = _ParseTables(store, cache, blobs.parsed) if cache is not None else None
             for version in dict.fromkeys(versions if entries else ()):
                 if version in present:
                     key = _reach_key(version, entries, max_blob_bytes) if cache is not None else None
                     found = _reach_from_json(cache.load_reach(key), entries) if cache and key else None
                     if found is None:
-                        found, settled = _reach(store, blobs, version, entries, problems, parser)
+                        found, settled = _reach(store, blobs, version, entries, problems, parser, tables)
                         if cache and key and found is not None and settled:
                             stored = cache.store_reach(key, _reach_json(found)) or stored
                     if found is not None:
@@ -87,7 +96,7 @@ def read_code(repo: str | os.PathLike, versions: Sequence[str], commits: Sequenc
         problems.append(f"code facts unavailable: {exc}")
     finally:
         parser.close()
-    if cache and stored:
+    if cache and (stored or (tables is not None and tables.stored)):
         cache.prune()
     return CodeFacts(reach=reach, changes=changes, problems=problems)
 
@@ -115,7 +124,7 @@ class _CachedBlobs:
         self.problems = problems
         self.contents: dict[str, bytes] = {}
         self.unreadable: set[str] = set()     # too big, missing, or git failed on it
-        self.parsed: dict = {}                # ``reachable``'s memo: each content parsed once
+        self.parsed: dict = {}                # ``reachable``'s memo by (package, blob id)
 
     def reader(self, files: dict[str, str]):
         def read(paths: list[str]) -> dict[str, bytes]:
@@ -132,7 +141,7 @@ class _CachedBlobs:
 
 
 def _reach(store: ObjectStore, blobs: _CachedBlobs, version: str, entries: Sequence[str],
-           problems: list[str], parser: _Parser) -> tuple[Reach | None, bool]:
+           problems: list[str], parser: _Parser, tables: _ParseTables | None) -> tuple[Reach | None, bool]:
     """The ``Reach`` of ``version``, and whether it may be kept: not when a file it needed could
     not be read (git failed, an object not fetched yet, a file too big), which may change
     without the commit changing; a file that does not parse is part of the commit."""
@@ -141,7 +150,11 @@ def _reach(store: ObjectStore, blobs: _CachedBlobs, version: str, entries: Seque
     except ObjectStoreError as exc:
         problems.append(f"files of {version[:12]} not listed: {exc}")
         return None, False
-    found = reachable(files, blobs.reader(files), entries, blobs.parsed, parser)
+    if tables is not None:
+        tables.load_nearest(version)
+    found = reachable(files, blobs.reader(files), entries, blobs.parsed, parser, ids=files)
+    if tables is not None:
+        tables.store_table(version, files)
     return found, not any(files[path] in blobs.unreadable for path in found.unknown)
 
 
@@ -182,14 +195,19 @@ def _walk_version() -> str:
     return _WALK_VERSION
 
 
-def _reach_key(version: str, entries: Sequence[str], max_blob_bytes: int) -> str | None:
-    """The cache key of a version's ``Reach`` (one line of JSON); None when the walk's sources
-    cannot be read to name their version (then nothing is cached)."""
+def _walk_key(kind: str, *fields: Any) -> str | None:
+    """A cache key (one line of JSON) naming the kind of entry, the walk's code and ``fields``;
+    None when the walk's sources cannot be read to name their version (then nothing is cached)."""
     try:
         walk = _walk_version()
     except OSError:
         return None
-    return json.dumps(["reach", walk, version, list(entries), max_blob_bytes])
+    return json.dumps([kind, walk, *fields])
+
+
+def _reach_key(version: str, entries: Sequence[str], max_blob_bytes: int) -> str | None:
+    """The cache key of a version's ``Reach``."""
+    return _walk_key("reach", version, list(entries), max_blob_bytes)
 
 
 _PATH_FIELDS = ("reached", "packages", "modules", "unknown")
@@ -221,6 +239,92 @@ def _reach_from_json(data: Any, entries: Sequence[str]) -> Reach | None:
         return None
     return Reach(root=root, reached=reached, packages=packages, entries_found=tuple(found),
                  modules=modules, unknown=unknown)
+
+
+# ---------------------------------------------------------------------- the parse tables
+
+class _ParseTables:
+    """The parse tables of the cache for ``reachable``'s memo (keyed by (package, blob id)):
+    before a version is walked, the table of its nearest ancestor that has one (itself first) is
+    read into the memo, so that only the blobs new since then are parsed; after, the version's
+    own table is written: what each blob of its tree that the memo holds parsed to. The table
+    does not depend on the entries nor on the size limit (a file not read is not in it)."""
+
+    def __init__(self, store: ObjectStore, cache: ParseCache, memo: dict):
+        self.store = store
+        self.cache = cache
+        self.memo = memo
+        self.tables: dict[str, dict] = {}   # version -> its table, read or written in this job
+        self.stored = False
+
+    def load_nearest(self, version: str) -> None:
+        try:
+            ancestors = self.store.ancestors(version, ANCESTORS_SEARCHED)
+        except ObjectStoreError:
+            ancestors = [version]   # a shallow or damaged history: the version's own table still
+        for sha in ancestors:
+            if sha in self.tables:
+                return              # in the memo already
+            key = _parses_key(sha)
+            if key is None:
+                return
+            table = _parses_from_json(self.cache.load_parses(key), self.store.sha_length)
+            if table is not None:
+                self.tables[sha] = table
+                self.memo.update(table)
+                return
+
+    def store_table(self, version: str, files: dict[str, str]) -> None:
+        ids = set(files.values())
+        table = {key: references for key, references in self.memo.items() if key[1] in ids}
+        if table == self.tables.get(version):
+            return                  # read from the cache and nothing parsed since
+        self.tables[version] = table
+        key = _parses_key(version)
+        if key is not None and table:
+            self.stored = self.cache.store_parses(key, _parses_json(table)) or self.stored
+
+
+def _parses_key(version: str) -> str | None:
+    """The cache key of a version's parse table."""
+    return _walk_key("parses", version)
+
+
+def _parses_json(table: dict[tuple[str, str], References | None]) -> dict[str, dict[str, Any]]:
+    """``{blob id: {package: [imports, strings] or null (does not parse)}}``: one blob may sit in
+    several packages, and its relative imports resolve against each."""
+    data: dict[str, dict[str, Any]] = {}
+    for (package, blob), references in table.items():
+        data.setdefault(blob, {})[package] = references
+    return data
+
+
+def _parses_from_json(data: Any, sha_length: int) -> dict[tuple[str, str], References | None] | None:
+    """The table a cache entry holds, or None when it is not one ``_parses_json`` could have
+    written (a foreign or damaged entry: then its blobs are parsed again)."""
+    if not isinstance(data, dict):
+        return None
+    table: dict[tuple[str, str], References | None] = {}
+    try:
+        for blob, by_package in data.items():
+            if not valid_sha(blob, sha_length) or not isinstance(by_package, dict):
+                return None
+            for package, references in by_package.items():
+                table[(package, blob)] = None if references is None else _references_from_json(references)
+    except (TypeError, ValueError):
+        return None
+    return table
+
+
+def _references_from_json(value: Any) -> References:
+    imports, strings = value
+    if not isinstance(imports, list) or not isinstance(strings, list):
+        raise ValueError("not a module's references")
+    pairs = tuple((name, whole) for name, whole in imports)
+    if not all(isinstance(name, str) and isinstance(whole, bool) for name, whole in pairs) or \
+            not all(isinstance(text, str) for text in strings):
+        raise ValueError("not a module's references")
+    return pairs, tuple(strings)
 
 
 # ---------------------------------------------------------------------- parsing in processes

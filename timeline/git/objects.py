@@ -21,7 +21,8 @@ the only config it sees is the shadow's own (empty, system and global config dis
 our ``-c`` overrides; ``--no-textconv --no-ext-diff --no-renames`` keep the diff to tree
 comparisons (``--name-only`` never reads blobs, attributes or the index).
 
-The code of a version is read the same way: ``tree`` (one ``git ls-tree -r``), ``blobs`` (one
+The code of a version is read the same way: ``tree`` (one ``git ls-tree -r``), ``ancestors``
+(one ``git rev-list``: where earlier parses may be found), ``blobs`` (one
 ``git cat-file --batch`` for many files, each size-capped) and ``changed_lines`` (one ``git log
 -p -U0`` for many commits, capped per commit). ``cat-file --batch`` prints raw object contents
 (no ``--textconv``/``--filters``: no driver runs) and the patch is computed by git's own diff
@@ -331,6 +332,13 @@ class ObjectStore(ScratchFolder):
             except UnicodeDecodeError:
                 continue
         return files
+
+    def ancestors(self, commit: str, limit: int) -> list[str]:
+        """``commit`` and its ancestors, newest first (by commit date), at most ``limit`` of
+        them: ONE ``git rev-list --max-count`` (https://git-scm.com/docs/git-rev-list)."""
+        (sha,) = self._check([commit])
+        out = self._run(["rev-list", f"--max-count={int(limit)}", "--end-of-options", sha])
+        return [line for line in out.decode("ascii", "replace").split() if valid_sha(line, self.sha_length)]
 
     def blobs(self, ids, max_bytes: int = MAX_BLOB_BYTES) -> dict[str, bytes]:
         """``{id: content}`` of the given blobs: ONE ``git cat-file --batch`` however many (the
