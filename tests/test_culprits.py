@@ -43,7 +43,8 @@ SOURCES = {
 PULLED = (  # subject, path, line added
     ("Diffusion: add a scheduler", "python/sglang/multimodal_gen/scheduler.py", "SIGMA = 1.0"),
     ("Diffusion: faster VAE", "python/sglang/multimodal_gen/vae.py", "TILE = 64"),
-    ("Fix PCG MoE Error", "python/sglang/srt/distributed/custom_all_reduce.py", "MAX_SIZE = 8 << 20"),
+    ("Fix PCG MoE Error", "python/sglang/srt/distributed/custom_all_reduce.py",
+     'MAX_SIZE = 8 << 20\nlogger.info(f"Custom allreduce: one-shot up to {MAX_SIZE} bytes")'),
     ("Diffusion: LoRA loading", "python/sglang/multimodal_gen/lora.py", "RANK = 16"),
     ("Scheduler: fewer syncs", "python/sglang/srt/managers/scheduler.py", "SYNC = False"),
     ("Docs: server arguments", "docs/server_arguments.md", "- `--disable-custom-all-reduce`"),
@@ -62,9 +63,13 @@ def _write(repo: Path, path: str, text: str, append: bool = False) -> None:
         out.write(text)
 
 
+NEW_STARTUP_LINE = "Custom allreduce: one-shot up to 8388608 bytes"  # printed by the code "Fix PCG MoE Error" adds
+
+
 def nine_commit_pull(root: Path, before_flag: bool, after_flag: bool, levels=(94.0, 60.0)) -> tuple[Path, Path, dict]:
     """The checkout (cloned at the first commit, then pulled) and its logs: two runs before the
-    pull with ``--disable-custom-all-reduce`` = ``before_flag``, two after with ``after_flag``."""
+    pull with ``--disable-custom-all-reduce`` = ``before_flag``, two after with ``after_flag``
+    (and the startup line the pulled code prints)."""
     git = GitScript(root / "home")
     upstream, repo = root / "upstream", root / "checkout"
     upstream.mkdir(parents=True)
@@ -83,10 +88,11 @@ def nine_commit_pull(root: Path, before_flag: bool, after_flag: bool, levels=(94
     git.git(repo, "pull", "-q", "origin", "main", at=at(13))
 
     logs = root / "logs"
-    for name, hour, level, flag, seed in (("before", 10, levels[0], before_flag, 1), ("after", 14, levels[1], after_flag, 2)):
+    for name, hour, level, flag, seed, startup in (("before", 10, levels[0], before_flag, 1, ()),
+                                                   ("after", 14, levels[1], after_flag, 2, (NEW_STARTUP_LINE,))):
         start = datetime(2026, 4, 7, hour, 0)
         launches = [Launch(start + timedelta(minutes=20 * n), 10, level * (1 + 0.004 * (-1) ** n),
-                           extra_args={"disable_custom_all_reduce": flag}) for n in range(2)]
+                           extra_args={"disable_custom_all_reduce": flag}, startup=startup) for n in range(2)]
         write_sglang_log(logs / f"{name}.log", launches, seed=seed)
     return repo, logs, shas
 
@@ -126,6 +132,19 @@ def test_nine_suspects_ranked_once_each_flag_linked_first(flags_differ):
         assert by_subject[subject]["likelihood"] == "possible"
     # the unlikely ones come last
     assert [c["likelihood"] for c in culprits] == ["likely", "possible", "possible"] + ["unlikely"] * 6
+
+
+def test_a_startup_line_the_pulled_code_prints_shows_its_code_ran(flags_differ):
+    timeline, shas = flags_differ
+    (shift,) = timeline.shifts
+    assert shift.messages_added == ["Custom allreduce: one-shot up to 0 bytes"]
+    first = timeline.to_dict()["culprits"][0]
+    (ran,) = [e for e in first["evidence"] if e["kind"] == "changed-what-ran"]
+    assert (ran["effect"], ran["message"]) == ("shown", "Custom allreduce: one-shot up to 0 bytes")
+    assert 'added the log message "Custom allreduce: one-shot up to 0 bytes"' in ran["text"]
+    assert first["likelihood"] == "likely"  # shown, not blame: the knob link alone raised it
+    others = [c for c in timeline.culprits if c.sha != shas["Fix PCG MoE Error"]]
+    assert all(e.kind != "changed-what-ran" for c in others for e in c.evidence)
 
 
 def test_a_flag_that_differs_makes_the_verdict_confounded_with_the_rerun_that_settles_it(flags_differ):

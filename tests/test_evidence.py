@@ -16,6 +16,7 @@ from timeline.suspects import (
     is_unlikely,
     knob_link,
     knob_words,
+    message_printed_by,
     not_imported,
     rank_culprits,
     same_boundary,
@@ -91,12 +92,33 @@ def test_nccl_links_the_nccl_wrappers():
 def test_a_new_server_argument_added_by_the_commit_is_evidence_its_code_ran():
     lines = [Line("python/sglang/srt/server_args.py", True, "    enable_pcg_moe: bool = True")]
     here = shift(1, "g", -30.0, [], added=["enable_pcg_moe"])
-    assert changed_what_ran(here, suspect(), lines) == "enable_pcg_moe"
-    assert changed_what_ran(here, suspect(), [Line("a.py", False, "enable_pcg_moe = 1")]) is None  # removed, not added
-    assert changed_what_ran(shift(1, "g", -30.0, []), suspect(), lines) is None  # not new in the logs
+    assert changed_what_ran(here, suspect(), lines) == ("enable_pcg_moe", None)
+    assert changed_what_ran(here, suspect(), [Line("a.py", False, "enable_pcg_moe = 1")]) == (None, None)  # removed
+    assert changed_what_ran(shift(1, "g", -30.0, []), suspect(), lines) == (None, None)  # not new in the logs
     # a commit that left: the from side's own arguments
     gone = shift(1, "g", -30.0, [], gone=["enable_pcg_moe"])
-    assert changed_what_ran(gone, suspect(change="left"), lines) == "enable_pcg_moe"
+    assert changed_what_ran(gone, suspect(change="left"), lines) == ("enable_pcg_moe", None)
+
+
+def test_a_new_log_message_printed_by_an_added_literal_is_evidence_its_code_ran():
+    here = shift(1, "g", -30.0, [])
+    here.messages_added = ["Using custom allreduce v0 for tp_size=0 (world 0)", "Capture cuda graph begin."]
+    lines = [Line("python/sglang/srt/distributed/custom_all_reduce.py", True,
+                  '        logger.info(f"Using custom allreduce v2 for tp_size={tp} (world {n})")')]
+    assert changed_what_ran(here, suspect(), lines) == (None, "Using custom allreduce v0 for tp_size=0 (world 0)")
+    assert changed_what_ran(here, suspect(change="left"), lines) == (None, None)  # only in the after side's logs
+
+
+@pytest.mark.parametrize("message, line, printed", [
+    ("Load weight end. type=Qwen0, avail mem=0.0 GB", 'logger.info("Load weight end. type=%s, avail mem=%.2f GB", t, m)', True),
+    ("Capture cuda graph begin. This can take up to several minutes.", "log('Capture cuda graph begin.')", True),
+    ("Capture cuda graph begin.", 'print("Capture cud")', False),  # 11 characters: under MIN_FRAGMENT
+    ("Done.", 'print("Done.")', False),
+    ("The server is fired up and ready to roll!", "x = 1  # The server is fired up and ready to roll!", False),  # no literal
+    ("EAGLE0 draft model loaded", 'logger.info(f"EAGLE{v} draft model loaded")', True),
+])
+def test_message_printed_by(message, line, printed):
+    assert message_printed_by(message, line) is printed
 
 
 # --------------------------------------------------------------------------- not imported

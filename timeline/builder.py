@@ -401,6 +401,7 @@ def _to_run(source: str, parsed: ParsedRun, zone: Zone, events, tolerance_s: flo
         candidate_commits=tied.candidate_commits,
         files_may_differ=tied.files_may_differ,
         nccl_versions=list(parsed.nccl_versions),
+        messages=list(parsed.messages),
         config=parsed.config,
         metrics=metrics,
         samples=_instant_samples(parsed.samples, zone) if parsed.samples is not None else None,

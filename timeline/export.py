@@ -163,6 +163,8 @@ def shift_to_dict(shift: Shift) -> dict[str, Any]:
         "equal_flags": shift.equal_flags,
         "arguments_added": list(shift.arguments_added),
         "arguments_gone": list(shift.arguments_gone),
+        "messages_added": list(shift.messages_added),
+        "messages_gone": list(shift.messages_gone),
         "bisect": None if shift.bisect is None else asdict(shift.bisect),
         "notes": list(shift.notes),
     }
@@ -177,8 +179,8 @@ def culprit_to_dict(culprit: Culprit, shifts: dict[str, Shift]) -> dict[str, Any
         "reason": culprit_reason(culprit, shifts),
         "likelihood": culprit.likelihood,
         "evidence": [
-            {"kind": e.kind, "effect": e.effect, "shifts": list(e.shifts), "field": e.field, "paths": list(e.paths),
-             "count": e.count, "text": evidence_text(e, culprit, shifts)}
+            {"kind": e.kind, "effect": e.effect, "shifts": list(e.shifts), "field": e.field, "message": e.message,
+             "paths": list(e.paths), "count": e.count, "text": evidence_text(e, culprit, shifts)}
             for e in culprit.evidence
         ],
     }

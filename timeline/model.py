@@ -30,7 +30,7 @@ EvidenceKind = Literal[
     "sole",              # the only suspect of a shift left after narrowing
     "one-of",            # one of several suspects of a shift
     "knob-link",         # touches the code behind a server flag that differs between the sides
-    "changed-what-ran",  # added a server argument that appears in the logs only after the move
+    "changed-what-ran",  # added a server argument or log message seen only on its side of the move
     "same-boundary",     # several workloads moved at the same code change: one cause is likely
     "not-imported",      # its files cannot be reached by imports from the server's entry point
     "docs-tests-ci",     # touches only docs, tests, CI, benchmarks or examples
@@ -136,6 +136,8 @@ class Run:
     samples: dict[str, SampleRows] | None = None  # by kind: decode, prefill, result
     # The run's one number for comparisons (timeline.detect.steady_decode; docs/shifts.md).
     steady: SteadyValue | None = None
+    # The distinct messages it printed besides stats lines, digits masked (parsers.records.ParsedRun).
+    messages: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -253,6 +255,9 @@ class Shift:
     # added them (arguments_added: the to side's) or took them away (arguments_gone).
     arguments_added: list[str] = field(default_factory=list)
     arguments_gone: list[str] = field(default_factory=list)
+    # Log messages (digits masked) every run of one side printed and no run of the other.
+    messages_added: list[str] = field(default_factory=list)
+    messages_gone: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -264,6 +269,7 @@ class Evidence:
     effect: Effect
     shifts: tuple[str, ...] = ()
     field: str | None = None  # knob-link: the differing flag; changed-what-ran: the new argument
+    message: str | None = None  # changed-what-ran: the new log message its diff adds
     paths: tuple[str, ...] = ()  # knob-link / not-imported: the paths behind it
     count: int | None = None  # sole: suspects set aside; one-of: suspects left
     clearing: Clearing | None = None  # cleared: why

@@ -115,6 +115,7 @@ class Launch:
     nccl: str = "2.27.5"
     decode_every_s: float = 20.0
     extra_args: dict[str, object] = field(default_factory=dict)
+    startup: tuple[str, ...] = ()  # more startup messages, printed once distributed init ends
 
 
 def server_args_repr(launch: Launch) -> str:
@@ -170,6 +171,7 @@ def sglang_launch_lines(launch: Launch, rng: random.Random) -> list[str]:
         lines.append(f"[{stamp(t + timedelta(seconds=5))}{rank}] sglang is using nccl=={launch.nccl}")
     lines += [
         f"[{stamp(t + timedelta(seconds=6))}{rank}] Init torch distributed ends. elapsed=1.52 s, mem usage=0.61 GB",
+        *(f"[{stamp(t + timedelta(seconds=6))}{rank}] {message}" for message in launch.startup),
         f"[{stamp(t + timedelta(seconds=7))}{rank}] Load weight begin. avail mem=93.61 GB",
         "Loading safetensors checkpoint shards: 100% Completed | 48/48 [00:41<00:00,  1.16it/s]",
         f"[{stamp(t + timedelta(seconds=50))}{rank}] Load weight end. elapsed=43.10 s, type=Qwen3MoeForCausalLM, "

@@ -326,7 +326,16 @@ def _shift(
         notes=notes,
         arguments_added=_only_in(right, left),
         arguments_gone=_only_in(left, right),
+        messages_added=_messages_only_in(right, left),
+        messages_gone=_messages_only_in(left, right),
     )
+
+
+def _messages_only_in(these: list[Run], others: list[Run]) -> list[str]:
+    """Messages every run of ``these`` printed and no run of ``others`` did, in first-seen order."""
+    common = set.intersection(*(set(r.messages) for r in these))
+    seen = set().union(*(r.messages for r in others))
+    return [m for m in these[0].messages if m in common and m not in seen]
 
 
 def _only_in(these: list[Run], others: list[Run]) -> list[str]:

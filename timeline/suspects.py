@@ -29,7 +29,8 @@ from typing import Any, Protocol
 from timeline.model import Bisect, Clearing, CodeEvent, Confounder, Culprit, Evidence, Shift, Suspect
 
 __all__ = ["path_kind", "is_unlikely", "net_suspects", "bisect_for", "narrow", "short_sha", "rank_culprits",
-           "knob_link", "knob_words", "changed_what_ran", "not_imported", "same_boundary", "DECISIVE",
+           "knob_link", "knob_words", "changed_what_ran", "message_printed_by", "not_imported", "same_boundary",
+           "DECISIVE",
            "LIKELIHOOD_ORDER"]
 
 # Verdicts whose suspects are culprits: the test saw a change (confounded: a flag differs too).
@@ -263,14 +264,37 @@ def knob_link(confounder: Confounder, suspect: Suspect, changed: Sequence[_Chang
     return tuple(found)
 
 
-def changed_what_ran(shift: Shift, suspect: Suspect, changed: Sequence[_ChangedLine] = ()) -> str | None:
-    """A server argument that the side holding the suspect prints and the other side does not,
-    named by a line the suspect added: evidence that its code ran (not blame). None otherwise."""
-    new = shift.arguments_added if suspect.change == "arrived" else shift.arguments_gone
-    for name in new:
-        if any(line.added and _names(line.text, name) for line in changed):
-            return name
-    return None
+def changed_what_ran(shift: Shift, suspect: Suspect, changed: Sequence[_ChangedLine] = ()) -> tuple[str | None, str | None]:
+    """What the suspect added that the logs show only on its side of the shift: a server
+    argument its added lines name, or a log message one of its added string literals prints
+    (``message_printed_by``). Evidence that its code ran, not blame. ``(argument, message)``,
+    each None when not found."""
+    added = [line for line in changed if line.added]
+    arrived = suspect.change == "arrived"
+    argument = next((name for name in (shift.arguments_added if arrived else shift.arguments_gone)
+                     if any(_names(line.text, name) for line in added)), None)
+    message = next((text for text in (shift.messages_added if arrived else shift.messages_gone)
+                    if any(message_printed_by(text, line.text) for line in added)), None)
+    return argument, message
+
+
+_LITERAL = re.compile(r"""[rbfuRBFU]{0,2}("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')""")
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-+ #0]*\d*(?:\.\d+)?[sdifrxXeEgG%]")
+_DIGITS = re.compile(r"\d+")
+MIN_FRAGMENT = 12  # shorter literal pieces ("Done", "%s: %s") match too many messages
+
+
+def message_printed_by(message: str, line: str) -> bool:
+    """True when a string literal on ``line`` (a line of Python source) prints ``message`` (a
+    log message with digits masked to 0, as ``ParsedRun.messages`` keeps them): one of the
+    literal's pieces between placeholders (``{x}``, ``%s``), at least ``MIN_FRAGMENT`` characters,
+    is in the message."""
+    for literal in _LITERAL.findall(line):
+        for piece in _PLACEHOLDER.split(literal[1:-1]):
+            piece = " ".join(_DIGITS.sub("0", piece).split())
+            if len(piece) >= MIN_FRAGMENT and piece in message:
+                return True
+    return False
 
 
 def not_imported(suspect: Suspect, reaches: Sequence[_Reach]) -> tuple[str, ...]:
@@ -362,10 +386,9 @@ def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None,
                 if paths:
                     lowered.add(suspect.sha)
                     note(suspect, shift, Evidence("not-imported", "lowers", here, paths=paths))
-            changed = changes.get(suspect.sha, ())
-            argument = changed_what_ran(shift, suspect, changed)
-            if argument is not None:
-                note(suspect, shift, Evidence("changed-what-ran", "shown", here, field=argument))
+            argument, message = changed_what_ran(shift, suspect, changes.get(suspect.sha, ()))
+            if argument is not None or message is not None:
+                note(suspect, shift, Evidence("changed-what-ran", "shown", here, field=argument, message=message))
             if suspect.sha in shared:
                 note(suspect, shift, Evidence("same-boundary", "shown", shared[suspect.sha]))
             if shift.single_run:
@@ -423,7 +446,7 @@ def _merged(evidence: list[Evidence], positions: dict[str, int]) -> list[Evidenc
     """One entry per fact, with every shift it was seen in; raising evidence first."""
     merged: dict[tuple, Evidence] = {}
     for item in evidence:
-        key = (item.kind, item.effect, item.field, item.paths, item.count, item.clearing)
+        key = (item.kind, item.effect, item.field, item.message, item.paths, item.count, item.clearing)
         if key in merged:
             shifts = tuple(sorted(set(merged[key].shifts) | set(item.shifts), key=positions.__getitem__))
             merged[key] = replace(merged[key], shifts=shifts)

@@ -96,7 +96,11 @@ def evidence_text(evidence: Evidence, culprit: Culprit, shifts: Mapping[str, Shi
         return (f"touches the code behind `{evidence.field}`, which differs between the sides of "
                 f"{', '.join(evidence.shifts)} ({_paths(evidence.paths)})")
     if kind == "changed-what-ran":
-        return (f"added `{evidence.field}`, a server argument the logs show only on its side of "
+        added = [f"the server argument `{evidence.field}`"] if evidence.field else []
+        if evidence.message:
+            said = evidence.message if len(evidence.message) <= 60 else evidence.message[:57] + "..."
+            added.append(f'the log message "{said}"')
+        return (f"added {' and '.join(added)}, seen in the logs only on its side of "
                 f"{', '.join(evidence.shifts)}: its code ran (not blame)")
     if kind == "same-boundary":
         moved = ", ".join(f"{s.id} {s.group} {s.change_pct:+.1f}%" for s in (shifts[i] for i in evidence.shifts))
