@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from parsers.records import Diagnostic, ParsedFile, ParsedRun
+from timeline.parsers.records import Diagnostic, ParsedFile, ParsedRun
 
 __all__ = ["parse_file", "Diagnostic", "ParsedFile", "ParsedRun"]
 
@@ -40,7 +40,7 @@ def parse_file(
     runs read so far and adds a diagnostic. Runs come in file order. ``progress``, if given, is
     called now and then with how many bytes of the file (as stored: compressed or not) were read.
     """
-    from parsers.reading import parse_file as read  # the parsers are imported on first use (start-up)
+    from timeline.parsers.reading import parse_file as read  # the parsers are imported on first use (start-up)
 
     return read(path, source=source, keep_samples=keep_samples, progress=progress)
 
@@ -52,10 +52,10 @@ def __getattr__(name: str) -> Any:
     import importlib
     import sys
 
-    reading = sys.modules.get("parsers.reading") or importlib.import_module("parsers.reading")
+    reading = sys.modules.get("timeline.parsers.reading") or importlib.import_module("timeline.parsers.reading")
     if name in vars(reading):
         return vars(reading)[name]
     try:
-        return importlib.import_module(f"parsers.{name}")
+        return importlib.import_module(f"timeline.parsers.{name}")
     except ModuleNotFoundError:
         raise AttributeError(f"module 'parsers' has no attribute {name!r}") from None

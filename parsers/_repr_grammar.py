@@ -8,7 +8,7 @@ from typing import Any
 
 import pyparsing as pp
 
-from parsers.pyrepr import ReprError
+from timeline.parsers.pyrepr import ReprError
 
 __all__ = ["ReprError", "parse_value", "parse_keyword_repr"]
 

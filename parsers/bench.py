@@ -36,11 +36,11 @@ import re
 from array import array
 from typing import Any
 
-from parsers.pyrepr import parse_keyword_repr
-from parsers.records import Diagnostic, ParsedRun, SampleRows
-from parsers.sglang import match_header
-from parsers.vllm import HEADER_RE as VLLM_HEADER_RE
-from parsers.wrappers import Detector, strip_outer
+from timeline.parsers.pyrepr import parse_keyword_repr
+from timeline.parsers.records import Diagnostic, ParsedRun, SampleRows
+from timeline.parsers.sglang import match_header
+from timeline.parsers.vllm import HEADER_RE as VLLM_HEADER_RE
+from timeline.parsers.wrappers import Detector, strip_outer
 
 __all__ = ["BenchParser", "METRIC_NAMES", "KINDS", "metric_for_label", "MARKERS_RE"]
 

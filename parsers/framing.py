@@ -30,7 +30,7 @@ import zlib
 from itertools import count
 from typing import BinaryIO, Callable, Iterator
 
-from parsers.compression import ZSTD_MISSING, open_zstd
+from timeline.parsers.compression import ZSTD_MISSING, open_zstd
 
 __all__ = [
     "LogLines", "NotTextError", "ReadError", "STREAM_ERRORS", "strip_ansi", "split_progress", "clean_line",

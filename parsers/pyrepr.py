@@ -43,7 +43,7 @@ class ReprError(ValueError):
 
 def parse_value(text: str) -> Any:
     """Read one complete repr value; raise ``ReprError`` if the text is not one."""
-    from parsers import _repr_grammar
+    from timeline.parsers import _repr_grammar
 
     return _repr_grammar.parse_value(text)
 
@@ -57,7 +57,7 @@ def parse_keyword_repr(text: str) -> tuple[dict[str, Any], list[str]]:
     """
     found = _cache.get(text)
     if found is None:
-        from parsers import _repr_grammar
+        from timeline.parsers import _repr_grammar
 
         fields, problems = _repr_grammar.parse_keyword_repr(text)
         if len(_cache) >= _CACHE_SIZE:

@@ -7,15 +7,15 @@ from datetime import datetime, timedelta
 from itertools import islice
 from operator import itemgetter
 
-from parsers.bench import MARKERS_RE, BenchParser
-from parsers import sglang_fast
-from parsers.framing import STREAM_ERRORS, LogLines, NotTextError, ReadError
-from parsers.records import Diagnostic, ParsedFile, ParsedRun
-from parsers.sglang import SGLangLogParser, match_header
-from parsers.vllm import HEADER_RE as VLLM_HEADER_RE
-from parsers.vllm import HEADER_SEARCH_RE as VLLM_SEARCH_RE
-from parsers.vllm import VLLMLogParser
-from parsers.wrappers import needs_normalizing, normalize, strip_outer
+from timeline.parsers.bench import MARKERS_RE, BenchParser
+from timeline.parsers import sglang_fast
+from timeline.parsers.framing import STREAM_ERRORS, LogLines, NotTextError, ReadError
+from timeline.parsers.records import Diagnostic, ParsedFile, ParsedRun
+from timeline.parsers.sglang import SGLangLogParser, match_header
+from timeline.parsers.vllm import HEADER_RE as VLLM_HEADER_RE
+from timeline.parsers.vllm import HEADER_SEARCH_RE as VLLM_SEARCH_RE
+from timeline.parsers.vllm import VLLMLogParser
+from timeline.parsers.wrappers import needs_normalizing, normalize, strip_outer
 
 __all__ = ["parse_file", "Diagnostic", "ParsedFile", "ParsedRun"]
 

@@ -38,10 +38,10 @@ from datetime import date as _date
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
-from parsers.pyrepr import parse_keyword_repr
-from parsers.records import Diagnostic, ParsedRun, SampleRows, add_message
-from parsers.dates import describe_mtime, last_day
-from parsers.wrappers import RFC3339_RE, rfc3339
+from timeline.parsers.pyrepr import parse_keyword_repr
+from timeline.parsers.records import Diagnostic, ParsedRun, SampleRows, add_message
+from timeline.parsers.dates import describe_mtime, last_day
+from timeline.parsers.wrappers import RFC3339_RE, rfc3339
 
 __all__ = [
     "KIND",

@@ -32,9 +32,9 @@ from datetime import datetime, timedelta
 from itertools import repeat
 from typing import Any, NamedTuple
 
-from parsers.framing import LogLines, clean_line
-from parsers.records import SampleBatch
-from parsers.sglang import (
+from timeline.parsers.framing import LogLines, clean_line
+from timeline.parsers.records import SampleBatch
+from timeline.parsers.sglang import (
     _BATCH_RE, _FAST_HEADER_RE, SGLangLogParser, _Segment, _stamp_parts, field_spans, match_header, number_value,
     parse_value, split_fields, stats_key,
 )
@@ -743,9 +743,9 @@ class _HandBack(Exception):
 # of which some line might be a wrapped one (review of issue 7: a "1999-..." Python-logging line).
 _OTHER_FAMILIES: list[Any] = []
 try:  # pragma: no branch
-    from parsers.bench import MARKERS_RE as _BENCH_RE
-    from parsers.vllm import HEADER_SEARCH_RE as _VLLM_RE
-    from parsers.wrappers import NEEDS_NORMALIZING_RE as _WRAPPED_RE
+    from timeline.parsers.bench import MARKERS_RE as _BENCH_RE
+    from timeline.parsers.vllm import HEADER_SEARCH_RE as _VLLM_RE
+    from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE as _WRAPPED_RE
 
     _OTHER_FAMILIES = [_BENCH_RE, _VLLM_RE, _WRAPPED_RE]
 except ImportError:  # an SGLang-only build

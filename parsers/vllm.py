@@ -52,11 +52,11 @@ from array import array
 from datetime import date, datetime
 from typing import Any, Iterable, Iterator
 
-from parsers.dates import describe_mtime, last_year
-from parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
-from parsers.records import Diagnostic, ParsedRun, SampleRows, add_message
-from parsers.sglang import nccl_version, split_fields
-from parsers.wrappers import Detector, strip_outer
+from timeline.parsers.dates import describe_mtime, last_year
+from timeline.parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
+from timeline.parsers.records import Diagnostic, ParsedRun, SampleRows, add_message
+from timeline.parsers.sglang import nccl_version, split_fields
+from timeline.parsers.wrappers import Detector, strip_outer
 
 __all__ = ["KIND", "HEADER_RE", "VLLMLogParser", "throughput_fields", "spec_fields", "HEADER_SEARCH_RE"]
 

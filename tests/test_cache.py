@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from parsers.records import Diagnostic, ParsedFile
+from timeline.parsers.records import Diagnostic, ParsedFile
 from timeline import builder, cache
 from timeline.builder import build
 from timeline.cache import ParseCache, cache_folder
@@ -152,7 +152,7 @@ def test_code_version_follows_the_parsers_sources():
 def test_a_new_parsed_run_field_makes_every_entry_a_miss(tmp_path, monkeypatch):
     """Entries are pickled ParsedRuns: one written before a field was added (``messages``) would
     load without it. The code version digests the parsers' sources, the records they make among them."""
-    import parsers
+    import timeline.parsers as parsers
 
     copy = tmp_path / "parsers"
     shutil.copytree(Path(parsers.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from parsers.records import ParsedRun, SampleRows
+from timeline.parsers.records import ParsedRun, SampleRows
 from shift_stories import PULLED, at, pull_and_reset
 from timeline.builder import build
 from timeline.cli import app

@@ -203,7 +203,7 @@ def test_unknown_zone_in_a_pattern_is_exit_2_naming_it(berlin_story):
 def test_sample_times_placed_at_once_are_those_placed_one_by_one(name, start, steps) -> None:
     """Samples whose times see no zone transition get their zone all at once (issue 7); the same
     instants, zones and folds as one by one, the repeated hour's second pass included."""
-    from parsers.records import SampleRows
+    from timeline.parsers.records import SampleRows
     from timeline import builder
     from timeline.clock import Zone
 

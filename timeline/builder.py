@@ -12,8 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from parsers import parse_file
-from parsers.records import ParsedRun, SampleRows
+from timeline.parsers import parse_file
+from timeline.parsers.records import ParsedRun, SampleRows
 from timeline.clock import Zone, ZonePolicy, format_offset, steady_offset, wall_candidates
 from timeline.correlate import DEFAULT_TOLERANCE_S, attribute
 from timeline.environment import Environment

@@ -171,7 +171,7 @@ class ParseCache:
 
     def load(self, lookup: Lookup):
         """The ``ParsedFile`` of a hit, or None if the entry cannot be read after all (a miss)."""
-        from parsers.records import ParsedFile
+        from timeline.parsers.records import ParsedFile
 
         try:
             with _open_entry(lookup.entry) as f:
@@ -459,7 +459,7 @@ def code_version() -> str:
     if _CODE_VERSION is None:
         import hashlib
 
-        import parsers
+        import timeline.parsers as parsers
         from timeline import __version__
 
         digest = hashlib.sha256()

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
-from parsers.records import SampleBatch
+from timeline.parsers.records import SampleBatch
 from timeline.clock import iso, steady_offset
 from timeline.model import CodeEvent, Culprit, RepoInfo, Run, Shift, ShiftSide, Timeline
 from timeline.render.wording import clearing_text, confounder_text, culprit_reason, evidence_text, rerun_text

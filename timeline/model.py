@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from parsers.records import Diagnostic, SampleRows
+from timeline.parsers.records import Diagnostic, SampleRows
 
 __all__ = ["Diagnostic", "CommitInfo", "CodeEvent", "MetricSummary", "Run", "RepoInfo", "Timeline",
            "is_zero_sha",

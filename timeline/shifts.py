@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from parsers.records import ParsedRun
+from timeline.parsers.records import ParsedRun
 from timeline.detect import Boundary, Settings, Version, detect, steady_decode
 from timeline.model import CodeEvent, Confounder, Rerun, Run, Shift, ShiftSide, SteadyValue
 from timeline.suspects import narrow, net_suspects, short_sha

@@ -10,7 +10,7 @@ import pytest
 def fast_path_for_every_size(monkeypatch):
     """The parser tests run on the fast path (parsers.sglang_fast), whatever the file's size;
     test_parsers_fastpath.py compares it with the line-by-line path."""
-    from parsers import sglang_fast
+    from timeline.parsers import sglang_fast
 
     monkeypatch.setattr(sglang_fast, "FAST_MIN_BYTES", 0)
 

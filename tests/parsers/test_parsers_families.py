@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import parsers
-from parsers import parse_file
-from parsers.dates import last_day, last_year
-from parsers.wrappers import as_sglang_bracket, normalize, split_records, strip_outer
+import timeline.parsers as parsers
+from timeline.parsers import parse_file
+from timeline.parsers.dates import last_day, last_year
+from timeline.parsers.wrappers import as_sglang_bracket, normalize, split_records, strip_outer
 
 DECODE = "[2026-01-01 10:00:{s:02d} TP0] Decode batch, #running-req: 1, #token: 9, token usage: 0.00, cuda graph: True, gen throughput (token/s): {g}, #queue-req: 0"
 

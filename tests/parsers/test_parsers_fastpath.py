@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from parsers import framing, parse_file, sglang_fast
+from timeline.parsers import framing, parse_file, sglang_fast
 from timeline.scenario import Launch, sglang_launch_lines
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sglang"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from parsers import framing, parse_file
-from parsers.framing import LogLines, NotTextError, split_progress, strip_ansi
+from timeline.parsers import framing, parse_file
+from timeline.parsers.framing import LogLines, NotTextError, split_progress, strip_ansi
 
 DECODE = "[2026-01-01 12:00:00 TP0] Decode batch, #running-req: 1, #token: 9, token usage: 0.00, cuda graph: True, gen throughput (token/s): 42.50, #queue-req: 0"
 
@@ -109,7 +109,7 @@ def test_truncated_gzip_keeps_what_was_read(tmp_path: Path, count: int) -> None:
 
 
 def test_a_parser_bug_becomes_a_diagnostic(write_log, monkeypatch) -> None:
-    from parsers.sglang import SGLangLogParser
+    from timeline.parsers.sglang import SGLangLogParser
 
     def boom(*args, **kwargs):
         raise KeyError("boom")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from parsers import parse_file, sglang_fast
+from timeline.parsers import parse_file, sglang_fast
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures"
 FIXTURES = ROOT / "sglang"

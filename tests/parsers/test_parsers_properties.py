@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from parsers import parse_file
-from parsers.pyrepr import parse_keyword_repr
+from timeline.parsers import parse_file
+from timeline.parsers.pyrepr import parse_keyword_repr
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REAL_LINES = sorted(

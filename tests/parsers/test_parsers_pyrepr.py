@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
+from timeline.parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
 
 
 @pytest.mark.parametrize(

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from parsers import parse_file
-from parsers.bench import metric_for_label
-from parsers.records import SampleRows
-from parsers.sglang import nccl_version, parse_stats_message
-from parsers.vllm import engine_config, spec_fields, throughput_fields
+from timeline.parsers import parse_file
+from timeline.parsers.bench import metric_for_label
+from timeline.parsers.records import SampleRows
+from timeline.parsers.sglang import nccl_version, parse_stats_message
+from timeline.parsers.vllm import engine_config, spec_fields, throughput_fields
 
 SERVER_ARGS = "[2026-01-01 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)"
 

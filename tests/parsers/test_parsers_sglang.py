@@ -6,8 +6,8 @@ from datetime import datetime
 
 import pytest
 
-from parsers import parse_file
-from parsers.sglang import (
+from timeline.parsers import parse_file
+from timeline.parsers.sglang import (
     SGLangLogParser,
     field_number,
     match_header,

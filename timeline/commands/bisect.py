@@ -218,7 +218,7 @@ def _last_line(output: Path) -> str:
 
 def _steady_value(log: Path) -> tuple[float, float | None] | Failure:
     """The steady value and line spread of the log's last run that has one."""
-    from parsers import parse_file
+    from timeline.parsers import parse_file
     from timeline.shifts import steady_of
 
     for parsed in reversed(parse_file(log).runs):

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from parsers.records import Diagnostic
+from timeline.parsers.records import Diagnostic
 
 from timeline.git.classify import (
     DETAILED_KINDS, Group, classify, detail_for, heads_of, single_detail, single_kind, special_groups,

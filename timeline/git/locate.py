@@ -20,7 +20,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from parsers.records import Diagnostic
+from timeline.parsers.records import Diagnostic
 
 from timeline.git.errors import GitError
 

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
-from parsers.records import Diagnostic
+from timeline.parsers.records import Diagnostic
 
 from timeline.git.locate import MAX_REFLOG_BYTES, UnsafeFile, read_file_safely, resolve_inside
 

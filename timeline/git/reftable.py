@@ -31,7 +31,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from parsers.records import Diagnostic
+from timeline.parsers.records import Diagnostic
 
 from timeline.git.locate import GitLocation, UnsafeFile, path_inside, read_file_safely, resolve_inside
 from timeline.git.objects import ScratchFolder, git_version, run_safe_git
