@@ -18,6 +18,7 @@ from timeline.model import (
     RepoInfo,
     Run,
     Shift,
+    ShiftNotes,
     ShiftSide,
     SteadyValue,
     Suspect,
@@ -70,7 +71,7 @@ def hand_made() -> Timeline:
                   ShiftSide(B, ["r2"], 60.4, [B]), -35.79, 0.0021, "regression", "pooled-t",
                   events=["e1"], suspects=[suspect],
                   confounders=[Confounder("disable_custom_all_reduce", False, True)],
-                  bisect=Bisect(f"git bisect start {B[:12]} {A[:12]}", 2, 3), notes=["r9 left out: mixed"])
+                  bisect=Bisect(f"git bisect start {B[:12]} {A[:12]}", 2, 3), notes=ShiftNotes(left_out=[("r9", "mixed")]))
     culprit = Culprit(B, "Fix | the\nMoE path", ["s1"], "sole", [Evidence("sole", "raises", ("s1",), count=0)])
     return empty_timeline(repo=RepoInfo("/src/sglang", B), events=[event], runs=[run], shifts=[shift], culprits=[culprit])
 

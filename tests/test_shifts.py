@@ -21,7 +21,7 @@ from timeline.model import CodeEvent, CommitInfo, Run, SteadyValue
 from timeline.render.markdown import timeline_markdown
 from timeline.scenario import Launch, write_sglang_log
 from timeline.shifts import find_shifts, group_key, steady_of
-from timeline.render.wording import culprit_reason
+from timeline.render.wording import culprit_reason, shift_notes
 from timeline.suspects import is_unlikely, net_suspects, path_kind, rank_culprits
 
 runner = CliRunner()
@@ -371,4 +371,4 @@ def test_no_event_between_the_sides_is_said(tmp_path):
     runs = [_steady_run(1, "a" * 40, 9, 100.0), _steady_run(2, "b" * 40, 11, 70.0)]
     (shift,), culprits = shifts_and_culprits(runs, [])
     assert shift.suspects == [] and culprits == []
-    assert "no code event between the two sides in the reflog" in shift.notes
+    assert "no code event between the two sides in the reflog" in shift_notes(shift)

@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from timeline.model import SteadyValue
+from timeline.model import BoundaryNote, SteadyValue
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -325,7 +325,9 @@ class Boundary:
     more_runs: tuple[int, int] | None = None
     quiet: bool = False  # |change| under the minimum effect: nothing moved here
     absorbed_by: int | None = None  # the neighbouring boundary that kept the verdict for the same change
-    notes: list[str] = field(default_factory=list)
+    # What is special about it, as codes: "spread-unknown" (a run's line spread is unknown),
+    # "too-noisy" (inconclusive, and no number of runs up to MAX_PLANNED_RUNS would decide it).
+    notes: list[BoundaryNote] = field(default_factory=list)
 
 
 def _logs(version: Version) -> list[float]:
@@ -408,7 +410,7 @@ def detect(versions: Sequence[Version], settings: Settings = Settings()) -> list
         change = math.expm1(delta)
         big = abs(change) >= settings.min_effect
         scale = math.sqrt(1 / len(xs) + 1 / len(ys))
-        notes: list[str] = []
+        notes: list[BoundaryNote] = []
         single_run = False
         decisive = False
         plan_sigma: float | None
@@ -439,7 +441,7 @@ def detect(versions: Sequence[Version], settings: Settings = Settings()) -> list
                 plan_sigma = max(sigma, ASSUMED_RUN_NOISE)
             else:
                 sigma, p_value, plan_sigma = None, None, ASSUMED_RUN_NOISE
-                notes.append("a run's own line spread is unknown (fewer than 3 steady decode lines)")
+                notes.append("spread-unknown")
         if not big:
             verdict = None
         elif decisive:
@@ -451,7 +453,7 @@ def detect(versions: Sequence[Version], settings: Settings = Settings()) -> list
         if verdict == "inconclusive" and plan_sigma is not None:
             more = _plan_more_runs(delta, plan_sigma, len(xs), len(ys), df, settings.alpha)
             if more is None:
-                notes.append(f"too close to the noise: even {MAX_PLANNED_RUNS} runs a side would hardly decide it")
+                notes.append("too-noisy")
         boundaries.append(
             Boundary(
                 index=index,

@@ -21,7 +21,7 @@ from typing import Any
 from timeline.parsers.records import SampleBatch
 from timeline.clock import iso, steady_offset
 from timeline.model import CodeEvent, Culprit, RepoInfo, Run, Shift, ShiftSide, Timeline
-from timeline.render.wording import clearing_text, confounder_text, culprit_reason, evidence_text, rerun_text
+from timeline.render.wording import clearing_text, confounder_text, culprit_reason, evidence_text, rerun_text, shift_notes
 
 SCHEMA_VERSION = 1
 
@@ -166,7 +166,7 @@ def shift_to_dict(shift: Shift) -> dict[str, Any]:
         "messages_added": list(shift.messages_added),
         "messages_gone": list(shift.messages_gone),
         "bisect": None if shift.bisect is None else asdict(shift.bisect),
-        "notes": list(shift.notes),
+        "notes": shift_notes(shift),
     }
 
 

@@ -16,7 +16,8 @@ from timeline.parsers.records import Diagnostic, SampleRows
 __all__ = ["Diagnostic", "CommitInfo", "CodeEvent", "MetricSummary", "Run", "RepoInfo", "Timeline",
            "is_zero_sha",
            "SteadyValue", "ShiftSide", "Suspect", "Clearing", "Confounder", "Rerun", "Bisect", "Shift", "Culprit",
-           "Evidence", "Verdict", "Likelihood", "EvidenceKind", "Effect", "ClearingReason"]
+           "Evidence", "Verdict", "Likelihood", "EvidenceKind", "Effect", "ClearingReason", "BoundaryNote",
+           "LeftOutReason", "ShiftNotes"]
 
 # A shift's verdict (docs/shifts.md, section 4). "confounded": the change passed the test, but
 # a server flag or the NCCL version differs between the sides and no pair of runs with equal
@@ -38,6 +39,10 @@ EvidenceKind = Literal[
     "single-run",        # a shift judged on line spread only: rerun to confirm
 ]
 Effect = Literal["raises", "lowers", "shown"]
+# What the test of one boundary says about itself (timeline.detect.Boundary.notes).
+BoundaryNote = Literal["spread-unknown", "too-noisy"]
+# Why a run in a shift's gap is left out: its attribution, or "no-steady" (no decode throughput).
+LeftOutReason = Literal["mixed", "ambiguous", "before-reflog", "no-repo", "no-time", "approximate", "no-steady"]
 ClearingReason = Literal["stayed-when-undone", "moved-with-no-change"]
 
 def is_zero_sha(sha: str | None) -> bool:
@@ -224,6 +229,17 @@ class Bisect:
 
 
 @dataclass
+class ShiftNotes:
+    """What is special about a shift, as facts (the views word them: timeline.render.wording)."""
+
+    absorbed_by: str | None = None  # the shift that kept the verdict for the same change (the window)
+    pooled: dict[str, list[str]] = field(default_factory=dict)  # side ("from"/"to") -> versions pooled
+    left_out: list[tuple[str, LeftOutReason]] = field(default_factory=list)  # (run id, why)
+    no_event: bool = False  # no code event between the two sides in the reflog
+    boundary: list[BoundaryNote] = field(default_factory=list)
+
+
+@dataclass
 class Shift:
     """The test at one boundary between two versions of one workload (docs/shifts.md)."""
 
@@ -243,7 +259,9 @@ class Shift:
     suspects: list[Suspect] = field(default_factory=list)
     confounders: list[Confounder] = field(default_factory=list)
     bisect: Bisect | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: ShiftNotes = field(default_factory=ShiftNotes)
+    # |change| under the minimum effect: nothing moved here (verdict None).
+    quiet: bool = False
     # With the verdict "confounded": the reruns that would settle it.
     reruns: list[Rerun] = field(default_factory=list)
     # The verdict the test gave before confounders were weighed ("regression" or "improvement").

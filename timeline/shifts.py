@@ -15,7 +15,7 @@ from typing import Any
 
 from timeline.parsers.records import ParsedRun
 from timeline.detect import Boundary, Settings, Version, detect, steady_decode
-from timeline.model import CodeEvent, Confounder, Rerun, Run, Shift, ShiftSide, SteadyValue
+from timeline.model import CodeEvent, Confounder, Rerun, Run, Shift, ShiftNotes, ShiftSide, SteadyValue
 from timeline.suspects import narrow, net_suspects, short_sha
 from timeline.workload import workload_label
 
@@ -111,13 +111,8 @@ def group_key(run: Run) -> tuple | None:
     return tuple(_frozen(k) for k in key)
 
 
-_EXCLUDED_WHY = {
-    "mixed": "HEAD moved during the run (mixed)",
-    "ambiguous": "the commit it ran on is ambiguous",
-    "before-reflog": "it is older than the reflog",
-    "no-repo": "no --repo",
-    "no-time": "it has no time stamp",
-}
+# Attributions that leave a run out whatever else it has (render.wording.LEFT_OUT words them).
+_EXCLUDING = frozenset({"mixed", "ambiguous", "before-reflog", "no-repo", "no-time"})
 
 
 def _eligible(run: Run) -> bool:
@@ -220,7 +215,7 @@ def find_shifts(
         by_index = {b.index: s for b, s in zip(boundaries, group_shifts)}
         for boundary, shift in zip(boundaries, group_shifts):
             if boundary.absorbed_by is not None:
-                shift.notes.append(f"the same change as {by_index[boundary.absorbed_by].id}, seen through the window")
+                shift.notes.absorbed_by = by_index[boundary.absorbed_by].id
         quiet[labels[key]] = {s.id for b, s in zip(boundaries, group_shifts) if b.quiet}
         shifts.extend(group_shifts)
     _weigh_confounders(shifts, by_run, settings)
@@ -291,18 +286,14 @@ def _shift(
     first_after = min(r.start.timestamp() for r in after)  # type: ignore[union-attr]
     between = _events_between(events, last_before, first_after)
     steady = left[0].steady
-    notes: list[str] = []
+    notes = ShiftNotes(no_event=not any(e.changes_commit for e in between), boundary=list(boundary.notes))
     for side, indices in (("from", boundary.left), ("to", boundary.right)):
         if len(indices) > 1:
-            commits = ", ".join(short_sha(versions[i][0].commit) for i in indices)
-            notes.append(f"the {side} side pools {len(indices)} versions at the same level ({commits})")
+            notes.pooled[side] = [versions[i][0].commit or "" for i in indices]
     for run in members:
         if run.start is not None and last_before < run.start.timestamp() < first_after and not _eligible(run):
-            why = _EXCLUDED_WHY.get(run.attribution, "it has no decode throughput" if run.steady is None else run.attribution)
-            notes.append(f"{run.id} left out: {why}")
-    if not any(e.changes_commit for e in between):
-        notes.append("no code event between the two sides in the reflog")
-    notes.extend(boundary.notes)
+            why = run.attribution if run.attribution in _EXCLUDING or run.steady is not None else "no-steady"
+            notes.left_out.append((run.id, why))  # type: ignore[arg-type]
     return Shift(
         id=f"s{number}",
         group=group,
@@ -324,6 +315,7 @@ def _shift(
         suspects=net_suspects(between),
         confounders=_confounders(left, right),
         notes=notes,
+        quiet=boundary.quiet,
         arguments_added=_only_in(right, left),
         arguments_gone=_only_in(left, right),
         messages_added=_messages_only_in(right, left),

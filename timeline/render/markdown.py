@@ -18,7 +18,7 @@ from timeline.render.shifts import (
     verdict_word,
 )
 from timeline.render.window import event_window
-from timeline.render.wording import equal_flags_text, evidence_mark, evidence_text
+from timeline.render.wording import equal_flags_text, evidence_mark, evidence_text, shift_notes
 from timeline.suspects import short_sha
 from timeline.workload import workload_label
 
@@ -88,7 +88,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
             side_text(shift.from_side.commit, shift.from_side.runs, shift.from_side.value, shift.unit),
             side_text(shift.to_side.commit, shift.to_side.runs, shift.to_side.value, shift.unit),
             fmt_change(shift.change_pct), fmt_p(shift.p_value), verdict,
-            ", ".join(shift.events) or "-", "\n".join(filter(None, [equal_flags_text(shift), *shift.notes])) or "-",
+            ", ".join(shift.events) or "-", "\n".join(filter(None, [equal_flags_text(shift), *shift_notes(shift)])) or "-",
         ])
     out += _table(["Shift", "Workload", "From", "To", "Change", "p", "Verdict", "Events", "Notes"], rows)
     bisects = [s for s in timeline.shifts if s.bisect is not None]

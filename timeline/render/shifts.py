@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from timeline.detect import DEFAULT_MIN_EFFECT
 from timeline.model import Culprit, Shift, Suspect, Timeline
 from timeline.render.wording import (
     clearing_text,
@@ -21,6 +20,7 @@ from timeline.render.wording import (
     evidence_mark,
     evidence_text,
     rerun_text,
+    shift_notes,
 )
 from timeline.suspects import short_sha
 
@@ -44,7 +44,7 @@ def fmt_p(p_value: float | None) -> str:
 def verdict_word(shift: Shift) -> str:
     if shift.verdict is not None:
         return shift.verdict
-    return "no change" if abs(shift.change_pct) < DEFAULT_MIN_EFFECT * 100 else "no verdict"
+    return "no change" if shift.quiet else "no verdict"
 
 
 def verdict_detail(shift: Shift) -> str | None:
@@ -118,7 +118,7 @@ def shift_details(shift: Shift, culprits: dict[str, Culprit] | None = None) -> l
         lines.append(f"note: {settled}")
     if shift.bisect is not None:
         lines.append(f"bisect: {shift.bisect.command}  ({shift.bisect.commits} commits, about {shift.bisect.steps} steps)")
-    lines.extend(f"note: {note}" for note in shift.notes)
+    lines.extend(f"note: {note}" for note in shift_notes(shift))
     return lines
 
 

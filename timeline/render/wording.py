@@ -9,14 +9,45 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from timeline.detect import MAX_PLANNED_RUNS
 from timeline.model import Clearing, Confounder, Culprit, Evidence, Rerun, Shift
 from timeline.suspects import short_sha
 
-__all__ = ["shift_brief", "evidence_text", "evidence_mark", "culprit_reason", "clearing_text", "confounder_text",
+__all__ = ["shift_notes", "shift_brief", "evidence_text", "evidence_mark", "culprit_reason", "clearing_text", "confounder_text",
            "rerun_text", "flag_text", "equal_flags_text", "MAX_PATHS_SAID"]
 
 MAX_PATHS_SAID = 3
 EFFECT_MARK = {"raises": "+", "lowers": "-", "shown": "·"}
+
+
+LEFT_OUT = {
+    "mixed": "HEAD moved during the run (mixed)",
+    "ambiguous": "the commit it ran on is ambiguous",
+    "before-reflog": "it is older than the reflog",
+    "no-repo": "no --repo",
+    "no-time": "it has no time stamp",
+    "no-steady": "it has no decode throughput",
+}
+BOUNDARY_NOTES = {
+    "spread-unknown": "a run's own line spread is unknown (fewer than 3 steady decode lines)",
+    "too-noisy": f"too close to the noise: even {MAX_PLANNED_RUNS} runs a side would hardly decide it",
+}
+
+
+def shift_notes(shift: Shift) -> list[str]:
+    """The shift's notes, one sentence each, in the order the views list them."""
+    notes = shift.notes
+    said = []
+    for side, commits in notes.pooled.items():
+        said.append(f"the {side} side pools {len(commits)} versions at the same level "
+                    f"({', '.join(short_sha(c) for c in commits)})")
+    said += [f"{run} left out: {LEFT_OUT.get(why, why)}" for run, why in notes.left_out]
+    if notes.no_event:
+        said.append("no code event between the two sides in the reflog")
+    said += [BOUNDARY_NOTES[code] for code in notes.boundary]
+    if notes.absorbed_by:
+        said.append(f"the same change as {notes.absorbed_by}, seen through the window")
+    return said
 
 
 def shift_brief(shift: Shift) -> str:
