@@ -15,7 +15,7 @@ import pytest
 from timeline.export import event_to_dict
 from timeline.git import read_history
 from timeline.git.history import GitHistory
-from timeline.git.objects import git_version
+from timeline.git.runner import git_version
 
 ZERO = "0" * 40
 

@@ -24,7 +24,8 @@ import subprocess
 from pathlib import Path
 
 from timeline.git.locate import GitLocation
-from timeline.git.objects import ObjectStore, ObjectStoreError, git_failure, run_safe_git
+from timeline.git.objects import ObjectStore, ObjectStoreError
+from timeline.git.runner import git_failure, run_safe_git
 
 __all__ = ["ScratchCheckout"]
 

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from timeline.git.errors import GitError
 from timeline.git.locate import GitLocation, locate, path_inside
-from timeline.git.objects import MAX_BLOB_BYTES, ObjectStore, ObjectStoreError, valid_sha
+from timeline.git.objects import MAX_BLOB_BYTES, ObjectStore, ObjectStoreError
+from timeline.git.runner import valid_sha
 from timeline.imports import ChangedLine, CodeFacts, Reach, References, reachable, references_of
 
 if TYPE_CHECKING:

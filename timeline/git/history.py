@@ -48,8 +48,9 @@ from timeline.git.locate import (
     GitLocation, HeadState, MAX_SMALL_FILE_BYTES, UnsafeFile, locate, packed_ref, read_small,
     regular_file_mtime, resolve_head, resolve_inside, valid_refname,
 )
-from timeline.git.objects import ObjectStore, ObjectStoreError, valid_sha
+from timeline.git.objects import ObjectStore, ObjectStoreError
 from timeline.git.reflog import ReflogEntry, load_reflog, parse_reflog, paused_gc, tz_offset
+from timeline.git.runner import valid_sha
 from timeline.model import CodeEvent, is_zero_sha
 
 __all__ = ["GitHistory", "Coverage", "read_history", "MERGED_NOTE"]

@@ -4,9 +4,9 @@ refs or commit-graph is ever read, and nothing is ever written inside it.
 
 The shadow is ``git init -q --bare`` in a temporary directory of our own whose
 ``objects/info/alternates`` names ``realpath(common_dir/objects)`` (reference 5.3). git runs
-with an environment stripped of every ``GIT_*`` variable plus a fixed safe set, with
-``--no-pager -c core.commitGraph=false``, cwd = the shadow. Only validated hex ids are passed,
-after ``--end-of-options`` (or on stdin, read as revisions).
+as ``timeline.git.runner`` runs it (a safe environment, our own ``-c`` overrides), cwd = the
+shadow. Only validated hex ids are passed, after ``--end-of-options`` (or on stdin, read as
+revisions).
 
 What MANY moves brought in and took away (``between_many``) costs ONE git process whatever
 their number: a ``git log --name-only -z --stdin`` from all the moves' ends, each commit with
@@ -42,25 +42,17 @@ import subprocess
 import tempfile
 import threading
 from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 
 from timeline.git.locate import UnsafeFile, path_inside, read_file_safely, resolve_inside
+from timeline.git.runner import git_failure, run_safe_git, safe_env, safe_git_command, valid_sha
 from timeline.imports import ChangedLine
 from timeline.model import CommitInfo
 
-__all__ = ["ObjectStore", "ObjectStoreError", "safe_env", "valid_sha", "MAX_COMMITS_PER_SIDE",
-           "git_version", "run_safe_git", "SAFE_CONFIG", "MAX_BLOB_BYTES", "MAX_CHANGED_LINES",
-           "MAX_CHANGED_BYTES"]
+__all__ = ["ObjectStore", "ObjectStoreError", "ScratchFolder", "MAX_COMMITS_PER_SIDE", "MAX_BLOB_BYTES",
+           "MAX_CHANGED_LINES", "MAX_CHANGED_BYTES"]
 
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
-_VERSION = re.compile(rb"git version (\d+)\.(\d+)(?:\.(\d+))?")
 MAX_COMMITS_PER_SIDE = 50_000
-# Our own -c overrides on every git call (they win over the shadow's config, which is empty).
-SAFE_CONFIG = ("core.commitGraph=false", "core.fsmonitor=false", "core.hooksPath=/dev/null",
-               "gc.auto=0", "log.showSignature=false", "log.mailmap=false", "core.quotePath=false",
-               "diff.renames=false", "core.pager=cat", "protocol.allow=never",
-               "gpg.program=/bin/false", "core.askPass=/bin/false")
 # Fields of one commit in ``git log`` output: after a per-call random record marker
 # (a subject cannot forge a record boundary it cannot guess), fixed-format fields first.
 _LOG_FIELDS = "%m%H%x1f%aI%x1f%cI%x1f%ae%x1f%an%x1f%s"
@@ -93,71 +85,6 @@ _C_ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11,
 
 class ObjectStoreError(Exception):
     """The shadow repository could not be set up or a query failed. One line."""
-
-
-def valid_sha(sha: str | None, length: int | None = None) -> bool:
-    if not sha or not _SHA.match(sha):
-        return False
-    return length is None or len(sha) == length
-
-
-def safe_env() -> dict[str, str]:
-    """``os.environ`` minus every ``GIT_*`` variable, plus a fixed, safe git environment."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update({
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_NO_REPLACE_OBJECTS": "1",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0",
-        "GIT_NO_LAZY_FETCH": "1",
-        "GIT_PAGER": "cat",
-        "PAGER": "cat",
-        "LC_ALL": "C",
-    })
-    return env
-
-
-def safe_git_command(git: str, args: list[str], git_dir: str | os.PathLike | None = None) -> list[str]:
-    """``git --no-pager [--git-dir=DIR] -c SAFE_CONFIG... args``: run it with ``safe_env()``."""
-    cmd = [git, "--no-pager"]
-    if git_dir is not None:
-        cmd.append(f"--git-dir={git_dir}")
-    for item in SAFE_CONFIG:
-        cmd += ["-c", item]
-    return cmd + args
-
-
-def git_failure(args: list[str], stderr: bytes, returncode: int) -> str:
-    """``git <command> failed: <stderr's last line, else the exit status>``."""
-    lines = stderr.decode("utf-8", "replace").strip().splitlines()
-    return f"git {args[0]} failed: {lines[-1] if lines else f'exit status {returncode}'}"
-
-
-def run_safe_git(git: str, args: list[str], *, cwd: str | os.PathLike, git_dir: str | None = None,
-                 input: bytes | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run ``git`` with ``safe_env()``, ``--no-pager`` and ``SAFE_CONFIG``; never raises for a
-    non-zero exit (the caller reads ``returncode``). ``OSError``/timeouts propagate."""
-    return subprocess.run(safe_git_command(git, args, git_dir), input=input, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, stdin=None if input is not None else subprocess.DEVNULL,
-                          cwd=cwd, env=safe_env(), timeout=timeout, check=False)
-
-
-@lru_cache(maxsize=8)
-def git_version(git: str | None = None) -> tuple[int, int, int] | None:
-    """``(2, 39, 5)`` for the git at ``git`` (default: the one on PATH); None when absent."""
-    git = git or shutil.which("git")
-    if not git:
-        return None
-    try:
-        proc = subprocess.run([git, "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              stdin=subprocess.DEVNULL, cwd="/", env=safe_env(), timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    m = _VERSION.search(proc.stdout)
-    if proc.returncode != 0 or not m:
-        return None
-    return int(m[1]), int(m[2]), int(m[3] or 0)
 
 
 class ScratchFolder:
@@ -740,7 +667,7 @@ def _walk_record(record: bytes, shallow: frozenset[str]) -> tuple[CommitInfo, tu
     sha, parents, date, author_date, committer_date, email, name, subject = fields
     sha_text = sha.decode("ascii", "replace")
     parent_ids = tuple(parents.decode("ascii", "replace").split())
-    if not _SHA.match(sha_text) or not all(_SHA.match(p) for p in parent_ids):
+    if not valid_sha(sha_text) or not all(valid_sha(p) for p in parent_ids):
         return None
     try:
         timestamp = int(date)
@@ -778,7 +705,7 @@ def _parse_log(out: bytes, marker: bytes, shallow: frozenset[str] = frozenset())
             continue
         mark_sha, author_date, committer_date, email, name, subject = fields
         mark, sha = mark_sha[:1].decode("ascii", "replace"), mark_sha[1:].decode("ascii", "replace")
-        if not _SHA.match(sha):
+        if not valid_sha(sha):
             continue
         yield mark, _commit_info(sha, rest, author_date, committer_date, email, name, subject, shallow)
 

@@ -34,7 +34,8 @@ from pathlib import Path
 from timeline.parsers.records import Diagnostic
 
 from timeline.git.locate import GitLocation, UnsafeFile, path_inside, read_file_safely, resolve_inside
-from timeline.git.objects import ScratchFolder, git_version, run_safe_git
+from timeline.git.objects import ScratchFolder
+from timeline.git.runner import git_version, run_safe_git
 from timeline.git.reflog import ReflogEntry
 
 __all__ = ["MIN_GIT", "ReftableReader", "ReftableUnavailable"]
