@@ -11,7 +11,7 @@ revisions).
 What MANY moves brought in and took away (``between_many``) costs ONE git process whatever
 their number: a ``git log --name-only -z --stdin`` from all the moves' ends, each commit with
 its parents and committer date, read as git streams it and stopped as soon as every move's
-commits are known (``_Walk``: each commit painted with the ends that reach it; the walk ends
+commits are known (``CommitWalk``: each commit painted with the ends that reach it; the walk ends
 where every end of a move reaches what is left, so it stays near the moves however long the
 history below them); the sets and git's own order are worked out in Python, and each commit
 read is described from the same output (sha, subject, author, author and committer dates,
@@ -33,41 +33,25 @@ https://git-scm.com/docs/git-ls-tree, https://git-scm.com/docs/git-log.
 from __future__ import annotations
 
 import contextlib
-import heapq
 import os
-import re
-import secrets
 import shutil
 import subprocess
 import tempfile
 import threading
-from datetime import datetime
 from pathlib import Path
 
 from timeline.git.locate import UnsafeFile, path_inside, read_file_safely, resolve_inside
+from timeline.git.logformat import LOG_FIELDS, LOG_OPTIONS, READ_BYTES, WALK_FIELDS, parse_log, record_mark, records, walk_record
+from timeline.git.patch import read_changed_lines
 from timeline.git.runner import git_failure, run_safe_git, safe_env, safe_git_command, valid_sha
+from timeline.git.walk import MAX_COMMITS_PER_SIDE, CommitWalk
 from timeline.imports import ChangedLine
 from timeline.model import CommitInfo
 
-__all__ = ["ObjectStore", "ObjectStoreError", "ScratchFolder", "MAX_COMMITS_PER_SIDE", "MAX_BLOB_BYTES",
-           "MAX_CHANGED_LINES", "MAX_CHANGED_BYTES"]
+__all__ = ["ObjectStore", "ObjectStoreError", "ScratchFolder", "MAX_BLOB_BYTES", "MAX_CHANGED_LINES",
+           "MAX_CHANGED_BYTES", "MAX_OWN_WALKS"]
 
-MAX_COMMITS_PER_SIDE = 50_000
-# Fields of one commit in ``git log`` output: after a per-call random record marker
-# (a subject cannot forge a record boundary it cannot guess), fixed-format fields first.
-_LOG_FIELDS = "%m%H%x1f%aI%x1f%cI%x1f%ae%x1f%an%x1f%s"
-# The walk's: each commit's parents and committer timestamp too (what git's walk orders by).
-_WALK_FIELDS = "%H%x1f%P%x1f%ct%x1f%aI%x1f%cI%x1f%ae%x1f%an%x1f%s"
-_LOG_OPTIONS = ("--no-textconv", "--no-ext-diff", "--no-renames", "--no-color", "--no-show-signature",
-                "--no-notes", "--diff-merges=first-parent", "--name-only", "-z")
-_READ_BYTES = 1 << 16
 _TIMEOUT_S = 300
-# After every move's commits are known, the walk reads this many more commits before it stops
-# (and goes on if one of them changes that): clock skew, as git's own walks allow for (SLOP).
-_WALK_SLOP = 32
-# ...and only once git's date order is this far below the oldest one-sided commit: a commit whose
-# clock is behind its parent's (skew) may still be read late and repaint what lies under it.
-_WALK_SKEW_S = 3_600
 # When the shared walk fails (a missing commit), this many unsettled moves get a walk of their own.
 MAX_OWN_WALKS = 16
 # A source file larger than this is not read (SGLang's largest Python file is about 200 kB).
@@ -75,12 +59,7 @@ MAX_BLOB_BYTES = 2 * 1024 * 1024
 # The changed lines kept of one commit: a vendored library or a regenerated file stops here.
 MAX_CHANGED_LINES = 20_000
 MAX_CHANGED_BYTES = 2 * 1024 * 1024
-# One line of a patch is kept up to this many bytes (a minified file is one line).
-_MAX_PATCH_LINE = 64 * 1024
 _REGULAR_FILE_MODES = (b"100644", b"100755")
-_HUNK = re.compile(rb"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-_C_ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12,
-              ord("r"): 13}
 
 
 class ObjectStoreError(Exception):
@@ -303,59 +282,20 @@ class ObjectStore(ScratchFolder):
         self.cut = set()
         if not wanted:
             return {}
-        marker = secrets.token_hex(8)
-        mark = ("\x1e" + marker).encode()
+        record, mark = record_mark()
         args = ["log", "--no-walk=unsorted", "--stdin", "-p", "-U0", "--no-color", "--no-ext-diff",
                 "--no-textconv", "--no-renames", "--diff-merges=first-parent", "--no-notes",
                 "--no-show-signature", "--src-prefix=a/", "--dst-prefix=b/",
-                f"--format=%x1e{marker}%H", "--end-of-options"]
-        found: dict[str, list[ChangedLine]] = {}
+                f"--format={record}%H", "--end-of-options"]
         with self._stream(args, "".join(s + "\n" for s in wanted).encode()) as out:
-            lines: list[ChangedLine] = []
-            sha = None
-            kept_bytes = 0
-            old_path = new_path = path = ""
-            removed = added = 0             # lines of the current hunk still to come
-            for line in _patch_lines(out):
-                if removed or added:
-                    if line[:1] == b"-" and removed:
-                        removed -= 1
-                        is_added = False
-                    elif line[:1] == b"+" and added:
-                        added -= 1
-                        is_added = True
-                    else:                   # "\ No newline at end of file"
-                        continue
-                    if len(lines) >= max_lines or kept_bytes >= max_bytes:
-                        self.cut.add(sha)   # type: ignore[arg-type]
-                        continue
-                    text = line[1:].rstrip(b"\n").decode("utf-8", "replace")
-                    kept_bytes += len(text)
-                    lines.append(ChangedLine(path, is_added, text))
-                elif line.startswith(mark):
-                    sha = line[len(mark):].strip().decode("ascii", "replace")
-                    lines = found.setdefault(sha, [])
-                    kept_bytes = 0
-                elif line.startswith(b"diff --git "):
-                    old_path = new_path = ""
-                elif line.startswith(b"--- "):
-                    old_path = _patch_path(line[4:])
-                elif line.startswith(b"+++ "):
-                    new_path = _patch_path(line[4:])
-                elif line.startswith(b"@@ "):
-                    hunk = _HUNK.match(line)
-                    if hunk is None:
-                        continue
-                    removed, added = (1 if n is None else int(n) for n in hunk.groups())
-                    path = new_path or old_path
+            found, self.cut = read_changed_lines(out, mark, max_lines, max_bytes)
         return {sha: tuple(found.get(sha, ())) for sha in wanted if sha in found}
 
     def _log(self, revs: list[str], *extra: str, input: bytes | None = None) -> tuple[bytes, bytes]:
         """``git log`` with commit fields and touched paths: ``(record marker, raw output)``."""
-        marker = secrets.token_hex(8)
-        return ("\x1e" + marker).encode(), self._run(
-            ["log", *_LOG_OPTIONS, f"--format=%x1e{marker}{_LOG_FIELDS}", *extra,
-             "--end-of-options", *revs], input=input)
+        record, mark = record_mark()
+        return mark, self._run(["log", *LOG_OPTIONS, f"--format={record}{LOG_FIELDS}", *extra,
+                                "--end-of-options", *revs], input=input)
 
     def describe(self, shas) -> dict[str, CommitInfo]:
         """``{sha: CommitInfo}`` for the given commits themselves (no walk): ONE ``git log
@@ -367,7 +307,7 @@ class ObjectStore(ScratchFolder):
         if ask:
             marker, out = self._log([], "--no-walk=unsorted", "--stdin",
                                     input="".join(s + "\n" for s in ask).encode())
-            for _mark, info in _parse_log(out, marker, self.shallow_commits):
+            for _mark, info in parse_log(out, marker, self.shallow_commits):
                 found[info.sha] = self.known[info.sha] = info
         return found
 
@@ -385,7 +325,7 @@ class ObjectStore(ScratchFolder):
         arrived: list[CommitInfo] = []
         left: list[CommitInfo] = []
         truncated = False
-        for mark, info in _parse_log(out, marker, self.shallow_commits):
+        for mark, info in parse_log(out, marker, self.shallow_commits):
             side = left if mark == "<" else arrived
             if len(side) < MAX_COMMITS_PER_SIDE:
                 side.append(info)
@@ -397,7 +337,7 @@ class ObjectStore(ScratchFolder):
         """``between`` for many distinct (old, new) pairs with ONE git process whatever their
         number: a ``git log --stdin`` from all their ends, with each commit's parents, date,
         facts and touched paths, read as git streams it and stopped as soon as every pair's
-        commits are known (``_Walk``). Per pair: ``(arrived, left, truncated)``, ``arrived`` =
+        commits are known (``CommitWalk``). Per pair: ``(arrived, left, truncated)``, ``arrived`` =
         old..new, ``left`` = new..old, each newest first in the order ``between`` (``git log
         --left-right old...new``) gives them, capped at ``MAX_COMMITS_PER_SIDE``. When git
         fails on the way (a missing commit, a broken object), each pair the walk had not
@@ -409,7 +349,7 @@ class ObjectStore(ScratchFolder):
             self._check(pair)
         if not pairs:
             return {}
-        walk = _Walk(pairs)
+        walk = CommitWalk(pairs)
         error = self._stream_walk(walk)
         self.walked = len(walk.paint)
         known = self.known
@@ -432,14 +372,13 @@ class ObjectStore(ScratchFolder):
             out[pair] = ([known[c] for c in arrived], [known[c] for c in left], truncated)
         return out
 
-    def _stream_walk(self, walk: "_Walk") -> str | None:
+    def _stream_walk(self, walk: CommitWalk) -> str | None:
         """Feed ``walk`` the commits of ``git log --stdin`` from its ends (given on stdin), as
         git streams them (its walk, newest first by committer date), describing each into
         ``known``; stop git once ``walk`` needs no more. Returns None, or git's error (one
         line) when it failed before the walk was done."""
-        marker = secrets.token_hex(8)
-        mark = ("\x1e" + marker).encode()
-        args = ["log", *_LOG_OPTIONS, f"--format=%x1e{marker}{_WALK_FIELDS}", "--stdin", "--end-of-options"]
+        record, mark = record_mark()
+        args = ["log", *LOG_OPTIONS, f"--format={record}{WALK_FIELDS}", "--stdin", "--end-of-options"]
         cmd = safe_git_command(self.git, args, self.dir)  # type: ignore[arg-type]
         with tempfile.TemporaryFile() as err:
             try:
@@ -458,8 +397,8 @@ class ObjectStore(ScratchFolder):
                 finally:
                     with contextlib.suppress(OSError):
                         proc.stdin.close()                                            # type: ignore[union-attr]
-                for record in _records(proc.stdout, mark):                           # type: ignore[arg-type]
-                    commit = _walk_record(record, self.shallow_commits)
+                for record in records(proc.stdout, mark):                           # type: ignore[arg-type]
+                    commit = walk_record(record, self.shallow_commits)
                     if commit is None:
                         continue
                     info, parents, date = commit
@@ -479,289 +418,10 @@ class ObjectStore(ScratchFolder):
             return git_failure(args, err.read(), proc.returncode)
 
 
-class _Walk:
-    """One walk of the commit graph for many moves (old, new) at once, fed the commits of
-    ``git log <every end>`` in git's order (its walk: by committer date, newest first).
-
-    Each commit read is painted with a bit per move side: bit ``2i`` = reachable from move
-    ``i``'s old end, bit ``2i+1`` = from its new end (paint flows from a commit to its parents;
-    on to commits already read too, when a child comes late). Move ``i`` brought in the commits
-    with bit ``2i+1`` only (``old..new``) and took away those with bit ``2i`` only
-    (``new..old``). Commits referenced but not read yet are the frontier; the walk is done when
-    no frontier commit carries one bit of a move without the other (what lies below is
-    reachable from both ends of every move, or from none), and git's date order has gone
-    ``_WALK_SKEW_S`` (an hour) past every one-sided commit, ``_WALK_SLOP`` commits in a row (a
-    same-second child, or one whose clock is behind its parent's, cannot still add paint to
-    them). So it covers the moves' commits and an hour more, however long the history below them
-    (a commit dated far in the past among them makes it read down to that date); and the lists
-    are exactly the commits reachable from one end and not from the other: what ``git rev-list
-    old..new`` gives, except with clock skew of more than an hour.
-    """
-
-    def __init__(self, pairs: list[tuple[str, str]]):
-        self.pairs = pairs
-        paint: dict[str, int] = {}
-        for i, (old, new) in enumerate(pairs):
-            paint[old] = paint.get(old, 0) | (1 << (2 * i))
-            paint[new] = paint.get(new, 0) | (2 << (2 * i))
-        self.tips = list(paint)
-        # bits 2i (the old sides): ((m >> 1) ^ m) & olds != 0 <=> one side of a move without the other
-        self.olds = int("01" * len(pairs), 2)
-        self.pending: dict[str, int] = paint          # the frontier: referenced, not read yet
-        self.unsettled = sum(1 for m in paint.values() if self._half(m))
-        self.paint: dict[str, int] = {}               # commits read
-        self.parents: dict[str, tuple[str, ...]] = {}
-        self.dates: dict[str, int] = {}
-        self.oldest_half: int | None = None           # the oldest date of a one-sided commit read
-        self.quiet = 0                                # lines read in a row with the walk done
-
-    def _half(self, m: int) -> bool:
-        return bool(((m >> 1) ^ m) & self.olds)
-
-    def add(self, sha: str, date: int, parents: tuple[str, ...]) -> bool:
-        """Read one commit (the walk's next); True when the walk needs no more."""
-        pending, paint, olds = self.pending, self.paint, self.olds
-        m = pending.pop(sha, 0)
-        half = bool(((m >> 1) ^ m) & olds)
-        if half:
-            self.unsettled -= 1
-            if self.oldest_half is None or date < self.oldest_half:
-                self.oldest_half = date
-        paint[sha] = m
-        self.parents[sha] = parents
-        self.dates[sha] = date
-        for p in parents:
-            if p in paint:                    # read already: a child came late
-                self._spread(p, m)
-                continue
-            cur = pending.get(p, 0)
-            new = cur | m if cur else m     # (the same int object down a line: little memory)
-            if new != cur:
-                pending[p] = new
-                self.unsettled += bool(((new >> 1) ^ new) & olds) - bool(((cur >> 1) ^ cur) & olds)
-        if self.unsettled == 0 and (self.oldest_half is None or date < self.oldest_half - _WALK_SKEW_S):
-            self.quiet += 1
-            return self.quiet > _WALK_SLOP
-        self.quiet = 0
-        return False
-
-    def _spread(self, sha: str, m: int) -> None:
-        """Add the paint ``m`` to ``sha`` and, if it was read already, to its ancestors read."""
-        stack = [sha]
-        paint, pending, parents, half = self.paint, self.pending, self.parents, self._half
-        while stack:
-            c = stack.pop()
-            if c in paint:
-                cur = paint[c]
-                new = cur | m
-                if new != cur:
-                    paint[c] = new
-                    stack.extend(parents[c])
-                    if half(new) and (self.oldest_half is None or self.dates[c] < self.oldest_half):
-                        self.oldest_half = self.dates[c]
-                continue
-            cur = pending.get(c, 0)
-            new = cur | m if cur else m
-            if new != cur:
-                pending[c] = new
-                self.unsettled += half(new) - (half(cur) if cur else 0)
-
-    def settled(self, i: int) -> bool:
-        """Whether move ``i``'s commits are all known (no frontier commit has one of its ends'
-        paint without the other's)."""
-        old_bit = 1 << (2 * i)
-        both = old_bit | (old_bit << 1)
-        return all((m & both) in (0, both) for m in self.pending.values())
-
-    def sides(self, i: int) -> tuple[list[str], list[str], bool]:
-        """Move ``i``'s ``(arrived, left, truncated)`` ids, in the order ``git log --left-right
-        old...new`` lists them: git pops the newest commit of a queue ordered by committer date
-        (ties: first queued first), started with the two ends, and queues each parent when it
-        first meets it; restricted to the commits it shows, that is the walk below (a child of
-        a commit shown is shown too)."""
-        old, new = self.pairs[i]
-        old_bit = 1 << (2 * i)
-        new_bit = old_bit << 1
-        both = old_bit | new_bit
-        paint, dates, parents = self.paint, self.dates, self.parents
-        arrived: list[str] = []
-        left: list[str] = []
-        truncated = False
-        queue: list[tuple[int, int, str]] = []
-        seen: set[str] = set()
-        order = 0
-        for end in (old, new):
-            if end not in seen and (paint.get(end, 0) & both) in (old_bit, new_bit):
-                seen.add(end)
-                heapq.heappush(queue, (-dates[end], order, end))
-                order += 1
-        push, pop = heapq.heappush, heapq.heappop
-        c = pop(queue)[2] if queue else None
-        while c is not None:
-            side = left if paint[c] & old_bit else arrived
-            if len(side) < MAX_COMMITS_PER_SIDE:
-                side.append(c)
-            else:
-                truncated = True
-            nxt = None
-            for p in parents[c]:
-                if p not in seen and (paint.get(p, 0) & both) in (old_bit, new_bit):
-                    seen.add(p)
-                    if nxt is None and not queue:
-                        nxt = p             # alone in the queue: next anyway (a straight line)
-                    else:
-                        if nxt is not None:
-                            push(queue, (-dates[nxt], order, nxt))
-                            order += 1
-                            nxt = None
-                        push(queue, (-dates[p], order, p))
-                        order += 1
-            c = nxt if nxt is not None else (pop(queue)[2] if queue else None)
-        return arrived, left, truncated
-
-
-def _date(raw: bytes) -> datetime | None:
-    try:
-        return datetime.fromisoformat(raw.decode("ascii"))
-    except (ValueError, UnicodeDecodeError):
-        return None
-
-
-def _records(stream, mark: bytes):
-    """The records of a ``git log -z`` stream, each the bytes after its ``mark``, as they come
-    (a record is whole when the next mark or the end arrives). Reads a block at a time; a
-    record longer than a block (a commit touching 100,000s of paths) is searched once."""
-    buf = bytearray()
-    start = -1          # where the current record's mark is in buf (-1: none yet)
-    scanned = 0         # buf is searched for marks up to here
-    size = len(mark)
-    while True:
-        block = stream.read1(_READ_BYTES)
-        if not block:
-            break
-        buf += block
-        while True:
-            at = buf.find(mark, max(scanned, start + size if start >= 0 else 0))
-            if at < 0:
-                scanned = max(0, len(buf) - size + 1)
-                break
-            if start >= 0:
-                yield bytes(buf[start + size:at])
-            start = at
-            scanned = at + size
-        if start > 0:                      # drop what is done with
-            del buf[:start]
-            scanned -= start
-            start = 0
-    if start >= 0:
-        yield bytes(buf[start + size:])
-
-
-def _walk_record(record: bytes, shallow: frozenset[str]) -> tuple[CommitInfo, tuple[str, ...], int] | None:
-    """One record of the walk's ``git log`` (``_WALK_FIELDS``) -> ``(CommitInfo, parents,
-    committer timestamp)``; None when it does not read as one."""
-    head, _, rest = record.partition(b"\0")
-    fields = head.split(b"\x1f", 7)
-    if len(fields) != 8:
-        return None
-    sha, parents, date, author_date, committer_date, email, name, subject = fields
-    sha_text = sha.decode("ascii", "replace")
-    parent_ids = tuple(parents.decode("ascii", "replace").split())
-    if not valid_sha(sha_text) or not all(valid_sha(p) for p in parent_ids):
-        return None
-    try:
-        timestamp = int(date)
-    except ValueError:
-        return None
-    info = _commit_info(sha_text, rest, author_date, committer_date, email, name, subject, shallow)
-    return info, parent_ids, timestamp
-
-
-def _commit_info(sha: str, rest: bytes, author_date: bytes, committer_date: bytes, email: bytes,
-                 name: bytes, subject: bytes, shallow: frozenset[str]) -> CommitInfo:
-    """A ``CommitInfo`` from a ``git log -z --name-only`` record's fields; ``rest`` = what
-    follows the format line (LF, then the touched paths, each NUL-terminated). A commit listed
-    in ``shallow`` (a shallow-clone boundary: its parents are not here) gets ``paths=None``:
-    git would compare it with an empty tree and list every file."""
-    if rest.startswith(b"\n"):
-        rest = rest[1:]
-    paths: tuple[str, ...] | None = tuple(
-        p.decode("utf-8", "replace") for p in rest.split(b"\0") if p)
-    if sha in shallow:
-        paths = None
-    return CommitInfo(
-        sha=sha, subject=subject.decode("utf-8", "replace"),
-        author=name.decode("utf-8", "replace"), author_email=email.decode("utf-8", "replace"),
-        author_date=_date(author_date), committer_date=_date(committer_date), paths=paths)
-
-
-def _parse_log(out: bytes, marker: bytes, shallow: frozenset[str] = frozenset()):
-    """``git log -z --name-only --format=<marker>%m%H...`` output -> ``(mark, CommitInfo)``
-    (see ``_commit_info``)."""
-    for record in out.split(marker)[1:]:
-        head, _, rest = record.partition(b"\0")
-        fields = head.split(b"\x1f", 5)
-        if len(fields) != 6:
-            continue
-        mark_sha, author_date, committer_date, email, name, subject = fields
-        mark, sha = mark_sha[:1].decode("ascii", "replace"), mark_sha[1:].decode("ascii", "replace")
-        if not valid_sha(sha):
-            continue
-        yield mark, _commit_info(sha, rest, author_date, committer_date, email, name, subject, shallow)
-
-
 def _skip(stream, size: int) -> None:
     """Read past ``size`` bytes of ``stream``, a block at a time."""
     while size > 0:
-        block = stream.read(min(size, _READ_BYTES))
+        block = stream.read(min(size, READ_BYTES))
         if not block:
             return
         size -= len(block)
-
-
-def _patch_lines(stream):
-    """The lines of a patch, each kept up to ``_MAX_PATCH_LINE`` bytes (the rest of a longer
-    line is read past)."""
-    while True:
-        line = stream.readline(_MAX_PATCH_LINE)
-        if not line:
-            return
-        if not line.endswith(b"\n"):
-            rest = line
-            while rest and not rest.endswith(b"\n"):
-                rest = stream.readline(_MAX_PATCH_LINE)
-        yield line
-
-
-def _patch_path(raw: bytes) -> str:
-    """The path of a ``--- a/<path>`` or ``+++ b/<path>`` line ("" for ``/dev/null``): git quotes
-    a path with special characters C-style, and ends one holding a space with a tab."""
-    raw = raw.rstrip(b"\n")
-    if raw.endswith(b"\t"):
-        raw = raw[:-1]
-    if raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2:
-        raw = _c_unquote(raw[1:-1])
-    if raw == b"/dev/null":
-        return ""
-    return raw[2:].decode("utf-8", "replace") if raw[:2] in (b"a/", b"b/") else raw.decode("utf-8", "replace")
-
-
-def _c_unquote(body: bytes) -> bytes:
-    """The bytes a C-style quoted name stands for (``\\t``, ``\\"``, ``\\303\\251``...)."""
-    out = bytearray()
-    i = 0
-    while i < len(body):
-        byte = body[i]
-        if byte == 0x5C and i + 1 < len(body):
-            escaped = body[i + 1]
-            octal = body[i + 1:i + 4]
-            if len(octal) == 3 and all(0x30 <= digit <= 0x37 for digit in octal):
-                out.append(int(octal, 8) & 0xFF)
-                i += 4
-                continue
-            out.append(_C_ESCAPES.get(escaped, escaped))
-            i += 2
-            continue
-        out.append(byte)
-        i += 1
-    return bytes(out)

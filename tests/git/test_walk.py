@@ -291,16 +291,3 @@ def test_git_is_stopped_once_the_walk_is_done(bench, monkeypatch):
     (walk,) = [p for cmd, p in procs if cmd in walks([cmd])]
     # killed while it still had history to print (3,000 commits fill the pipe), and reaped
     assert walk.returncode == -signal.SIGKILL
-
-
-@pytest.mark.parametrize("block", [1, 2, 3, 5, 7, 64, 1 << 16])
-def test_records_are_cut_at_the_marks_whatever_the_blocks(monkeypatch, block):
-    import io
-
-    monkeypatch.setattr(objects_module, "_READ_BYTES", block)
-    mark = b"\x1eabc123"
-    records = [b"", b"one\0\npath\0", b"two" * 50, b"\x1eab", b"three\0"]
-    stream = io.BytesIO(b"".join(mark + r for r in records))
-    assert list(objects_module._records(stream, mark)) == records
-    assert list(objects_module._records(io.BytesIO(b""), mark)) == []
-    assert list(objects_module._records(io.BytesIO(b"junk before" + mark + b"x"), mark)) == [b"x"]
