@@ -184,7 +184,8 @@ SGLANG = {
     ("python/sglang/srt/layers/moe_kernels.cu", True),
     ("python/sglang/srt/layers/norm.py", False),                     # its folder is reached, it is not
     ("python/sglang/multimodal_gen/pipeline.py", False),
-    ("python/sglang/multimodal_gen/configs/wan.json", False),
+    ("python/sglang/multimodal_gen/configs/wan.json", None),        # not Python, in no reached folder
+    ("python/sglang/multimodal_gen/jit/rope.cu", None),              # may be loaded by its path
     ("python/sglang/multimodal_gen/removed.py", False),              # a file this version lacks
     ("python/sglang/srt/layers/removed.py", True),
     ("python/setup_helper.py", None),                                # in the root, in no package
@@ -199,6 +200,26 @@ def test_judge_in_an_sglang_like_tree(path, judged):
     reach = reach_of(SGLANG, DEFAULT_ENTRIES["sglang-server"])
     assert reach.root == "python/" and reach.entries_found == ("sglang.launch_server",)
     assert reach.judge(path) is judged
+
+
+def test_a_package_named_by_the_constant_start_of_a_computed_name_is_reached_whole():
+    """vLLM's registry builds the module name long before it imports it:
+    https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/models/registry.py"""
+    files = {
+        "app/__init__.py": "",
+        "app/main.py": "from app import registry\n",
+        "app/registry.py": (
+            "import importlib\n"
+            "def load(mod_relname):\n"
+            "    module_name = f\"app.models.{mod_relname}\"\n"
+            "    return importlib.import_module(module_name)\n"
+            "OTHER = 'app.plugins.' + 'x'\n"
+        ),
+        "app/models/__init__.py": "", "app/models/llama.py": "", "app/plugins/__init__.py": "",
+        "app/plugins/x.py": "", "app/unused/__init__.py": "", "app/unused/y.py": "",
+    }
+    assert {"app/models/llama.py", "app/plugins/x.py"} <= reached(files)
+    assert "app/unused/y.py" not in reached(files)
 
 
 def test_the_shallowest_copy_of_the_entry_gives_the_root():

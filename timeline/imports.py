@@ -59,6 +59,10 @@ _DOTTED = re.compile(r"(\.*)([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::[\w.]+)?")
 # ...found in the source text, quoted (in a comment too: over-approximating is safe).
 _QUOTED_NAME = re.compile(
     rb"""["']((?:\.+[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?::[\w.]+)?)["']""")
+# ...or as the constant start of a computed name, "pkg.sub.{x}" or "pkg.sub." + x, wherever it
+# is built: vLLM's registry makes f"vllm.model_executor.models.{mod_relname}" long before it
+# calls import_module (https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/models/registry.py).
+_QUOTED_PREFIX = re.compile(rb"""["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\.(?:\{|["'])""")
 _IMPORTERS = frozenset({"import_module", "__import__"})
 _PACKAGE_SCANNERS = frozenset({"iter_modules", "walk_packages"})
 _LOADERS = re.compile(rb"import_module|__import__|iter_modules|walk_packages")
@@ -106,9 +110,11 @@ class Reach:
     def judge(self, path: str) -> bool | None:
         """True: the server can import ``path`` (a module reached), or ``path`` is a data file
         its modules sit next to (the nearest folder above it that holds modules holds a reached
-        one: ``fused_moe/configs/*.json`` next to ``fused_moe/*.py``). False: ``path`` lies in a
-        package of the source tree and no import leads to it. None: not judged (outside the
-        Python source tree, outside every package, or no entry found)."""
+        one: ``fused_moe/configs/*.json`` next to ``fused_moe/*.py``). False: ``path`` is a Python
+        file in a package of the source tree and no import leads to it. None: not judged (outside
+        the Python source tree, outside every package, no entry found, or a file other than
+        Python whose folder no import reaches: a kernel a module may load by its path, as
+        SGLang's JIT kernels are, is not lowered on imports alone)."""
         root = self.root
         if root is None or not path.startswith(root):
             return None
@@ -124,6 +130,8 @@ class Reach:
                 if folder in self._module_folders or folder == top or not folder:
                     break
                 folder = _folder(folder)
+            if not path.endswith(".py"):
+                return None
         return False if self._in_package(path) else None
 
     def _in_package(self, path: str) -> bool:
@@ -345,7 +353,8 @@ def _references(source: bytes, package: str) -> References | None:
                     found.extend(_dynamic_import(node, package))
                 elif called in _PACKAGE_SCANNERS and package:
                     found.append((package, True))
-    strings = tuple(dict.fromkeys(m.decode("utf-8", "replace") for m in _QUOTED_NAME.findall(source)))
+    named = _QUOTED_NAME.findall(source) + _QUOTED_PREFIX.findall(source)
+    strings = tuple(dict.fromkeys(m.decode("utf-8", "replace") for m in named))
     return tuple(found), strings
 
 
