@@ -36,6 +36,7 @@ import re
 from array import array
 from typing import Any
 
+from timeline.parsers import values
 from timeline.parsers.pyrepr import parse_keyword_repr
 from timeline.parsers.records import Diagnostic, ParsedRun, SampleRows
 from timeline.parsers.sglang import match_header
@@ -90,7 +91,6 @@ CONFIG_LABELS = {
 _STAT_RE = re.compile(r"(mean|median|std|max|min|p\d+(?:\.\d+)?) (.+?) \((ms|s)\)$")
 _LATENCY_NAMES = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2e latency": "e2e_latency", "e2el": "e2e_latency"}
 _UNIT_IN_LABEL_RE = re.compile(r"\s*\(([^()]*)\)\s*$")
-_NON_ALNUM_RE = re.compile(r"[^0-9a-z]+")
 
 _BLOCK_HEADER_RE = re.compile(r"={3,} ?(?P<title>[A-Za-z][A-Za-z ]*?Result) ?={3,}")
 # A line cut into: block headers, footers (a run of "="), and the text between them.
@@ -133,22 +133,25 @@ MARKERS_RE = Detector(lambda text: any(needle in text for needle in _NEEDLES))
 """Finds, in a block of lines, anything this parser would read."""
 
 
+# How the client prints values: Python's str() of ints and floats, a percent sign or commas after
+# them (a row pasted on one line); "not set" and None for a setting without a value.
+_SUFFIX_RE = re.compile(r"%?,*$")
+_RULES: dict[str, Any] = {"python_numbers": True, "unit": _SUFFIX_RE, "int_percent": True, "bools": False}
+_NOT_SET = frozenset({"not set", "None"})
+
+
 def _snake(text: str) -> str:
-    return _NON_ALNUM_RE.sub("_", text.lower()).strip("_") or "value"
+    return values.key(text, fallback="value")
 
 
 def _number(text: str) -> int | float | None:
-    text = text.strip().rstrip(",")
-    if text.endswith("%"):
-        text = text[:-1]
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return None
+    typed = values.value(text.strip(), **_RULES)
+    return None if isinstance(typed, str) else typed
+
+
+def _config_value(text: str) -> Any:
+    """A setting: a number, None when not set, else the text (``nan`` too: a name, not a value)."""
+    return values.value(text.strip(), **_RULES, none_words=_NOT_SET, nan_word=False)
 
 
 def metric_for_label(label: str, section: str | None = None) -> tuple[str, str]:
@@ -521,14 +524,3 @@ def _is_server_record(text: str) -> bool:
         return VLLM_HEADER_RE.match(text) is not None
     return False
 
-
-def _config_value(text: str) -> Any:
-    text = text.strip()
-    if text == "not set" or text == "None":
-        return None
-    number = _number(text)
-    if number is not None and text.lower() not in ("nan",):
-        return number
-    if text.lower() in ("inf", "+inf"):
-        return float("inf")
-    return text

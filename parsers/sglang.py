@@ -41,6 +41,7 @@ from typing import Any, Iterable
 from timeline.parsers.pyrepr import parse_keyword_repr
 from timeline.parsers.records import Diagnostic, ParsedRun, SampleRows, add_message
 from timeline.parsers.dates import describe_mtime, last_day
+from timeline.parsers import values
 from timeline.parsers.wrappers import RFC3339_RE, rfc3339
 
 __all__ = [
@@ -48,16 +49,10 @@ __all__ = [
     "HEADER_RE",
     "match_header",
     "SGLangLogParser",
-    "normalize_key",
     "parse_stats_message",
     "stats_fields",
     "field_number",
-    "parse_value",
-    "split_fields",
-    "field_spans",
-    "number_value",
     "stats_key",
-    "nccl_version",
 ]
 
 KIND = "sglang-server"
@@ -104,12 +99,6 @@ _BARE_STARTS = ("Decode batch", "Prefill batch", "server_args=")
 # "Decode batch, " / "Decode batch. " / "Decode batch [N], " and the <= 0.3.4 mixed-chunk form
 # "Prefill batch(mixed #running-req: N). ".
 _BATCH_RE = re.compile(r"(Prefill|Decode) batch(?:\(mixed #running-req: (\d+)\))?(?: \[(\d+)\])?[.,] ")
-_KEY_RE = re.compile(r"(?:^|, )([#A-Za-z][^:,]*?): ")
-_UNIT_RE = re.compile(r"\s*\([^()]*\)\s*$")
-_NON_ALNUM_RE = re.compile(r"[^0-9a-z]+")
-
-_USING_NCCL_RE = re.compile(r"is using nccl==(\d+)\.(\d*)(?:\.(\d*))?")
-_NCCL_VERSION_RE = re.compile(r"(?<![\w.])NCCL version (\d+)\.(\d+)\.(\d+)[^\s+]*\+cuda\d")
 
 # Sample keys the parser sets itself; stats fields with these names get a "_field" suffix.
 _RESERVED = frozenset({"time", "line", "rank", "forward_ct", "mixed"})
@@ -120,85 +109,17 @@ _SERIES_UNITS = {"decode_throughput": "tok/s", "accept_len": "tokens", "prefill_
 # --------------------------------------------------------------------------- stats lines
 
 
-_key_cache: dict[str, str] = {}
-
-
-def normalize_key(raw: str) -> str:
-    """``#running-req`` -> ``running_req``, ``gen throughput (token/s)`` -> ``gen_throughput``."""
-    key = _key_cache.get(raw)
-    if key is None:
-        key = _UNIT_RE.sub("", raw.replace("#", ""))
-        key = _NON_ALNUM_RE.sub("_", key.lower()).strip("_") or "field"
-        if len(_key_cache) < 4096:
-            _key_cache[raw] = key
-    return key
-
-
-_NUM_FIRST = frozenset("0123456789-+.")
-
-
-def parse_value(text: str) -> Any:
-    """Type a stats value: int, float, ``True``/``False``, ``12.3%`` -> 12.3, else the text."""
-    if not text:
-        return text
-    if text[0] in _NUM_FIRST:
-        try:
-            if text[-1] == "%":
-                return float(text[:-1])
-            if "." in text or "e" in text or "E" in text or "n" in text:
-                return float(text)
-            return int(text)
-        except ValueError:
-            try:
-                return float(text)
-            except ValueError:
-                return text
-    if text == "True":
-        return True
-    if text == "False":
-        return False
-    if text in ("inf", "nan"):
-        return float(text)
-    return text
-
-
-def split_fields(body: str) -> list[tuple[str, str]]:
-    """Split ``key: value, key: value[, ]`` into raw ``(key, value)`` pairs, in order.
-
-    Values keep inner ``, `` when no key follows (``#token: full=1, swa=2``).
-    """
-    return [(body[key_start:key_end], body[start:end]) for key_start, key_end, start, end in field_spans(body)]
-
-
-def field_spans(body: str) -> list[tuple[int, int, int, int]]:
-    """``split_fields`` as positions in ``body``: ``(key start, key end, value start, value end)``."""
-    spans: list[tuple[int, int, int, int]] = []
-    key = None
-    end = 0
-    for m in _KEY_RE.finditer(body):
-        if key is not None:
-            spans.append((*key, end, m.start()))
-        key = m.span(1)
-        end = m.end()
-    if key is not None:
-        value = body[end:].rstrip()
-        if value.endswith(","):
-            value = value[:-1].rstrip()
-        spans.append((*key, end, end + len(value)))
-    return spans
-
-
 def stats_key(raw_key: str) -> str:
     """A stats field's key in a sample: normalised, with a ``_field`` suffix when it is one of the
     sample's own keys (``time``, ``line``, ``rank``, ``forward_ct``, ``mixed``: 0.4.7 PD prefill
     lines print a ``time:`` field)."""
-    key = normalize_key(raw_key)
+    key = values.key(raw_key, drop_unit=True)
     return key + "_field" if key in _RESERVED else key
 
 
 def stats_fields(body: str) -> dict[str, Any]:
     """Every ``key: value`` of a stats line body, keys normalised (``stats_key``), values typed."""
-    return {stats_key(raw_key): parse_value(raw_value.strip()) for raw_key, raw_value in split_fields(body)}
+    return {stats_key(raw_key): values.value(raw_value.strip()) for raw_key, raw_value in values.split_fields(body)}
 
 
 def parse_stats_message(message: str) -> tuple[str, int | None, dict[str, Any]] | None:
@@ -223,7 +144,7 @@ _needles: dict[str, tuple[str, str]] = {}
 def field_number(body: str, label: str) -> float | None:
     """The number printed for ``label`` in a stats line body, or None.
 
-    Same result as ``split_fields`` + ``parse_value`` for that label (the last occurrence wins;
+    Same result as ``split_fields`` + ``values.number`` for that label (the last occurrence wins;
     the value runs up to the next ``, key: `` or the end), without splitting the whole body.
     """
     needles = _needles.get(label)
@@ -242,45 +163,13 @@ def field_number(body: str, label: str) -> float | None:
         text = body[start:]
     else:
         text = body[start:j]
-        if _KEY_RE.match(body, j) is None and body[j + 1 :].strip():
+        if not values.starts_field(body, j) and body[j + 1 :].strip():
             # What follows the comma is not a new key: the value goes on. Rare; split fully.
-            for raw_key, raw_value in reversed(split_fields(body)):
+            for raw_key, raw_value in reversed(values.split_fields(body)):
                 if raw_key == label:
                     text = raw_value
                     break
-    return number_value(text)
-
-
-def number_value(text: str) -> float | None:
-    """A stats value's text as a number (``float``, else ``parse_value``'s int or float), or None."""
-    try:
-        return float(text)
-    except ValueError:
-        value = parse_value(text.strip())
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
-
-
-# --------------------------------------------------------------------------- NCCL
-
-
-def nccl_version(text: str) -> str | None:
-    """The NCCL version a line announces, normalised to ``X.Y.Z``, or None.
-
-    Shapes: ``sglang is using nccl==2.21.5`` (also ``vLLM``/diffusion; ``2.21.`` means
-    ``2.21.0``), bare ``NCCL version 2.21.5+cuda12.4`` and
-    ``host:pid:tid [0] NCCL INFO NCCL version 2.27.3+cuda12.9``.
-    """
-    if "nccl==" in text:
-        m = _USING_NCCL_RE.search(text)
-        if m:
-            return ".".join(str(int(p)) if p else "0" for p in m.groups())
-    if "NCCL version" in text:
-        m = _NCCL_VERSION_RE.search(text)
-        if m:
-            return ".".join(str(int(p)) for p in m.groups())
-    return None
+    return values.number(text)
 
 
 # --------------------------------------------------------------------------- time stamps
@@ -517,7 +406,7 @@ class SGLangLogParser:
                     seg = self._bare_line(seg, lineno, text)
                     continue
             if "nccl==" in text or "NCCL version" in text:
-                version = nccl_version(text)
+                version = values.nccl_version(text)
                 if version is not None and version not in seg.nccl:
                     seg.nccl.append(version)
 

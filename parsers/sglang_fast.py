@@ -34,16 +34,16 @@ from typing import Any, NamedTuple
 
 from timeline.parsers.framing import LogLines, clean_line
 from timeline.parsers.records import SampleBatch
+from timeline.parsers import values
 from timeline.parsers.sglang import (
-    _BATCH_RE, _FAST_HEADER_RE, SGLangLogParser, _Segment, _stamp_parts, field_spans, match_header, number_value,
-    parse_value, split_fields, stats_key,
+    _BATCH_RE, _FAST_HEADER_RE, SGLangLogParser, _Segment, _stamp_parts, match_header, stats_key,
 )
 
 __all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]
 
 FAST_MIN_BYTES = 64 << 10  # smaller files are read line by line (no numpy import)
 MAX_SHAPES = 1 << 16  # shapes remembered (all are forgotten when there are more)
-WORD = 8  # plain decimals this wide or narrower are read as one 64-bit word; the others by number_value
+WORD = 8  # plain decimals this wide or narrower are read as one 64-bit word; the others by values.number
 # Fewer stats lines than this in a row (between lines the generic parser reads) have their samples
 # read line by line: reading columns costs about a millisecond however few the lines.
 SAMPLES_AT_ONCE = 64
@@ -141,7 +141,7 @@ def _stats_spans(text: str) -> dict[str, Any] | None:
         return None
     width = end + b.end()
     body = text[width:]
-    pairs = split_fields(body)
+    pairs = values.split_fields(body)
     if not pairs or any("," in v for _, v in pairs):
         return None
     joined = ", ".join(f"{k}: {v}" for k, v in pairs)
@@ -203,7 +203,7 @@ def _probe_stats(text: str, spans: dict[str, Any]) -> bool:
     for name, target in (("gen", "decode"), ("accept", "accept"), ("input", "prefill_tp")):
         if name in spans:
             off, width = spans[name]
-            number = number_value(text[off : off + width])
+            number = values.number(text[off : off + width])
             if number is not None:
                 expected[target].append(number)
             elif name == "gen":
@@ -240,7 +240,7 @@ def _sample(parser: SGLangLogParser, text: str, spans: dict[str, Any], lineno: i
     layout = spans.get("fields")
     if layout is None:  # where each field's key and value are: the same in every line of the shape
         layout = spans["fields"] = _field_layout(text, spans["width"])
-    sample.update((key or stats_key(text[key_start:key_end]), parse_value(text[start:end]))
+    sample.update((key or stats_key(text[key_start:key_end]), values.value(text[start:end]))
                   for key, key_start, key_end, start, end in layout)
     return sample
 
@@ -251,7 +251,7 @@ def _sample_plan(spans: dict[str, Any]) -> dict[str, tuple[str, Any]] | None:
     spans), ``line``, ``rank`` (its span), ``int`` / ``decimal`` (digits, or a plain decimal,
     of at most ``WORD`` bytes: ``where`` is (offset, width, point) for ``_decimals``), ``const``
     (a value without digits, the same in every line: ``where`` is the value), ``value``
-    (``parse_value`` of each line's text at ``where`` = (start, end)). None for a shape with a
+    (``values.value`` of each line's text at ``where`` = (start, end)). None for a shape with a
     key holding digits: its lines are read one by one."""
     plan = spans.get("plan", False)
     if plan is not False:
@@ -270,8 +270,8 @@ def _sample_plan(spans: dict[str, Any]) -> dict[str, tuple[str, Any]] | None:
         value = text[start:end]
         point = _decimal_point(value)
         if not any(c.isdigit() for c in value):
-            plan[key] = ("const", parse_value(value))
-        elif point >= 0:  # parse_value makes digits an int, digits with a point a float
+            plan[key] = ("const", values.value(value))
+        elif point >= 0:  # values.value makes digits an int, digits with a point a float
             plan[key] = ("int" if point == 0 else "decimal", (start, len(value), point))
         else:
             plan[key] = ("value", (start, end))
@@ -377,7 +377,7 @@ def _sample_values(buf: bytes, starts, spec: tuple[str, Any]) -> list[Any]:
     texts = [buf[s + where[0] : s + where[1]].decode("ascii") for s in starts.tolist()]
     if how == "rank":
         return [text.strip() or None for text in texts]
-    return [parse_value(text) for text in texts]
+    return [values.value(text) for text in texts]
 
 
 def _walls(buf: bytes, at, date: tuple[int, int], time: tuple[int, int]) -> tuple[str, Any]:
@@ -416,12 +416,12 @@ def _walls(buf: bytes, at, date: tuple[int, int], time: tuple[int, int]) -> tupl
 def _field_layout(text: str, width: int) -> list[tuple[str | None, int, int, int, int]]:
     """``stats_fields``' reading of a stats line as (key, key start, key end, value start, value
     end) in the line, values stripped. Only digits differ between the lines of a shape, and the
-    splitting, the stripping and the typing (``parse_value``) treat all digits alike, so one
+    splitting, the stripping and the typing (``values.value``) treat all digits alike, so one
     layout reads every line of it; a key with digits in it (``p99 itl``) is None: read from
     each line."""
     body = text[width:]
     layout = []
-    for key_start, key_end, start, end in field_spans(body):
+    for key_start, key_end, start, end in values.field_spans(body):
         value = body[start:end]
         start += len(value) - len(value.lstrip())
         end -= len(value) - len(value.rstrip())
@@ -595,7 +595,7 @@ class _FastFeeder:
     def values(self, buf, starts, ids) -> dict[str, tuple[Any, Any, Any]]:
         """``{series: (lines with a number, their numbers, lines whose value is no number)}`` for
         the lines of a block (their shape numbers ``ids``; line numbers from 0, ascending):
-        plain decimals of up to ``WORD`` bytes by ``_decimals``, the other values by ``number_value``."""
+        plain decimals of up to ``WORD`` bytes by ``_decimals``, the other values by ``values.number``."""
         points = self.decimal_table()
         table = self.table()
         words = _words(buf)
@@ -618,7 +618,7 @@ class _FastFeeder:
                 numbers[plain] = _read_decimals(buf, words, vs[plain], width[plain], point[plain])
             found = plain.copy()
             for j in np.flatnonzero(~plain).tolist():
-                value = number_value(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
+                value = values.number(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))
                 if value is not None:
                     numbers[j] = value
                     found[j] = True
@@ -627,7 +627,7 @@ class _FastFeeder:
 
     def decimal_table(self) -> Any:
         """Per series and shape, ``_decimal_point`` of its value (-1: none, or read by
-        ``number_value``). A shape fixes where the digits and the point are, so the shape decides."""
+        ``values.number``). A shape fixes where the digits and the point are, so the shape decides."""
         cls = type(self)
         done = 0 if cls.decimals is None else cls.decimals.shape[1]
         if done == len(cls.kinds):

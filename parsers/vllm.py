@@ -46,16 +46,15 @@ weight-loading lines (what SGLang <= 0.4.1 prints through vLLM's logger) make no
 
 from __future__ import annotations
 
-import json
 import re
 from array import array
 from datetime import date, datetime
 from typing import Any, Iterable, Iterator
 
 from timeline.parsers.dates import describe_mtime, last_year
-from timeline.parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
+from timeline.parsers.pyrepr import parse_keyword_repr
 from timeline.parsers.records import Diagnostic, ParsedRun, SampleRows, add_message
-from timeline.parsers.sglang import nccl_version, split_fields
+from timeline.parsers import values
 from timeline.parsers.wrappers import Detector, strip_outer
 
 __all__ = ["KIND", "HEADER_RE", "VLLMLogParser", "throughput_fields", "spec_fields", "HEADER_SEARCH_RE"]
@@ -83,7 +82,6 @@ _LOGO_MODEL_RE = re.compile(r"█\s+model\s+(?P<model>\S+)\s*$")
 _ENGINE_INIT_RE = re.compile(r"Initializing an? (?:V\d )?LLM engine \(v(?P<version>[^)\s]+)\) with config: (?P<config>.*)$")
 _ARGS_RE = re.compile(r"(?:non-default )?args: (?P<args>.*)$")
 _UNIT_SUFFIX_RE = re.compile(r"\s*(?:tokens/s|tokens|reqs|%)\.?$")
-_NON_ALNUM_RE = re.compile(r"[^0-9a-z]+")
 _DATED_RE = re.compile(r"\[?(\d{4})-(\d\d)-(\d\d)[ T]\d\d:\d\d:\d\d")
 
 _THROUGHPUT_NAMES = {"avg_prompt_throughput": "prompt_throughput", "avg_generation_throughput": "gen_throughput"}
@@ -92,24 +90,15 @@ _ALIASES = (("model", "model_path"), ("tensor_parallel_size", "tp_size"),
             ("pipeline_parallel_size", "pp_size"), ("data_parallel_size", "dp_size"))
 
 
-def _snake(text: str) -> str:
-    return _NON_ALNUM_RE.sub("_", text.lower()).strip("_") or "field"
-
-
 def _typed(text: str) -> Any:
-    """``1234.5 tokens/s`` -> 1234.5, ``8 reqs`` -> 8, ``12.3%`` -> 12.3, else the text."""
-    raw = text.strip()
-    bare = _UNIT_SUFFIX_RE.sub("", raw)
-    for cast in (int, float):
-        try:
-            return cast(bare)
-        except ValueError:
-            pass
-    return raw.rstrip(".")
+    """``1234.5 tokens/s`` -> 1234.5, ``8 reqs`` -> 8, ``12.3%`` -> 12.3, else the text without a
+    closing full stop."""
+    typed = values.value(text.strip(), python_numbers=True, unit=_UNIT_SUFFIX_RE, int_percent=True, bools=False)
+    return typed.rstrip(".") if isinstance(typed, str) else typed
 
 
 def _fields(body: str) -> dict[str, Any]:
-    return {_snake(key): _typed(value) for key, value in split_fields(body.rstrip(". "))}
+    return {values.key(raw_key): _typed(raw_value) for raw_key, raw_value in values.split_fields(body.rstrip(". "))}
 
 
 def throughput_fields(message: str) -> dict[str, Any] | None:
@@ -218,19 +207,6 @@ def _split_config(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _config_value(text: str) -> Any:
-    text = text.strip().rstrip(",").strip()
-    if text[:1] in "{[":
-        try:
-            return json.loads(text)
-        except ValueError:
-            pass
-    try:
-        return parse_value(text)
-    except ReprError:
-        return text
-
-
 def engine_config(text: str) -> dict[str, Any]:
     """The ``key=value, ...`` list of an ``Initializing ... LLM engine`` line, typed.
 
@@ -239,7 +215,7 @@ def engine_config(text: str) -> dict[str, Any]:
     text = text.strip()
     if text.endswith(")") and _depth(text) < 0:
         text = text[:-1]
-    return {key: _config_value(value) for key, value in _split_config(text)}
+    return {name: values.literal(text) for name, text in _split_config(text)}
 
 
 def _depth(text: str) -> int:
@@ -358,7 +334,7 @@ class VLLMLogParser:
             self._nccl(text)
 
     def _nccl(self, text: str) -> None:
-        version = nccl_version(text)
+        version = values.nccl_version(text)
         if version is not None and version not in self._run.nccl:
             self._run.nccl.append(version)
 

@@ -16,7 +16,8 @@ import pytest
 from timeline.parsers import parse_file
 from timeline.parsers.bench import metric_for_label
 from timeline.parsers.records import SampleRows
-from timeline.parsers.sglang import nccl_version, parse_stats_message
+from timeline.parsers.sglang import parse_stats_message
+from timeline.parsers.values import nccl_version
 from timeline.parsers.vllm import engine_config, spec_fields, throughput_fields
 
 SERVER_ARGS = "[2026-01-01 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1)"

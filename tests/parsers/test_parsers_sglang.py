@@ -11,12 +11,9 @@ from timeline.parsers.sglang import (
     SGLangLogParser,
     field_number,
     match_header,
-    nccl_version,
-    normalize_key,
     parse_stats_message,
-    parse_value,
-    split_fields,
 )
+from timeline.parsers import values
 
 BODY = "#running-req: 1, #token: 9, token usage: 0.00, cuda graph: True, gen throughput (token/s): 42.50, #queue-req: 0"
 
@@ -88,69 +85,6 @@ def test_level_prefix_is_only_skipped_when_complete() -> None:
 
 
 @pytest.mark.parametrize(
-    "raw,key",
-    [
-        ("#running-req", "running_req"),
-        ("#token", "token"),
-        ("token usage", "token_usage"),
-        ("gen throughput (token/s)", "gen_throughput"),
-        ("input throughput (token/s)", "input_throughput"),
-        ("accept len", "accept_len"),
-        ("accept rate", "accept_rate"),
-        ("cuda graph", "cuda_graph"),
-        ("#new-seq", "new_seq"),
-        ("#full token", "full_token"),
-        ("full token usage", "full_token_usage"),
-        ("pre-allocated usage", "pre_allocated_usage"),
-        ("#queue-req", "queue_req"),
-        ("cache hit rate", "cache_hit_rate"),
-        ("est. decode TFLOPS/s (per GPU)", "est_decode_tflops_s"),
-        ("est. read BW (GB/s per GPU)", "est_read_bw"),
-        ("fwd+idle occupancy", "fwd_idle_occupancy"),
-        ("waiting-image-req", "waiting_image_req"),
-        ("#", "field"),
-    ],
-)
-def test_normalize_key(raw: str, key: str) -> None:
-    assert normalize_key(raw) == key
-
-
-@pytest.mark.parametrize(
-    "text,value",
-    [
-        ("12", 12),
-        ("-3", -3),
-        ("0.05", 0.05),
-        ("1523.44", 1523.44),
-        ("1e-05", 1e-05),
-        ("True", True),
-        ("False", False),
-        ("12.3%", 12.3),
-        ("0.00%", 0.0),
-        ("full=0.10", "full=0.10"),
-        ("abc", "abc"),
-        ("", ""),
-        ("1.2.3", "1.2.3"),
-        ("-", "-"),
-    ],
-)
-def test_parse_value(text: str, value: object) -> None:
-    got = parse_value(text)
-    assert got == value and type(got) is type(value)
-
-
-def test_split_fields_keeps_inner_commas_and_drops_trailing_comma() -> None:
-    body = "#running-req: 1, #token: full=100, swa=20, token usage: full=0.10, swa=0.02, gen throughput (token/s): 12.00, #queue-req: 0, "
-    assert split_fields(body) == [
-        ("#running-req", "1"),
-        ("#token", "full=100, swa=20"),
-        ("token usage", "full=0.10, swa=0.02"),
-        ("gen throughput (token/s)", "12.00"),
-        ("#queue-req", "0"),
-    ]
-
-
-@pytest.mark.parametrize(
     "message,kind,counter",
     [
         ("Decode batch, " + BODY, "decode", None),
@@ -213,38 +147,12 @@ def test_mixed_chunk_prefill() -> None:
 )
 def test_field_number_matches_the_full_split(body: str, label: str, value: float | None) -> None:
     assert field_number(body, label) == value
-    typed = {k: parse_value(v.strip()) for k, v in split_fields(body)}.get(label)
+    typed = {k: values.value(v.strip()) for k, v in values.split_fields(body)}.get(label)
     expected = float(typed) if isinstance(typed, (int, float)) and not isinstance(typed, bool) else None
     assert expected == value
 
 
 # --------------------------------------------------------------------------- NCCL
-
-
-@pytest.mark.parametrize(
-    "line,version",
-    [
-        ("[2025-07-01 12:00:10 TP0] sglang is using nccl==2.21.5", "2.21.5"),
-        ("[2025-07-01 12:00:10 TP0] sglang is using nccl==2.21.", "2.21.0"),
-        ("[2025-07-01 12:00:10 TP0] sglang is using nccl==3..1", "3.0.1"),
-        ("[2025-07-01 12:00:10 TP0] sglang is using nccl==2.21", "2.21.0"),
-        ("INFO 07-23 20:47:08 pynccl.py:69] vLLM is using nccl==2.21.5", "2.21.5"),
-        ("(VllmWorkerProcess pid=532) INFO 07-23 20:47:08 pynccl.py:69] vLLM is using nccl==2.21.5", "2.21.5"),
-        ("INFO 09-24 20:46:10 [pynccl.py:70] vLLM is using nccl==2.27.3", "2.27.3"),
-        ("[2025-12-01 00:00:00 TP0] sglang-diffusion is using nccl==2.28.9", "2.28.9"),
-        ("NCCL version 2.21.5+cuda12.4", "2.21.5"),
-        ("(WorkerDict pid=3614951) NCCL version 2.21.5+cuda12.4", "2.21.5"),
-        ("gpu-node-07:2417:2417 [0] NCCL INFO NCCL version 2.27.5+cuda12.9", "2.27.5"),
-        ("host:1:2 [3] NCCL INFO NCCL version 2.18.1a0+cuda12.1", "2.18.1"),
-        ("gpu-node-07:2417:2417 [0] NCCL INFO cudaDriverVersion 12080", None),
-        ("gpu-node-07:2417:2417 [0] NCCL INFO NCCL git version master 3d6c9b6", None),
-        ("[2025-07-01 12:00:00 TP0] Detected NCCL version mismatch", None),
-        ("nccl==", None),
-        ("random text", None),
-    ],
-)
-def test_nccl_versions(line: str, version: str | None) -> None:
-    assert nccl_version(line) == version
 
 
 def test_nccl_versions_are_ordered_unique_and_inherit_the_run() -> None:
