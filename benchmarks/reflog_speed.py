@@ -137,8 +137,8 @@ def reading(entries: int, repeats: int) -> None:
         (repo / ".git" / "logs" / "HEAD").write_bytes(data)
         loc = history_module.locate(repo)
         head = history_module.resolve_head(loc)
-        real_attach = history_module._attach_commits
-        history_module._attach_commits = lambda *a, **k: None      # no git object queries
+        real_attach = history_module.attach_commits
+        history_module.attach_commits = lambda *a, **k: None      # no git object queries
         try:
             def pipeline():
                 return history_module._build(loc, history_module._FilesLogs(loc), head, [])
@@ -151,7 +151,7 @@ def reading(entries: int, repeats: int) -> None:
                 "events": pipeline,
             }, repeats)
         finally:
-            history_module._attach_commits = real_attach
+            history_module.attach_commits = real_attach
 
     print(f"{entries} entries, {len(data) / 1e6:.1f} MB, {events} events, best of {repeats}")
     print(f"  {'':9s} {'wall':>10s} {'cpu':>10s}   cpu vs baseline")
