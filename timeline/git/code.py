@@ -79,19 +79,13 @@ def read_code(repo: str | os.PathLike, versions: Sequence[str], commits: Sequenc
             tables = _ParseTables(store, cache, blobs.parsed) if cache is not None else None
             for version in dict.fromkeys(versions if entries else ()):
                 if version in present:
-                    key = _reach_key(version, entries, max_blob_bytes) if cache is not None else None
-                    found = _reach_from_json(cache.load_reach(key), entries) if cache and key else None
-                    if found is None:
-                        found, settled = _reach(store, blobs, version, entries, problems, parser, tables)
-                        if cache and key and found is not None and settled:
-                            stored = cache.store_reach(key, _reach_json(found)) or stored
+                    found, stored_now = _version_reach(store, blobs, version, entries, max_blob_bytes,
+                                                       problems, parser, tables, cache)
+                    stored = stored_now or stored
                     if found is not None:
                         _tell_unknown(found, version, problems)
                         reach[version] = found
-            lacking = [v[:12] for v, found in reach.items() if not found.entries_found]
-            if lacking:  # one line for all: a checkout of another project lacks it in every version
-                problems.append(f"no entry module ({', '.join(entries)}) found in {', '.join(lacking)}; "
-                                "imports not judged (--entry names the server's)")
+            _tell_lacking(reach, entries, problems)
             changes = _changes(store, [c for c in dict.fromkeys(commits) if c in present], problems)
     except ObjectStoreError as exc:
         problems.append(f"code facts unavailable: {exc}")
@@ -100,6 +94,28 @@ def read_code(repo: str | os.PathLike, versions: Sequence[str], commits: Sequenc
     if cache and (stored or (tables is not None and tables.stored)):
         cache.prune()
     return CodeFacts(reach=reach, changes=changes, problems=problems)
+
+
+def _version_reach(store: ObjectStore, blobs: _CachedBlobs, version: str, entries: Sequence[str],
+                   max_blob_bytes: int, problems: list[str], parser: _Parser,
+                   tables: _ParseTables | None, cache: ParseCache | None) -> tuple[Reach | None, bool]:
+    """``version``'s ``Reach``, from the cache when it holds it, else walked (and kept in the
+    cache when settled); and whether it was stored."""
+    key = _reach_key(version, entries, max_blob_bytes) if cache is not None else None
+    found = _reach_from_json(cache.load_reach(key), entries) if cache and key else None
+    stored = False
+    if found is None:
+        found, settled = _reach(store, blobs, version, entries, problems, parser, tables)
+        if cache and key and found is not None and settled:
+            stored = cache.store_reach(key, _reach_json(found))
+    return found, stored
+
+
+def _tell_lacking(reach: dict[str, Reach], entries: Sequence[str], problems: list[str]) -> None:
+    lacking = [v[:12] for v, found in reach.items() if not found.entries_found]
+    if lacking:  # one line for all: a checkout of another project lacks it in every version
+        problems.append(f"no entry module ({', '.join(entries)}) found in {', '.join(lacking)}; "
+                        "imports not judged (--entry names the server's)")
 
 
 def _commits_present(store: ObjectStore, shas: list[str], problems: list[str]) -> set[str]:
@@ -223,16 +239,12 @@ def _reach_json(found: Reach) -> dict[str, Any]:
 def _reach_from_json(data: Any, entries: Sequence[str]) -> Reach | None:
     """The ``Reach`` a cache entry holds, or None when it is not one ``reachable`` could have
     given for these entries (a foreign, damaged or stale entry: it is read again from git)."""
-    if not isinstance(data, dict) or set(data) != {"root", "entries_found", *_PATH_FIELDS}:
+    if not _holds_reach_fields(data):
         return None
     root, found = data["root"], data["entries_found"]
-    fields = [data[name] for name in _PATH_FIELDS]
-    if not (root is None or isinstance(root, str)) or not all(
-            isinstance(values, list) and all(isinstance(v, str) for v in values) for values in [found, *fields]):
-        return None
-    reached, packages, modules, unknown = (frozenset(values) for values in fields)
+    reached, packages, modules, unknown = (frozenset(data[name]) for name in _PATH_FIELDS)
     if root is None:
-        consistent = not found and not any(fields)
+        consistent = not found and not any((reached, packages, modules, unknown))
     else:
         consistent = (set(found) <= set(entries) and bool(found) and reached <= modules and unknown <= reached
                       and all(p.startswith(root) for p in modules) and all(p.startswith(root) for p in packages))
@@ -240,6 +252,16 @@ def _reach_from_json(data: Any, entries: Sequence[str]) -> Reach | None:
         return None
     return Reach(root=root, reached=reached, packages=packages, entries_found=tuple(found),
                  modules=modules, unknown=unknown)
+
+
+def _holds_reach_fields(data: Any) -> bool:
+    """Whether ``data`` has exactly a ``Reach``'s fields, each of the JSON type it is written as."""
+    if not isinstance(data, dict) or set(data) != {"root", "entries_found", *_PATH_FIELDS}:
+        return False
+    root = data["root"]
+    lists = [data["entries_found"], *(data[name] for name in _PATH_FIELDS)]
+    return (root is None or isinstance(root, str)) and all(
+        isinstance(values, list) and all(isinstance(v, str) for v in values) for values in lists)
 
 
 # ---------------------------------------------------------------------- the parse tables
