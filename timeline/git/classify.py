@@ -269,44 +269,62 @@ def special_groups(entries: list[ReflogEntry], heads: list[_Head | None], *,
     """
     specials: list[tuple[int, Group]] = []
     i = 0
-    count = len(entries)
     if linked_worktree and entries:
-        e = entries[0]
-        if e.message is None and is_zero_sha(e.old) and not is_zero_sha(e.new):
-            members = [e]
-            nxt = entries[1] if count > 1 else None
-            if (nxt is not None and nxt.message == "reset: moving to HEAD" and nxt.old == nxt.new == e.new
-                    and abs(nxt.ts - e.ts) <= WORKTREE_WINDOW_S):
-                members.append(nxt)
-            specials.append((0, Group(members, kind="worktree")))
-            i = len(members)
-    # only a (start) or a "branch" entry can open one: look at those alone
+        worktree = _worktree_group(entries)
+        if worktree is not None:
+            specials.append((0, worktree))
+            i = len(worktree.entries)
     # Entries that may open a group of more than one: a burst's (start), or a "Branch: ..." (a rename).
     for j in [j for j, h in enumerate(heads) if h is not None and (h.phase == "start" or h.kind == "branch")]:
         if j < i:                         # inside the group found before
             continue
-        e, h = entries[j], heads[j]
+        h = heads[j]
         if h.phase == "start":
-            end, closed = _burst_end(heads, j)
-            kind = h.kind
-            if kind == "other":           # e.g. a custom GIT_REFLOG_ACTION driving a rebase
-                kind = "rebase"
-            last = heads[end]
-            aborted = closed and last is not None and last.phase == "abort"
-            specials.append((j, Group(entries[j:end + 1], kind=kind, burst=True, closed=closed,
-                                      aborted=aborted)))
-            i = end + 1
+            group = _burst_group(entries, heads, j)
         # "Branch: renamed ..." reads as kind "branch"; only those can be a rename
-        elif h.kind == "branch" and is_branch_rename(e.message):
-            nxt = entries[j + 1] if j + 1 < count else None
-            if (nxt is not None and is_zero_sha(e.new) and not is_zero_sha(e.old)
-                    and is_zero_sha(nxt.old) and nxt.new == e.old and nxt.message == e.message):
-                specials.append((j, Group([e, nxt], kind="branch", rename=True)))
-                i = j + 2
-            else:
-                specials.append((j, Group([e], kind="branch", rename=True)))
-                i = j + 1
+        elif h.kind == "branch" and is_branch_rename(entries[j].message):
+            group = _rename_group(entries, j)
+        else:
+            continue
+        specials.append((j, group))
+        i = j + len(group.entries)
     return specials
+
+
+def _worktree_group(entries: list[ReflogEntry]) -> Group | None:
+    """A linked worktree's creation: its message-less first line, and the ``reset: moving to
+    HEAD`` that ``git worktree add`` writes right after it (when there)."""
+    e = entries[0]
+    if not (e.message is None and is_zero_sha(e.old) and not is_zero_sha(e.new)):
+        return None
+    members = [e]
+    nxt = entries[1] if len(entries) > 1 else None
+    if (nxt is not None and nxt.message == "reset: moving to HEAD" and nxt.old == nxt.new == e.new
+            and abs(nxt.ts - e.ts) <= WORKTREE_WINDOW_S):
+        members.append(nxt)
+    return Group(members, kind="worktree")
+
+
+def _burst_group(entries: list[ReflogEntry], heads: list[_Head | None], j: int) -> Group:
+    """The burst that ``entries[j]`` (a (start)) opens, through its (finish) or (abort)."""
+    end, closed = _burst_end(heads, j)
+    kind = heads[j].kind                  # type: ignore[union-attr]
+    if kind == "other":           # e.g. a custom GIT_REFLOG_ACTION driving a rebase
+        kind = "rebase"
+    last = heads[end]
+    aborted = closed and last is not None and last.phase == "abort"
+    return Group(entries[j:end + 1], kind=kind, burst=True, closed=closed, aborted=aborted)
+
+
+def _rename_group(entries: list[ReflogEntry], j: int) -> Group:
+    """A branch rename at ``entries[j]``: git writes the old name's deletion and the new name's
+    creation with the same message; a lone half stays a group of one."""
+    e = entries[j]
+    nxt = entries[j + 1] if j + 1 < len(entries) else None
+    if (nxt is not None and is_zero_sha(e.new) and not is_zero_sha(e.old)
+            and is_zero_sha(nxt.old) and nxt.new == e.old and nxt.message == e.message):
+        return Group([e, nxt], kind="branch", rename=True)
+    return Group([e], kind="branch", rename=True)
 
 
 def match_stashes(groups: list[Group], stash_entries: list[ReflogEntry]) -> None:
