@@ -281,28 +281,7 @@ def locate(repo: str | os.PathLike) -> GitLocation:
     start = Path(os.path.realpath(given))
     if not start.is_dir():
         start = start.parent
-    found: tuple[Path, Path, bool] | None = None       # (worktree, git_dir, bare)
-    for d in (start, *start.parents):
-        dotgit = d / ".git"
-        try:
-            is_dir = dotgit.is_dir()
-            is_file = not is_dir and dotgit.is_file()
-        except OSError:
-            is_dir = is_file = False
-        if is_dir:
-            real = Path(os.path.realpath(dotgit))
-            if _is_git_dir(real):
-                found = (d, real, False)
-                break
-        elif is_file:
-            found = (d, _gitdir_from_file(Path(os.path.realpath(dotgit))), False)
-            break
-        if _is_git_dir(d):
-            if d.name == ".git" and Path(os.path.realpath(d.parent / ".git")) == d:
-                found = (d.parent, d, False)          # --repo pointed into .git itself
-            else:
-                found = (d, d, True)
-            break
+    found = _find_git_dir(start)
     if found is None:
         raise GitError(f"{given}: not a git repository (nor any parent folder)")
     worktree, git_dir, bare = found
@@ -315,13 +294,7 @@ def locate(repo: str | os.PathLike) -> GitLocation:
         raise GitError(f"{common_dir / 'config'}: {exc}") from None
     if data is not None:
         config = read_config(data)
-    refstorage = config.get("extensions.refstorage", "").lower()
-    ref_storage = "files"
-    if (refstorage and refstorage != "files") or any(
-            os.path.lexists(d / "reftable" / "tables.list") for d in (common_dir, git_dir)):
-        if refstorage not in ("", "files", "reftable"):
-            raise GitError(f"{worktree}: unknown ref storage {refstorage!r}")
-        ref_storage = "reftable"
+    ref_storage = _ref_storage(config, worktree, (common_dir, git_dir))
     object_format = config.get("extensions.objectformat", "sha1").lower() or "sha1"
     if object_format not in ("sha1", "sha256"):
         raise GitError(f"{worktree}: unknown object format {object_format!r}")
@@ -329,6 +302,40 @@ def locate(repo: str | os.PathLike) -> GitLocation:
         bare = True
     return GitLocation(worktree=worktree, git_dir=git_dir, common_dir=common_dir,
                        bare=bare, object_format=object_format, ref_storage=ref_storage)
+
+
+def _find_git_dir(start: Path) -> tuple[Path, Path, bool] | None:
+    """``(worktree, git_dir, bare)`` of the nearest repository at or above ``start``."""
+    for d in (start, *start.parents):
+        dotgit = d / ".git"
+        try:
+            is_dir = dotgit.is_dir()
+            is_file = not is_dir and dotgit.is_file()
+        except OSError:
+            is_dir = is_file = False
+        if is_dir:
+            real = Path(os.path.realpath(dotgit))
+            if _is_git_dir(real):
+                return d, real, False
+        elif is_file:
+            return d, _gitdir_from_file(Path(os.path.realpath(dotgit))), False
+        if _is_git_dir(d):
+            if d.name == ".git" and Path(os.path.realpath(d.parent / ".git")) == d:
+                return d.parent, d, False          # --repo pointed into .git itself
+            return d, d, True
+    return None
+
+
+def _ref_storage(config: dict[str, str], worktree: Path, git_dirs: tuple[Path, Path]) -> str:
+    """``files`` or ``reftable``: what ``extensions.refStorage`` says, or a ``tables.list``
+    (https://git-scm.com/docs/git-config#Documentation/git-config.txt-extensionsrefStorage)."""
+    refstorage = config.get("extensions.refstorage", "").lower()
+    if (refstorage and refstorage != "files") or any(
+            os.path.lexists(d / "reftable" / "tables.list") for d in git_dirs):
+        if refstorage not in ("", "files", "reftable"):
+            raise GitError(f"{worktree}: unknown ref storage {refstorage!r}")
+        return "reftable"
+    return "files"
 
 
 # --------------------------------------------------------------------------- HEAD
