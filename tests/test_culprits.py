@@ -18,6 +18,7 @@ from shift_stories import at
 from timeline.builder import build
 from timeline.cli import app
 from timeline.scenario import GitScript, Launch, write_sglang_log
+from timeline.suspects import knob_linked
 
 SOURCES = {
     "python/sglang/__init__.py": "",
@@ -153,7 +154,7 @@ def test_a_flag_that_differs_makes_the_verdict_confounded_with_the_rerun_that_se
     assert shift.verdict == "confounded" and shift.measured == "regression"
     (confounder,) = shift.confounders
     assert (confounder.field, confounder.from_value, confounder.to_value) == ("disable_custom_all_reduce", True, False)
-    assert confounder.linked == (shas["Fix PCG MoE Error"],)
+    assert knob_linked(timeline.culprits, shift, confounder) == (shas["Fix PCG MoE Error"],)
     (rerun,) = shift.reruns
     assert (rerun.side, rerun.settings) == ("to", (("disable_custom_all_reduce", True),))
     document = timeline.to_dict()

@@ -15,6 +15,7 @@ from timeline.suspects import (
     changed_what_ran,
     is_unlikely,
     knob_link,
+    knob_linked,
     knob_words,
     message_printed_by,
     not_imported,
@@ -55,11 +56,12 @@ def shift(number: int, group: str, change_pct: float, suspects: list[Suspect], v
 
 
 @pytest.mark.parametrize("field, values, words", [
-    ("disable_custom_all_reduce", (True, False), ("custom_all_reduce",)),
-    ("enable_torch_compile", (False, True), ("torch_compile",)),
-    ("attention_backend", ("flashinfer", "triton"), ("attention_backend", "flashinfer", "triton")),
-    ("nccl_version", ("2.27.5", "2.28.3"), ("nccl",)),
-    ("use_fp8", (True, False), ("use_fp8",)),  # too short once the prefix is gone: kept whole
+    ("disable_custom_all_reduce", (True, False), ("custom_all_reduce", ())),
+    ("enable_torch_compile", (False, True), ("torch_compile", ())),
+    ("attention_backend", ("flashinfer", "triton"), ("attention_backend", ("flashinfer", "triton"))),
+    ("load_format", ("auto", "dummy"), ("load_format", ("dummy",))),  # "auto" names no code
+    ("nccl_version", ("2.27.5", "2.28.3"), ("nccl", ())),
+    ("use_fp8", (True, False), ("use_fp8", ())),  # too short once the prefix is gone: kept whole
 ])
 def test_knob_words(field, values, words):
     assert knob_words(Confounder(field, *values)) == words
@@ -79,6 +81,23 @@ def test_a_changed_line_naming_the_flag_links_it():
     assert knob_link(flag, suspect(paths=["python/sglang/srt/distributed/parallel_state.py"]), lines) == (
         "python/sglang/srt/distributed/parallel_state.py",)
     assert knob_link(flag, suspect(paths=["python/sglang/srt/other.py"]), lines[1:]) == ()
+
+
+def test_values_link_whole_words_of_code_paths_only():
+    backend = Confounder("attention_backend", "flashinfer", "triton")
+    assert knob_link(backend, suspect(paths=["python/sglang/srt/layers/attention/triton_backend.py"])) != ()
+    assert knob_link(backend, suspect(paths=["docs/backend/triton_notes.md"])) == ()  # docs never link
+    fmt = Confounder("load_format", "auto", "dummy")
+    assert knob_link(fmt, suspect(paths=["python/sglang/srt/layers/autotune.py"])) == ()
+    assert knob_link(fmt, suspect(paths=["python/x.py"]), [Line("python/x.py", True, 'mode = "auto"')]) == ()
+
+
+def test_a_test_naming_the_flag_does_not_link_the_commit():
+    flag = Confounder("disable_custom_all_reduce", True, False)
+    lines = [Line("test/srt/test_allreduce.py", True, "    args.disable_custom_all_reduce = True"),
+             Line("python/sglang/srt/managers/scheduler.py", True, "x = 1")]
+    assert knob_link(flag, suspect(paths=["python/sglang/srt/managers/scheduler.py", "test/srt/test_allreduce.py"]),
+                     lines) == ()
 
 
 def test_nccl_links_the_nccl_wrappers():
@@ -170,7 +189,7 @@ def test_knob_linked_commit_ranks_first_and_the_confounder_names_it():
     culprits = rank_culprits([here])
     assert [c.likelihood for c in culprits] == ["likely", "possible", "possible"]
     assert culprits[0].sha == "b" * 40
-    assert here.confounders[0].linked == ("b" * 40,)
+    assert knob_linked(culprits, here, here.confounders[0]) == ("b" * 40,)
     assert here.bisect is not None and here.bisect.commits == 3
 
 
@@ -243,3 +262,37 @@ def test_another_workload_without_confounders_across_the_same_commits_keeps_the_
 ])
 def test_flag_text(field, value, text):
     assert flag_text(field, value) == text
+
+
+def test_same_boundary_weighs_what_the_commit_did_not_only_the_direction():
+    """c arrives with a drop in one workload and leaves with a drop in another: they contradict."""
+    arrived, left = suspect("c" * 40), suspect("c" * 40, change="left")
+    assert same_boundary([shift(1, "w1", -30.0, [arrived]), shift(2, "w2", -30.0, [left])]) == {}
+    assert same_boundary([shift(1, "w1", -30.0, [arrived]), shift(2, "w2", +30.0, [left], "improvement")]) == {
+        "c" * 40: ("s1", "s2")}
+
+
+def test_a_workload_whose_drop_the_commit_could_not_cause_does_not_clear_the_confounder():
+    runs = [_run(1, "a" * 40, 9, 94.0, "eagle", disable_custom_all_reduce=True),
+            _run(2, "b" * 40, 11, 60.0, "eagle", disable_custom_all_reduce=False),
+            _run(3, "b" * 40, 13, 88.0, "base", disable_custom_all_reduce=False),
+            _run(4, "a" * 40, 15, 60.0, "base", disable_custom_all_reduce=False)]
+    pull = _pull(10)
+    moment = datetime(2026, 4, 7, 14, tzinfo=timezone.utc)
+    reset = CodeEvent("e2", moment, int(moment.timestamp()), "reset", "reset", "b" * 40, "a" * 40, True,
+                      commits_removed=list(pull.commits))
+    eagle, base = find_shifts(runs, [pull, reset])
+    assert base.verdict == "regression" and not base.confounders  # c left, and base dropped
+    assert eagle.verdict == "confounded"  # c arrived and eagle dropped: base does not confirm it
+
+
+def test_messages_are_not_compared_when_a_run_kept_only_its_first_ones():
+    from timeline.parsers.records import MAX_MESSAGES
+
+    many = [f"message {i} " + "x" * i for i in range(MAX_MESSAGES)]
+    before = _run(1, "a" * 40, 9, 94.0)
+    before.messages = many
+    after = _run(2, "b" * 40, 11, 60.0)
+    after.messages = many[:10] + ["only after"]
+    (only,) = find_shifts([before, after], [_pull(10)])
+    assert only.messages_added == [] and only.messages_gone == []

@@ -137,7 +137,7 @@ def test_shifts_frame_flattens_the_json_shifts(story, timeline_build, monkeypatc
         "confounders": [],
     }
     monkeypatch.setattr(built, "shifts", [shift], raising=False)
-    monkeypatch.setattr(export, "shift_to_dict", lambda s: s, raising=False)
+    monkeypatch.setattr(export, "shift_to_dict", lambda s, culprits=(): s, raising=False)
     frame = built.shifts_frame()
     row = frame.iloc[0]
     assert (row["id"], row["verdict"], row["from_commit"], row["to_commit"]) == (

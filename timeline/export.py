@@ -12,16 +12,17 @@ import os
 import sys
 import tempfile
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
-from timeline.parsers.records import SampleBatch
 from timeline.clock import iso, steady_offset
 from timeline.model import CodeEvent, Culprit, RepoInfo, Run, Shift, ShiftSide, Timeline
+from timeline.parsers.records import SampleBatch
 from timeline.render.wording import clearing_text, confounder_text, culprit_reason, evidence_text, rerun_text, shift_notes
+from timeline.suspects import knob_linked
 
 SCHEMA_VERSION = 1
 
@@ -31,6 +32,7 @@ def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
 
 
 def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
+    shifts = {s.id: s for s in timeline.shifts}
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": iso(timeline.generated_at),
@@ -41,8 +43,8 @@ def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
         "context": [event_to_dict(e) for e in timeline.context],
         "runs": [run_to_dict(r, samples=samples) for r in timeline.runs],
         "warnings": [{"source": w.source, "line": w.line, "message": w.message} for w in timeline.warnings],
-        "shifts": [shift_to_dict(s) for s in timeline.shifts],
-        "culprits": [culprit_to_dict(c, {s.id: s for s in timeline.shifts}) for c in timeline.culprits],
+        "shifts": [shift_to_dict(s, timeline.culprits) for s in timeline.shifts],
+        "culprits": [culprit_to_dict(c, shifts) for c in timeline.culprits],
     }
 
 
@@ -119,8 +121,9 @@ def run_to_dict(run: Run, *, samples: bool = True) -> dict[str, Any]:
     return document
 
 
-def shift_to_dict(shift: Shift) -> dict[str, Any]:
-    """One shift (docs/json-v1.md, "shifts[]")."""
+def shift_to_dict(shift: Shift, culprits: Sequence[Culprit] = ()) -> dict[str, Any]:
+    """One shift (docs/json-v1.md, "shifts[]"); ``culprits`` say which suspects touch the code
+    behind each confounder."""
 
     def side(s: ShiftSide) -> dict[str, Any]:
         return {"commit": s.commit, "runs": list(s.runs), "value": s.value, "commits": list(s.commits)}
@@ -155,8 +158,8 @@ def shift_to_dict(shift: Shift) -> dict[str, Any]:
             for s in shift.suspects
         ],
         "confounders": [{"field": c.field, "from": json_safe(c.from_value), "to": json_safe(c.to_value),
-                         "linked": list(c.linked), "text": confounder_text(c)}
-                        for c in shift.confounders],
+                         "linked": list(linked), "text": confounder_text(c, linked)}
+                        for c, linked in ((c, knob_linked(culprits, shift, c)) for c in shift.confounders)],
         "measured": shift.measured,
         "reruns": [{"side": r.side, "settings": {k: json_safe(v) for k, v in r.settings}, "text": rerun_text(r, shift)}
                    for r in shift.reruns],

@@ -252,7 +252,7 @@ def _shift_documents(timeline: Timeline) -> list[dict[str, Any]]:
 
     to_dict = getattr(export, "shift_to_dict", None)
     if to_dict is not None:
-        return [to_dict(shift) for shift in shifts]
+        return [to_dict(shift, timeline.culprits) for shift in shifts]
     return list(timeline.to_dict().get("shifts", []))
 
 

@@ -209,7 +209,6 @@ class Confounder:
     field: str
     from_value: Any
     to_value: Any
-    linked: tuple[str, ...] = ()  # suspects that touch the code behind it (knob link), by sha
 
 
 @dataclass(frozen=True)

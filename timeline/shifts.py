@@ -13,10 +13,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from timeline.parsers.records import ParsedRun
 from timeline.detect import Boundary, Settings, Version, detect, steady_decode
 from timeline.model import CodeEvent, Confounder, Rerun, Run, Shift, ShiftNotes, ShiftSide, SteadyValue
-from timeline.suspects import narrow, net_suspects, short_sha
+from timeline.parsers.records import MAX_MESSAGES, ParsedRun
+from timeline.suspects import narrow, net_suspects, short_sha, signed_effect
 from timeline.workload import workload_label
 
 __all__ = ["METRIC", "GROUP_FIELDS", "steady_of", "group_key", "find_shifts", "is_launch_random"]
@@ -227,8 +227,9 @@ def find_shifts(
 def _weigh_confounders(shifts: list[Shift], runs: dict[str, Run], settings: Settings) -> None:
     """A regression or improvement whose sides differ in a confounder becomes ``confounded``,
     with the rerun that would settle it, unless the same change is seen with equal flags: between
-    runs of the two sides that agree on every confounder, or by a shift of another workload
-    across the same commits with no confounder of its own."""
+    runs of the two sides that agree on every confounder, or by a shift of another workload with
+    no confounder of its own whose suspects are all among this one's, doing the same thing
+    (arrived with the same move of the metric, or left with the opposite)."""
     for shift in shifts:
         if shift.verdict not in ("regression", "improvement") or not shift.confounders:
             continue
@@ -236,9 +237,9 @@ def _weigh_confounders(shifts: list[Shift], runs: dict[str, Run], settings: Sett
         if _equal_flag_change(shift, runs, fields, settings.min_effect):
             shift.equal_flags = "runs"
             continue
-        shas = {s.sha for s in shift.suspects}
-        other = next((o for o in shifts if o.group != shift.group and not o.confounders
-                      and o.verdict == shift.verdict and shas & {s.sha for s in o.suspects}), None)
+        effects = {(s.sha, signed_effect(shift, s)) for s in shift.suspects}
+        other = next((o for o in shifts if o.group != shift.group and not o.confounders and o.verdict == shift.verdict
+                      and o.suspects and {(s.sha, signed_effect(o, s)) for s in o.suspects} <= effects), None)
         if other is not None:
             shift.equal_flags = other.id
             continue
@@ -324,7 +325,10 @@ def _shift(
 
 
 def _messages_only_in(these: list[Run], others: list[Run]) -> list[str]:
-    """Messages every run of ``these`` printed and no run of ``others`` did, in first-seen order."""
+    """Messages every run of ``these`` printed and no run of ``others`` did, in first-seen order;
+    none when a run kept only its first ``MAX_MESSAGES`` (what it printed later is not known)."""
+    if any(len(r.messages) >= MAX_MESSAGES for r in these + others):
+        return []
     common = set.intersection(*(set(r.messages) for r in these))
     seen = set().union(*(r.messages for r in others))
     return [m for m in these[0].messages if m in common and m not in seen]

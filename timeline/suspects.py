@@ -19,9 +19,8 @@ never git itself. The rules are in docs/shifts.md, sections 4 and 5:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any, Protocol
@@ -30,6 +29,7 @@ from timeline.model import Bisect, Clearing, CodeEvent, Confounder, Culprit, Evi
 
 __all__ = ["path_kind", "is_unlikely", "net_suspects", "bisect_for", "narrow", "short_sha", "rank_culprits",
            "knob_link", "knob_words", "changed_what_ran", "message_printed_by", "not_imported", "same_boundary",
+           "signed_effect", "knob_linked",
            "DECISIVE",
            "LIKELIHOOD_ORDER"]
 
@@ -226,24 +226,31 @@ _FLAG_PREFIXES = ("disable_", "enable_", "no_", "use_", "skip_")
 _WORD = re.compile(r"^[a-z][a-z0-9_]{3,}$")
 
 
-def knob_words(confounder: Confounder) -> tuple[str, ...]:
-    """The words that name the code behind a flag: the flag without ``disable_``/``enable_``...
-    (``disable_custom_all_reduce`` -> ``custom_all_reduce``), and a string value that reads like a
-    name (``attention_backend`` ``triton`` -> ``flashinfer``: both backends); ``nccl`` for the
-    NCCL version."""
+# Values too common to name any code ("auto" is in "autotune", "autoscaler"...).
+_PLAIN_VALUES = frozenset({"auto", "none", "null", "true", "false", "default", "enabled", "disabled", "half",
+                           "float", "float16", "bfloat16", "float32", "bf16", "fp16", "fp32"})
+_TOKEN = re.compile(r"[^a-z0-9]+")
+
+
+def knob_words(confounder: Confounder) -> tuple[str, tuple[str, ...]]:
+    """The words that name the code behind a flag: its core, the flag without ``disable_``/
+    ``enable_``... (``disable_custom_all_reduce`` -> ``custom_all_reduce``; ``nccl`` for the NCCL
+    version), and the string values that read like names (``attention_backend`` ``flashinfer``
+    -> ``triton``: both backends), common ones (``auto``, dtypes) left out."""
     if confounder.field == "nccl_version":
-        return ("nccl",)
+        return "nccl", ()
     core = confounder.field
     for prefix in _FLAG_PREFIXES:
         if core.startswith(prefix) and len(core) > len(prefix) + 3:
             core = core[len(prefix):]
             break
-    words = [core]
+    values = []
     for value in (confounder.from_value, confounder.to_value):
         for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str) and _WORD.match(item.lower().replace("-", "_")):
-                words.append(item.lower().replace("-", "_"))
-    return tuple(dict.fromkeys(words))
+            word = item.lower().replace("-", "_") if isinstance(item, str) else ""
+            if _WORD.match(word) and word not in _PLAIN_VALUES:
+                values.append(word)
+    return core, tuple(dict.fromkeys(values))
 
 
 def _names(text: str, word: str) -> bool:
@@ -251,15 +258,21 @@ def _names(text: str, word: str) -> bool:
 
 
 def knob_link(confounder: Confounder, suspect: Suspect, changed: Sequence[_ChangedLine] = ()) -> tuple[str, ...]:
-    """The suspect's paths (or changed lines' paths) that touch the code behind ``confounder``:
-    a path naming one of its ``knob_words`` (``custom_all_reduce.py``), or a changed line naming
-    the flag itself or one of those words. Empty: no link."""
-    words = knob_words(confounder)
-    found = [path for path in suspect.paths or ()
-             if any(word in path.lower().replace("-", "_") for word in words)]
-    flag = confounder.field
+    """The suspect's paths that touch the code behind ``confounder``: a path holding its core
+    (``custom_all_reduce.py``, ``pynccl.py``) or one of its values as a whole word of a file or
+    folder name (``triton_backend.py``, not ``autotune.py``), or a changed line naming the flag
+    or its core. Docs, tests, CI, benchmarks and examples never link. Empty: no link."""
+    core, values = knob_words(confounder)
+
+    def names_it(path: str) -> bool:
+        lowered = path.lower().replace("-", "_")
+        return core in lowered or bool(set(values) & set(_TOKEN.split(lowered)))
+
+    code = [path for path in suspect.paths or () if path_kind(path) is None]
+    found = [path for path in code if names_it(path)]
     for line in changed:
-        if line.path not in found and (_names(line.text, flag) or any(_names(line.text.lower(), w) for w in words)):
+        if (line.path not in found and path_kind(line.path) is None
+                and (_names(line.text, confounder.field) or _names(line.text.lower(), core))):
             found.append(line.path)
     return tuple(found)
 
@@ -315,16 +328,23 @@ def not_imported(suspect: Suspect, reaches: Sequence[_Reach]) -> tuple[str, ...]
     return tuple(unreached)
 
 
+def signed_effect(shift: Shift, suspect: Suspect) -> int:
+    """+1 when the commit's coming made the metric go up (or its leaving, down), -1 otherwise:
+    what the shift says the commit did, if it did it."""
+    return _direction(shift) * (1 if suspect.change == "arrived" else -1)
+
+
 def same_boundary(shifts: Sequence[Shift]) -> dict[str, tuple[str, ...]]:
     """sha -> the decisive shifts of two or more workloads that it is an uncleared suspect of,
-    all moving the same way: one code change likely moved them all."""
+    each saying the commit moved the metric the same way (its ``signed_effect``): one code
+    change likely moved them all."""
     seen: dict[tuple[str, int], list[Shift]] = {}
     for shift in shifts:
         if shift.verdict not in DECISIVE:
             continue
         for suspect in shift.suspects:
             if suspect.cleared is None:
-                seen.setdefault((suspect.sha, _direction(shift)), []).append(shift)
+                seen.setdefault((suspect.sha, signed_effect(shift, suspect)), []).append(shift)
     return {sha: tuple(s.id for s in found) for (sha, _), found in seen.items()
             if len({s.group for s in found}) > 1}
 
@@ -346,8 +366,8 @@ def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None,
     suspect), ``unlikely`` (only docs/tests/CI or files the server does not import), ``likely``
     (touches the code behind a differing flag), else ``possible``. Within a likelihood: more
     raising evidence first, then regressions before improvements, then the shifts' order, then
-    git's order of the commits. Sets ``bisect`` on shifts with several suspects left and
-    ``linked`` on confounders, in place.
+    git's order of the commits. Sets ``bisect`` on shifts with several suspects left, in place
+    (how many are left depends on the evidence).
     """
     reach = code.reach if code is not None else {}
     changes = code.changes if code is not None else {}
@@ -393,18 +413,11 @@ def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None,
                 note(suspect, shift, Evidence("same-boundary", "shown", shared[suspect.sha]))
             if shift.single_run:
                 note(suspect, shift, Evidence("single-run", "shown", here))
-        linked_confounders = []
         for confounder in shift.confounders:
-            linked = []
             for suspect in shift.suspects:
-                if suspect.cleared is not None:
-                    continue
-                paths = knob_link(confounder, suspect, changes.get(suspect.sha, ()))
+                paths = () if suspect.cleared is not None else knob_link(confounder, suspect, changes.get(suspect.sha, ()))
                 if paths:
-                    linked.append(suspect.sha)
                     note(suspect, shift, Evidence("knob-link", "raises", here, field=confounder.field, paths=paths))
-            linked_confounders.append(replace(confounder, linked=tuple(linked)))
-        shift.confounders = linked_confounders
         if any(s.undone_by is not None for s in shift.suspects):
             continue  # the prime suspect explains it
         uncleared = [s for s in shift.suspects if s.cleared is None]
@@ -440,6 +453,13 @@ def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None,
                                       likelihood, evidence)))
     culprits.sort(key=lambda item: item[0])
     return [culprit for _, culprit in culprits]
+
+
+def knob_linked(culprits: Sequence[Culprit], shift: Shift, confounder: Confounder) -> tuple[str, ...]:
+    """The culprits whose evidence links them to ``confounder`` of ``shift`` (knob link), by sha."""
+    return tuple(c.sha for c in culprits
+                 if any(e.kind == "knob-link" and e.field == confounder.field and shift.id in e.shifts
+                        for e in c.evidence))
 
 
 def _merged(evidence: list[Evidence], positions: dict[str, int]) -> list[Evidence]:

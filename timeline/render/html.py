@@ -21,6 +21,7 @@ from typing import Any
 
 from timeline.model import Timeline
 from timeline.render.window import event_window
+from timeline.render.wording import EFFECT_MARK, HARMLESS
 from timeline.workload import workload_label
 
 WIDTH, HEIGHT = 880, 300
@@ -322,10 +323,9 @@ class _Report:
 
     def suspects_table(self) -> str:
         rows = []
-        marks = {"raises": "+", "lowers": "−", "shown": "·"}
         for number, culprit in enumerate(self.doc.get("culprits", []), 1):
             evidence = culprit.get("evidence") or [{"effect": "shown", "text": culprit.get("reason", "")}]
-            reasons = "<br>".join(f"{marks.get(e.get('effect'), '·')} {escape(e.get('text', ''))}" for e in evidence)
+            reasons = "<br>".join(f"{EFFECT_MARK.get(e.get('effect'), '·')} {escape(e.get('text', ''))}" for e in evidence)
             rows.append(
                 f"<tr><td>{number}. {escape(str(culprit.get('likelihood', 'culprit')))}</td>"
                 f"<td>{escape(', '.join(culprit.get('shifts', [])))}</td>"
@@ -352,7 +352,7 @@ class _Report:
         if suspect.get("change"):
             notes.append(f"{suspect['change']} with {suspect.get('event') or 'the move'}")
         if suspect.get("unlikely"):
-            notes.append("unlikely: touches only docs, tests, CI, benchmarks or examples")
+            notes.append(f"unlikely: touches only {HARMLESS}")
         if suspect.get("cleared"):
             notes.append(f"cleared: {suspect['cleared']}")
         return "; ".join(notes)

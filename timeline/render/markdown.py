@@ -19,7 +19,7 @@ from timeline.render.shifts import (
 )
 from timeline.render.window import event_window
 from timeline.render.wording import equal_flags_text, evidence_mark, evidence_text, shift_notes
-from timeline.suspects import short_sha
+from timeline.suspects import knob_linked, short_sha
 from timeline.workload import workload_label
 
 __all__ = ["timeline_markdown"]
@@ -114,7 +114,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
     out += ["", "## Confounders", ""]
     rows = [
         [shift.id, f"`{c.field}`", repr(c.from_value), repr(c.to_value),
-         ", ".join(f"`{short_sha(sha)}`" for sha in c.linked) or "-"]
+         ", ".join(f"`{short_sha(sha)}`" for sha in knob_linked(timeline.culprits, shift, c)) or "-"]
         for shift in timeline.shifts
         for c in shift.confounders
     ]

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from timeline.model import Culprit, Shift, Suspect, Timeline
 from timeline.render.wording import (
+    HARMLESS,
     clearing_text,
     confounder_text,
     equal_flags_text,
@@ -22,7 +23,7 @@ from timeline.render.wording import (
     rerun_text,
     shift_notes,
 )
-from timeline.suspects import short_sha
+from timeline.suspects import knob_linked, short_sha
 
 VERDICT_STYLE = {"regression": "bold red", "improvement": "bold green", "inconclusive": "yellow",
                  "confounded": "bold magenta"}
@@ -77,7 +78,7 @@ def suspect_status(suspect: Suspect, culprit: Culprit | None = None) -> str:
     if "not-imported" in kinds:
         return "unlikely: not imported by the server"
     if suspect.unlikely:
-        return "unlikely: docs, tests, CI, benchmarks or examples only"
+        return f"unlikely: {HARMLESS} only"
     if culprit is not None and culprit.likelihood in ("prime", "sole", "likely"):
         return culprit.likelihood
     return "suspect"
@@ -112,7 +113,7 @@ def shift_details(shift: Shift, culprits: dict[str, Culprit] | None = None) -> l
             status = suspect_status(suspect, culprits.get(suspect.sha))
             lines.append(f"{mark} {short_sha(suspect.sha)} {suspect.subject}" + ("" if status == "suspect" else f" ({status})"))
     for confounder in shift.confounders:
-        lines.append(f"confounder: {confounder_text(confounder)}")
+        lines.append(f"confounder: {confounder_text(confounder, knob_linked(list(culprits.values()), shift, confounder))}")
     settled = equal_flags_text(shift)
     if settled:
         lines.append(f"note: {settled}")

@@ -13,11 +13,12 @@ from timeline.detect import MAX_PLANNED_RUNS
 from timeline.model import Clearing, Confounder, Culprit, Evidence, Rerun, Shift
 from timeline.suspects import short_sha
 
-__all__ = ["shift_notes", "shift_brief", "evidence_text", "evidence_mark", "culprit_reason", "clearing_text", "confounder_text",
+__all__ = ["HARMLESS", "EFFECT_MARK", "shift_notes", "shift_brief", "evidence_text", "evidence_mark", "culprit_reason", "clearing_text", "confounder_text",
            "rerun_text", "flag_text", "equal_flags_text", "MAX_PATHS_SAID"]
 
 MAX_PATHS_SAID = 3
 EFFECT_MARK = {"raises": "+", "lowers": "-", "shown": "·"}
+HARMLESS = "docs, tests, CI, benchmarks or examples"  # suspects.path_kind's kinds
 
 
 LEFT_OUT = {
@@ -88,10 +89,11 @@ def rerun_text(rerun: Rerun, shift: Shift) -> str:
     return f"rerun the {name} side ({short_sha(side.commit)}) with {settings}"
 
 
-def confounder_text(confounder: Confounder) -> str:
+def confounder_text(confounder: Confounder, linked: tuple[str, ...] = ()) -> str:
+    """``disable_custom_all_reduce True → False``, and the suspects touching its code (``linked``)."""
     text = f"{confounder.field} {confounder.from_value!r} → {confounder.to_value!r}"
-    if confounder.linked:
-        text += f"; its code is touched by {', '.join(short_sha(s) for s in confounder.linked)}"
+    if linked:
+        text += f"; its code is touched by {', '.join(short_sha(s) for s in linked)}"
     return text
 
 
@@ -139,7 +141,7 @@ def evidence_text(evidence: Evidence, culprit: Culprit, shifts: Mapping[str, Shi
     if kind == "not-imported":
         return f"unlikely: not imported by the server ({_paths(evidence.paths)})"
     if kind == "docs-tests-ci":
-        return "unlikely: touches only docs, tests, CI, benchmarks or examples"
+        return f"unlikely: touches only {HARMLESS}"
     if kind == "cleared":
         assert evidence.clearing is not None
         return f"cleared: {clearing_text(evidence.clearing)}"
