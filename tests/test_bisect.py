@@ -331,6 +331,23 @@ def test_the_bisect_log_can_be_a_file_the_command_writes(repository, monkeypatch
     assert result.found == repository.commits[CULPRIT]
 
 
+def test_a_log_path_through_a_symlink_of_the_tree_is_never_deleted_or_read(tmp_path):
+    """A commit holding ``logs -> /elsewhere``: ``--log logs/bench.log`` must not touch /elsewhere."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "bench.log").write_text("precious\n", encoding="utf-8")
+    repo = Repository(tmp_path / "checkout", tmp_path / "home")
+    (repo.path / "logs").symlink_to(victim)
+    repo.git("add", "logs")
+    repo.git("commit", "-q", "-m", "logs are elsewhere")
+    repo.commits.append(repo.git("rev-parse", "HEAD"))
+    repo.commit("second", {"a.txt": "a\n"})
+    result, _ = bisect_repository(repo.path, ["sh", "-c", "exit 0"], good=repo.commits[0], bad=repo.commits[1],
+                                  log_path="logs/bench.log")
+    assert result.found is None
+    assert (victim / "bench.log").read_text(encoding="utf-8") == "precious\n"
+
+
 @pytest.mark.parametrize("args, message", [
     ([], "give --good and --bad, or --from"),
     (["--good", "nothex!"], "is not a commit id"),

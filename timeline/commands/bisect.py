@@ -23,7 +23,7 @@ from timeline.errors import TimelineError, UsageError
 from timeline.exitcodes import ExitCode
 from timeline.export import write_text_atomic
 from timeline.git.checkout import ScratchCheckout
-from timeline.git.locate import locate, resolve_head
+from timeline.git.locate import locate, path_inside, resolve_head
 from timeline.git.objects import ObjectStoreError
 
 __all__ = ["bisect_document", "bisect_repository", "ends_from_build", "run", "summary_lines"]
@@ -160,6 +160,9 @@ class _BenchmarkRunner:
         output = self.scratch.folder / OUTPUT_FILE
         log = worktree / self.log if self.log is not None else output
         if self.log is not None:
+            if not path_inside(log, worktree):
+                # a symlink of the checked-out tree would send us to delete or read a file elsewhere
+                return Failure(f"{self.log} leads outside the checkout of this commit (a symlink); not used")
             log.unlink(missing_ok=True)  # a log appended to by every run would mix them
         env = dict(os.environ, TIMELINE_BISECT_COMMIT=commit, TIMELINE_BISECT_RUN=str(self.number))
         with open(output, "wb") as sink:
@@ -169,6 +172,8 @@ class _BenchmarkRunner:
             return Failure(f"the command {how}{_last_line(output)}")
         if not log.is_file():
             return Failure(f"the command wrote no log {self.log}")
+        if self.log is not None and not path_inside(log, worktree):  # the command made the link
+            return Failure(f"{self.log} leads outside the checkout of this commit (a symlink); not read")
         return _steady_value(log)
 
 
@@ -190,7 +195,16 @@ def _run_in_own_group(command: list[str], *, cwd: Path, env: Mapping[str, str], 
 
 def _stop_group(proc: subprocess.Popen) -> None:
     """SIGTERM to the command's process group; SIGKILL once the command has exited, or after
-    ``STOP_GRACE_S`` if it has not (what it left running is not waited for)."""
+    ``STOP_GRACE_S`` if it has not (what it left running is not waited for). A second Ctrl-C or
+    SIGTERM meanwhile waits until the group is gone (it would otherwise skip the SIGKILL)."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        _term_then_kill(proc)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _term_then_kill(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):
