@@ -34,13 +34,11 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from typing import Any
+from typing import Any, Callable
 
 from timeline.parsers import values
 from timeline.parsers.pyrepr import parse_keyword_repr
 from timeline.parsers.records import Diagnostic, ParsedRun, SampleRows
-from timeline.parsers.sglang import match_header
-from timeline.parsers.vllm import HEADER_RE as VLLM_HEADER_RE
 from timeline.parsers.wrappers import Detector, strip_outer
 
 __all__ = ["BenchParser", "METRIC_NAMES", "KINDS", "metric_for_label", "MARKERS_RE"]
@@ -208,11 +206,14 @@ class _Pending:
 
 class BenchParser:
     """Feed it ``(line_number, text)`` pairs (with ``anchor``: the last time-stamped line before
-    them), then call ``finish()``. Runs carry ``anchors``: see ``parsers.parse_file``."""
+    them), then call ``finish()``. Runs carry ``anchors``: see ``parsers.parse_file``.
+    ``is_server_record(text)`` tells a server's logger line (after the outer wrappers), which is
+    never a row and never ends a block (``parsers.reading`` knows the servers' headers)."""
 
-    def __init__(self, source: str, *, keep_samples: bool = False) -> None:
+    def __init__(self, source: str, *, is_server_record: Callable[[str], bool], keep_samples: bool = False) -> None:
         self.source = source
         self.keep_samples = keep_samples
+        self._is_server_record = is_server_record
         self.runs: list[ParsedRun] = []
         self.diagnostics: list[Diagnostic] = []
         # id(run) -> (first anchor, last anchor): the time-stamped lines before the run's first
@@ -262,7 +263,7 @@ class BenchParser:
             pending.time_last = stamp
 
     def _line(self, lineno: int, text: str, stamp: Any) -> None:
-        if _is_server_record(text):
+        if self._is_server_record(text):
             return  # a server's log line between the client's lines: never a row, never an end
         if "===" in text:  # block headers and footers, maybe with rows pasted around them
             for piece in _BLOCK_SPLIT_RE.split(text):
@@ -513,14 +514,4 @@ class BenchParser:
         self._close_one()
         self._close_server()
         return self.runs, self.diagnostics
-
-
-def _is_server_record(text: str) -> bool:
-    """An SGLang or vLLM logger line (after the outer wrappers)."""
-    first = text[0]
-    if first == "[":
-        return match_header(text) is not None
-    if first in "DIWEC(" or first.isdigit():
-        return VLLM_HEADER_RE.match(text) is not None
-    return False
 

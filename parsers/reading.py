@@ -15,7 +15,7 @@ from timeline.parsers.sglang import SGLangLogParser, match_header
 from timeline.parsers.vllm import HEADER_RE as VLLM_HEADER_RE
 from timeline.parsers.vllm import HEADER_SEARCH_RE as VLLM_SEARCH_RE
 from timeline.parsers.vllm import VLLMLogParser
-from timeline.parsers.wrappers import needs_normalizing, normalize, strip_outer
+from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE, Detector, needs_normalizing, normalize, strip_outer
 
 __all__ = ["parse_file", "Diagnostic", "ParsedFile", "ParsedRun"]
 
@@ -58,11 +58,11 @@ def parse_file(
 
     sglang = SGLangLogParser(src, keep_samples=keep_samples, mtime=mtime)
     vllm = VLLMLogParser(src, keep_samples=keep_samples, mtime=mtime)
-    bench = BenchParser(src, keep_samples=keep_samples)
+    bench = BenchParser(src, is_server_record=is_server_record, keep_samples=keep_samples)
     problems: list[Diagnostic] = []
     with log:
         try:
-            sglang_fast.dispatch(log, sglang, (vllm, bench), path, _dispatch)  # fast path: issue 7
+            sglang_fast.dispatch(log, sglang, (vllm, bench), path, _dispatch, SGLANG_SHAPES)
         except ReadError as exc:
             where = log.line_number
             what = f"{log.compression} stream" if log.compression else "file"
@@ -105,6 +105,21 @@ def parse_file(
     result.diagnostics = [Diagnostic(src, line, message) for line, message in log.notes] + found + problems
     return result
 
+
+def _client_line(line: str) -> bool:
+    """A line the benchmark parser reads: its markers, on a line that is no server's logger line
+    (it skips those: SGLang's ``max_total_num_tokens=`` startup line is one)."""
+    if not MARKERS_RE.search(line):
+        return False
+    text = strip_outer(line).text.strip()
+    return bool(text) and not is_server_record(text)
+
+
+OTHER_FAMILIES = (Detector(lambda text: any(map(_client_line, text.split("\n")))), VLLM_SEARCH_RE, NEEDS_NORMALIZING_RE)
+"""What the vLLM and benchmark parsers and the wrapper normaliser read: the block reader leaves a
+file holding any of it to ``_dispatch``."""
+SGLANG_SHAPES = sglang_fast.Shapes(OTHER_FAMILIES)
+"""The line shapes the block reader learned, for every file of the process."""
 
 NO_SGLANG = "no SGLang server log lines found"
 NOTHING_FOUND = "no SGLang or vLLM server log lines and no benchmark results found"
@@ -158,6 +173,16 @@ def is_stamped(text: str) -> bool:
         return True
     outer = strip_outer(text)
     return outer.time is not None or VLLM_HEADER_RE.match(outer.text) is not None
+
+
+def is_server_record(text: str) -> bool:
+    """An SGLang or vLLM logger line (after the outer wrappers)."""
+    first = text[0]
+    if first == "[":
+        return match_header(text) is not None
+    if first in "DIWEC(" or first.isdigit():
+        return VLLM_HEADER_RE.match(text) is not None
+    return False
 
 
 def _time_bench_runs(bench: BenchParser, runs: list[ParsedRun], servers: list[ParsedRun]) -> None:

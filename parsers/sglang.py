@@ -47,7 +47,11 @@ from timeline.parsers.wrappers import RFC3339_RE, rfc3339
 __all__ = [
     "KIND",
     "HEADER_RE",
+    "PLAIN_HEADER_RE",
+    "BATCH_RE",
     "match_header",
+    "stamp_parts",
+    "Segment",
     "SGLangLogParser",
     "parse_stats_message",
     "stats_fields",
@@ -74,10 +78,11 @@ HEADER_RE = re.compile(
 """The whole header. Groups: ``date`` (None for time-only stamps), ``time``, ``rank``, ``rfc``
 (the ``docker logs -t`` stamp, when there is one: it is then the line's time, with its zone)."""
 
-# The common case, a line starting with "[" and plain rank tags, without the alternations.
-_FAST_HEADER_RE = re.compile(
+PLAIN_HEADER_RE = re.compile(
     r"\[(?:(?P<date>\d{4}-\d\d-\d\d) )?(?P<time>\d\d:\d\d:\d\d(?:\.\d{1,6})?)(?P<rank>(?: [A-Z_]+\d+)*)\](?: |$)"
 )
+"""The common header: a line starting with ``[`` and plain rank tags (``HEADER_RE`` without its
+alternations; a match followed by a level word is checked against ``HEADER_RE``)."""
 _LEVEL_RE = re.compile(_LEVEL)
 _LEVEL_WORDS = ("DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL ")
 
@@ -85,7 +90,7 @@ _LEVEL_WORDS = ("DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL ")
 def match_header(text: str) -> re.Match[str] | None:
     """The header match of a line (see ``HEADER_RE``), or None. Message = ``text[m.end():]``."""
     if text[:1] == "[":
-        m = _FAST_HEADER_RE.match(text)
+        m = PLAIN_HEADER_RE.match(text)
         if m is not None:
             end = m.end()
             if not text.startswith(_LEVEL_WORDS, end) or _LEVEL_RE.match(text, end) is None:
@@ -96,9 +101,10 @@ def match_header(text: str) -> re.Match[str] | None:
 _HEADER_FIRST = frozenset("[(0123456789")
 _BARE_STARTS = ("Decode batch", "Prefill batch", "server_args=")
 
-# "Decode batch, " / "Decode batch. " / "Decode batch [N], " and the <= 0.3.4 mixed-chunk form
-# "Prefill batch(mixed #running-req: N). ".
-_BATCH_RE = re.compile(r"(Prefill|Decode) batch(?:\(mixed #running-req: (\d+)\))?(?: \[(\d+)\])?[.,] ")
+BATCH_RE = re.compile(r"(Prefill|Decode) batch(?:\(mixed #running-req: (\d+)\))?(?: \[(\d+)\])?[.,] ")
+"""A stats line's prefix: ``Decode batch, `` / ``Decode batch. `` / ``Decode batch [N], `` and the
+<= 0.3.4 mixed-chunk form ``Prefill batch(mixed #running-req: N). ``. Groups: kind, running
+requests (mixed form), forward counter."""
 
 # Sample keys the parser sets itself; stats fields with these names get a "_field" suffix.
 _RESERVED = frozenset({"time", "line", "rank", "forward_ct", "mixed"})
@@ -128,7 +134,7 @@ def parse_stats_message(message: str) -> tuple[str, int | None, dict[str, Any]] 
     Returns None when the message is not a stats line. The middle item is the ``[N]`` forward
     counter when printed.
     """
-    m = _BATCH_RE.match(message)
+    m = BATCH_RE.match(message)
     if m is None:
         return None
     fields = stats_fields(message[m.end() :])
@@ -230,7 +236,7 @@ _WRAP_S = 3600  # a time-only stamp this much earlier than the previous one is o
 # --------------------------------------------------------------------------- runs
 
 
-def _stamp_parts(stamp: Any) -> tuple[str | None, str, str]:
+def stamp_parts(stamp: Any) -> tuple[str | None, str, str]:
     """(date, time, original text) of a header match or of a ``(date, time, text)`` tuple."""
     if isinstance(stamp, tuple):
         return stamp
@@ -238,8 +244,9 @@ def _stamp_parts(stamp: Any) -> tuple[str | None, str, str]:
     return date, stamp.group("time"), stamp.string[stamp.start("date") : stamp.end("time")]
 
 
-class _Segment:
-    """A run being built."""
+class Segment:
+    """A run being built. The line-by-line reader and the block reader (``parsers.sglang_fast``)
+    both add to it: lines through ``cover``, stats lines through ``count_stats`` and the series."""
 
     __slots__ = (
         "first_line",
@@ -282,13 +289,32 @@ class _Segment:
     def has_content(self) -> bool:
         return self.config is not None or self.stats > 0 or bool(self.nccl)
 
+    def cover(self, first: int, last: int) -> None:
+        """Lines ``first`` to ``last`` belong to the run."""
+        if self.first_line is None:
+            self.first_line = first
+        self.last_line = last
+
+    def count_stats(self, count: int, first_stamp: Any, last_stamp: Any) -> None:
+        """``count`` stats lines with headers, the first and last stamped as given."""
+        self.headers += count
+        self.headers_since_config += count
+        self.stats += count
+        if self.first_stamp is None:
+            self.first_stamp = first_stamp
+        self.last_stamp = last_stamp
+
+    def state(self) -> dict[str, Any]:
+        """Every field, by name."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
     def to_run(self) -> ParsedRun:
         run = ParsedRun(kind=KIND, first_line=self.first_line, last_line=self.last_line)
         if self.first_stamp is not None:
-            date, time, run.start_text = _stamp_parts(self.first_stamp)
+            date, time, run.start_text = stamp_parts(self.first_stamp)
             run.start = _stamp(date, time)
         if self.last_stamp is not None:
-            date, time, _ = _stamp_parts(self.last_stamp)
+            date, time, _ = stamp_parts(self.last_stamp)
             run.end = _stamp(date, time)
         run.nccl_versions = list(self.nccl)
         run.config = self.config if self.config is not None else {}
@@ -312,15 +338,32 @@ class SGLangLogParser:
         self.source = source
         self.keep_samples = keep_samples
         self.mtime = mtime  # the file's mtime: dates for time-only stamps
+        self.restart()
+
+    def restart(self) -> None:
+        """Forget everything fed so far (a file read again from its start)."""
         self.runs: list[ParsedRun] = []
         self.diagnostics: list[Diagnostic] = []
-        self._seg = _Segment(keep_samples)
+        self.segment = Segment(self.keep_samples)
         self._any_header = False
         self._dateless_line: int | None = None
         self._last_dateless: tuple[str, str, str] | None = None
-        self._no_throughput_line: int | None = None  # decode lines without a numeric gen throughput
-        self._no_throughput_count = 0
+        self.no_throughput_line: int | None = None  # decode lines without a numeric gen throughput
+        self.no_throughput_count = 0
         self._stamp_cache: tuple[str | None, str, datetime | None] = (None, "", None)
+
+    def state(self) -> dict[str, Any]:
+        """Everything feeding may change, by name (the run's fields as ``segment.NAME``): the
+        block reader compares it before and after a line to learn what the line did."""
+        state = {name: value for name, value in vars(self).items() if name != "segment"}
+        state.update(("segment." + name, value) for name, value in self.segment.state().items())
+        return state
+
+    def missing_throughput(self, first_line: int, count: int = 1) -> None:
+        """``count`` Decode lines without a numeric gen throughput, the first at ``first_line``."""
+        self.no_throughput_count += count
+        if self.no_throughput_line is None:
+            self.no_throughput_line = first_line
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -328,7 +371,7 @@ class SGLangLogParser:
         self.diagnostics.append(Diagnostic(self.source, line, message))
 
     def _close_segment(self) -> None:
-        seg = self._seg
+        seg = self.segment
         if seg.headers:
             self._any_header = True
         if seg.has_content():
@@ -340,7 +383,8 @@ class SGLangLogParser:
                 "stats or NCCL lines; not counted as a run",
             )
 
-    def _sample_time(self, date: str | None, time: str) -> datetime | None:
+    def sample_time(self, date: str | None, time: str) -> datetime | None:
+        """A sample's time for a stamp's date and time (the last one's remembered)."""
         cached_date, cached_time, value = self._stamp_cache
         if cached_time == time and cached_date == date:
             return value
@@ -355,13 +399,13 @@ class SGLangLogParser:
 
     def feed_all(self, lines: Iterable[tuple[int, str]]) -> None:
         """The per-line loop, written for speed: cheap ``in`` tests before any regex."""
-        fast_match = _FAST_HEADER_RE.match
+        fast_match = PLAIN_HEADER_RE.match
         full_match = HEADER_RE.match
         level_match = _LEVEL_RE.match
         level_words = _LEVEL_WORDS
         header_first = _HEADER_FIRST
         note = add_message
-        seg = self._seg
+        seg = self.segment
         for lineno, text in lines:
             if not text:
                 continue
@@ -410,7 +454,7 @@ class SGLangLogParser:
                 if version is not None and version not in seg.nccl:
                     seg.nccl.append(version)
 
-    def _dateless_stamp(self, seg: _Segment, lineno: int, m: re.Match[str]) -> tuple[str | None, str, str]:
+    def _dateless_stamp(self, seg: Segment, lineno: int, m: re.Match[str]) -> tuple[str | None, str, str]:
         """A time-only stamp (SGLang <= 0.3.2) takes the date of the stamp before it (the run's, else
         the file's), a day later when the time went back more than an hour (midnight). With no date
         seen at all it counts days from a stand-in first day, resolved from the file's mtime in
@@ -419,7 +463,7 @@ class SGLangLogParser:
         date = None
         last = seg.last_stamp if seg.last_stamp is not None else self._last_dateless
         if last is not None:
-            date, last_time, _ = _stamp_parts(last)
+            date, last_time, _ = stamp_parts(last)
             if date is not None and _seconds(last_time) - _seconds(time) > _WRAP_S:
                 try:
                     date = (_date.fromisoformat(date) + timedelta(days=1)).isoformat()
@@ -433,7 +477,7 @@ class SGLangLogParser:
         self._last_dateless = stamp
         return stamp
 
-    def _bare_line(self, seg: _Segment, lineno: int, text: str) -> _Segment:
+    def _bare_line(self, seg: Segment, lineno: int, text: str) -> Segment:
         """A stats or ``server_args=`` line printed without any header (``%(message)s`` logging,
         or stamps cut off when pasting): its values count, with no time and no rank."""
         if text.startswith("server_args="):
@@ -446,15 +490,15 @@ class SGLangLogParser:
             self._stats_line(seg, lineno, None, None, text)
         return seg
 
-    def _config_line(self, lineno: int, message: str) -> _Segment:
-        seg = self._seg
+    def _config_line(self, lineno: int, message: str) -> Segment:
+        seg = self.segment
         raw = message[len("server_args=") :].rstrip()
         repeat = seg.config_text == raw and seg.headers_since_config == 0 and not seg.stats
         if repeat:
             return seg
         if seg.has_content() or seg.headers:
             self._close_segment()
-            seg = self._seg = _Segment(self.keep_samples)
+            seg = self.segment = Segment(self.keep_samples)
         fields, problems = parse_keyword_repr(raw)
         seg.config = fields
         seg.config_text = raw
@@ -463,9 +507,9 @@ class SGLangLogParser:
             self._diag(lineno, "server_args: " + "; ".join(problems) + f" (read {len(fields)} fields)")
         return seg
 
-    def _stats_line(self, seg: _Segment, lineno: int, stamp: Any, m: re.Match[str] | None, message: str) -> bool:
+    def _stats_line(self, seg: Segment, lineno: int, stamp: Any, m: re.Match[str] | None, message: str) -> bool:
         """Read a ``Decode batch`` / ``Prefill batch`` line; False when ``message`` is no stats line."""
-        b = _BATCH_RE.match(message)
+        b = BATCH_RE.match(message)
         if b is None:
             return False
         body = message[b.end() :]
@@ -475,9 +519,7 @@ class SGLangLogParser:
         if decode:
             value = field_number(body, "gen throughput (token/s)")
             if value is None:
-                self._no_throughput_count += 1
-                if self._no_throughput_line is None:
-                    self._no_throughput_line = lineno
+                self.missing_throughput(lineno)
             else:
                 seg.decode.append(value)
             if "accept len: " in body:
@@ -492,9 +534,9 @@ class SGLangLogParser:
             if m is None:  # a line without a header
                 sample: dict[str, Any] = {"time": None, "line": lineno, "rank": None}
             else:
-                date, time, _ = _stamp_parts(stamp)
+                date, time, _ = stamp_parts(stamp)
                 rank = m.group("rank").strip() or None
-                sample = {"time": self._sample_time(date, time), "line": lineno, "rank": rank}
+                sample = {"time": self.sample_time(date, time), "line": lineno, "rank": rank}
             if b.group(3):
                 sample["forward_ct"] = int(b.group(3))
             if b.group(2):
@@ -544,14 +586,14 @@ class SGLangLogParser:
 
     def finish(self) -> tuple[list[ParsedRun], list[Diagnostic]]:
         self._close_segment()
-        self._seg = _Segment(self.keep_samples)
+        self.segment = Segment(self.keep_samples)
         if self._dateless_line is not None:
             self._diag(self._dateless_line, self._resolve_dateless())
-        if self._no_throughput_count:
+        if self.no_throughput_count:
             self._diag(
-                self._no_throughput_line,
-                f"{self._no_throughput_count} Decode batch line(s) without a numeric gen throughput"
-                f" (first at line {self._no_throughput_line})",
+                self.no_throughput_line,
+                f"{self.no_throughput_count} Decode batch line(s) without a numeric gen throughput"
+                f" (first at line {self.no_throughput_line})",
             )
         if not self.runs and not self._any_header:
             self._diag(None, "no SGLang server log lines found")

@@ -4,7 +4,7 @@ A busy server's log is almost all stats lines, and the stats lines of one server
 digits: the same header layout, the same batch prefix, the same keys in the same order. So each line
 is reduced to its *shape*, the line with every digit turned into ``0`` (``_zeroed``: numpy over a
 whole block), and each shape is judged once, on the first line that has it, by the generic parser's
-own rules (``_judge``). Every rule the generic parser applies to a line treats all ASCII digits alike
+own rules (``Shapes.judge``). Every rule the generic parser applies to a line treats all ASCII digits alike
 (``\\d`` in the header regexes, ``float()``'s grammar, the ``key: value`` split), so every line of a
 shape is read the same way: a stats line's values sit at the same offsets, and are read from the
 bytes with numpy, for a whole block at once (plain decimals of up to eight bytes exactly, eight
@@ -35,9 +35,7 @@ from typing import Any, NamedTuple
 from timeline.parsers.framing import LogLines, clean_line
 from timeline.parsers.records import SampleBatch
 from timeline.parsers import values
-from timeline.parsers.sglang import (
-    _BATCH_RE, _FAST_HEADER_RE, SGLangLogParser, _Segment, _stamp_parts, match_header, stats_key,
-)
+from timeline.parsers.sglang import BATCH_RE, PLAIN_HEADER_RE, SGLangLogParser, match_header, stamp_parts, stats_key
 
 __all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]
 
@@ -79,27 +77,6 @@ _ZERO = bytes.maketrans(b"123456789", b"000000000")
 _MAYBE_FIRST = _MAYBE_MEANINGFUL_FIRST.decode("latin-1")
 
 
-def _judge(raw: bytes) -> tuple[int, dict[str, Any]]:
-    """How to read every line of this line's shape: ``(_SKIP|_TRIVIAL|_STATS|_GENERIC, spans)``.
-
-    ``spans["other"]`` is set when another log family's parser (vLLM, benchmark client) or the
-    wrapper normaliser would look at the line: then the fast path hands the file back."""
-    try:
-        kind, spans = _judge_sglang(raw)
-    except Exception:  # noqa: BLE001 - a probe that fails: the generic parser meets the line itself
-        kind, spans = _GENERIC, {"unsure": True}
-    if kind != _SKIP and _OTHER_FAMILIES and _for_others(raw.decode("utf-8", "replace")):
-        spans = dict(spans, other=True)
-    return kind, spans
-
-
-def _for_others(line: str) -> bool:
-    """Would the dispatch's detection find this line, as iterating gives it (cleaned, split at \\r)?"""
-    segments = [segment for _, segment in clean_line(1, line)]
-    text = "\n".join(segments)
-    return any(r.search(text) for r in _OTHER_FAMILIES) or any(_MAYBE_WRAPPED.search(seg) for seg in segments)
-
-
 def _judge_sglang(raw: bytes) -> tuple[int, dict[str, Any]]:
     if not raw:
         return _SKIP, {}
@@ -128,7 +105,7 @@ def _stats_spans(text: str) -> dict[str, Any] | None:
     if not text.startswith("["):
         return None
     # Plain headers only (no level, no wrapper): the generic parser's fast header regex.
-    m = _FAST_HEADER_RE.match(text)
+    m = PLAIN_HEADER_RE.match(text)
     if m is None or m.group("date") is None or text[m.end() - 2 : m.end()] != "] ":
         return None
     full = match_header(text)
@@ -136,7 +113,7 @@ def _stats_spans(text: str) -> dict[str, Any] | None:
         return None
     end = m.end()
     message = text[end:]
-    b = _BATCH_RE.match(message)
+    b = BATCH_RE.match(message)
     if b is None or b.group(2):
         return None
     width = end + b.end()
@@ -171,34 +148,32 @@ def _fresh() -> SGLangLogParser:
     return SGLangLogParser("probe")
 
 
-def _state(parser: SGLangLogParser) -> dict[str, Any]:
-    seg = parser._seg
-    state = {k: v for k, v in vars(parser).items() if k != "_seg"}
-    state.update({"seg." + k: getattr(seg, k) for k in _Segment.__slots__})
-    return state
+def _changes(text: str) -> tuple[set[str], SGLangLogParser]:
+    """What feeding one line to a fresh parser changes (``SGLangLogParser.state`` names), and the parser."""
+    before = _fresh().state()
+    probe = _fresh()
+    probe.feed(1, text)
+    after = probe.state()
+    return {k for k in after if after[k] != before.get(k)}, probe
 
 
-_SEG_STATS = {"seg.first_line", "seg.last_line", "seg.first_stamp", "seg.last_stamp", "seg.headers",
-              "seg.headers_since_config", "seg.stats", "seg.decode", "seg.accept", "seg.prefill_tp"}
+# What a stats line may change; a decode line without a throughput also counts itself as such.
+_SEGMENT_STATS = {"segment.first_line", "segment.last_line", "segment.first_stamp", "segment.last_stamp",
+                  "segment.headers", "segment.headers_since_config", "segment.stats", "segment.decode",
+                  "segment.accept", "segment.prefill_tp"}
+_NO_THROUGHPUT = {"no_throughput_line", "no_throughput_count"}
 
 
 def _probe_trivial(text: str) -> bool:
     """The generic parser does nothing with this line but count it in the run's line range."""
-    before = _state(_fresh())
-    probe = _fresh()
-    probe.feed(1, text)
-    after = _state(probe)
-    changed = {k for k in after if after[k] != before.get(k)}
-    return changed <= {"seg.first_line", "seg.last_line"} and probe._seg.last_line == 1
+    changed, probe = _changes(text)
+    return changed <= {"segment.first_line", "segment.last_line"} and probe.segment.last_line == 1
 
 
 def _probe_stats(text: str, spans: dict[str, Any]) -> bool:
     """The generic parser reads this line exactly as the fast path would (series, stamps, samples)."""
-    before = _state(_fresh())
-    probe = _fresh()
-    probe.feed(1, text)
-    after = _state(probe)
-    seg = probe._seg
+    changed, probe = _changes(text)
+    seg = probe.segment
     expected = {"decode": [], "accept": [], "prefill_tp": []}
     for name, target in (("gen", "decode"), ("accept", "accept"), ("input", "prefill_tp")):
         if name in spans:
@@ -208,21 +183,18 @@ def _probe_stats(text: str, spans: dict[str, Any]) -> bool:
                 expected[target].append(number)
             elif name == "gen":
                 spans["no_gen"] = True
-    allowed = set(_SEG_STATS)
-    if spans.get("no_gen"):
-        allowed |= {"_no_throughput_line", "_no_throughput_count"}
-    changed = {k for k in after if after[k] != before.get(k)}
+    allowed = _SEGMENT_STATS | _NO_THROUGHPUT if spans.get("no_gen") else _SEGMENT_STATS
     if not changed <= allowed or seg.stats != 1 or seg.headers != 1:
         return False
     if any(list(getattr(seg, k)) != v and not _same_floats(list(getattr(seg, k)), v) for k, v in expected.items()):
         return False
     date, time = text[slice(*spans["date"])], text[slice(*spans["time"])]
-    if _stamp_parts(seg.first_stamp) != (date, time, date + " " + time):
+    if stamp_parts(seg.first_stamp) != (date, time, date + " " + time):
         return False
     # Samples: the same dict as the generic parser's.
     probe = SGLangLogParser("probe", keep_samples=True)
     probe.feed(1, text)
-    rows = probe._seg.samples[spans["kind"]]
+    rows = probe.segment.samples[spans["kind"]]
     mine = _sample(probe, text, spans, 1)
     return len(rows) == 1 and list(rows[0].items()) == list(mine.items())
 
@@ -234,7 +206,7 @@ def _same_floats(a: list[float], b: list[float]) -> bool:
 def _sample(parser: SGLangLogParser, text: str, spans: dict[str, Any], lineno: int) -> dict[str, Any]:
     date, time = text[slice(*spans["date"])], text[slice(*spans["time"])]
     rank = text[slice(*spans["rank"])].strip() or None
-    sample: dict[str, Any] = {"time": parser._sample_time(date, time), "line": lineno, "rank": rank}
+    sample: dict[str, Any] = {"time": parser.sample_time(date, time), "line": lineno, "rank": rank}
     if spans["forward"] is not None:
         sample["forward_ct"] = int(text[slice(*spans["forward"])])
     layout = spans.get("fields")
@@ -479,19 +451,115 @@ def _decimal_tables() -> None:
     _POW10 = np.array([10.0**k for k in range(WORD + 1)])
 
 
-class _FastFeeder:
-    # Shapes are judged by content alone, so what is learned serves every file of the process.
-    shapes: dict[bytes, int] = {}  # shape (digits zeroed) -> number
-    kinds: list[int] = []
-    spans: list[dict[str, Any]] = []
-    tables: _ShapeTable | None = None
-    shape_lengths: Any = None
-    decimals: Any = None  # decimal_table()
-    judge: tuple = ()
+class Shapes:
+    """What the block reader learned of line shapes: judged by content alone, so one ``Shapes``
+    serves every file a process reads (``parsers.reading`` keeps one). ``others`` are the other
+    log families' detectors (``search(text)``): a shape of which a line would interest one of them
+    sends the file the generic way. ``block_stats_lines`` counts the stats lines read on the
+    block path, for tests and benchmarks to see that they were."""
 
-    def __init__(self, parser: SGLangLogParser, log: LogLines) -> None:
+    def __init__(self, others: tuple[Any, ...] = ()) -> None:
+        self.others = others
+        self.block_stats_lines = 0
+        self.forget()
+
+    def forget(self) -> None:
+        """Forget every shape (they are judged again, on their next line)."""
+        self.shapes: dict[bytes, int] = {}  # shape (digits zeroed) -> number
+        self.kinds: list[int] = []
+        self.spans: list[dict[str, Any]] = []
+        self.tables: _ShapeTable | None = None
+        self.shape_lengths: Any = None
+        self.decimals: Any = None  # decimal_table()
+
+    def judge(self, raw: bytes) -> tuple[int, dict[str, Any]]:
+        """How to read every line of this line's shape: ``(_SKIP|_TRIVIAL|_STATS|_GENERIC, spans)``.
+
+        ``spans["other"]`` is set when another log family's parser or the wrapper normaliser
+        would look at the line: then the block reader hands the file back."""
+        try:
+            kind, spans = _judge_sglang(raw)
+        except Exception:  # noqa: BLE001 - a probe that fails: the generic parser meets the line itself
+            kind, spans = _GENERIC, {"unsure": True}
+        if kind != _SKIP and self.for_others(raw.decode("utf-8", "replace")):
+            spans = dict(spans, other=True)
+        return kind, spans
+
+    def for_others(self, line: str) -> bool:
+        """Would another family's detection find this line, as iterating gives it (cleaned, split at \\r)?"""
+        if not self.others:
+            return False
+        segments = [segment for _, segment in clean_line(1, line)]
+        text = "\n".join(segments)
+        return any(r.search(text) for r in self.others) or any(_MAYBE_WRAPPED.search(seg) for seg in segments)
+
+    def shape(self, zeroed: bytes, raw: bytes) -> int:
+        """Judge a new shape on one of its lines; returns its number."""
+        kind, spans = self.judge(raw)
+        spans = dict(spans, length=len(zeroed))
+        number = len(self.kinds)
+        self.kinds.append(kind)
+        self.spans.append(spans)
+        if not spans.get("unsure"):
+            self.shapes[zeroed] = number
+        return number
+
+    def lengths(self) -> Any:
+        """Each shape's line length (without its newline), by shape number."""
+        done = 0 if self.shape_lengths is None else len(self.shape_lengths)
+        if self.shape_lengths is None or done != len(self.kinds):  # shapes only get added: measure the new ones
+            new = np.array([spans["length"] for spans in self.spans[done:]], np.int64)
+            self.shape_lengths = new if self.shape_lengths is None else np.concatenate([self.shape_lengths, new])
+        return self.shape_lengths
+
+    def table(self) -> _ShapeTable:
+        """What the block needs of every shape, as arrays by shape number (``_ShapeTable``); the
+        new shapes' rows added to it (a log of many shapes: not all of them again each block)."""
+        done = 0 if self.tables is None else len(self.tables.kind)
+        if done != len(self.kinds):
+            spans = self.spans[done:]
+            where = [[s.get(name, (0, -1)) for s in spans] for name in SERIES]
+            new = _ShapeTable(
+                np.array(self.kinds[done:], np.int64),
+                np.array([[off for off, _ in series] for series in where], np.int64).reshape(len(SERIES), -1),
+                np.array([[width for _, width in series] for series in where], np.int64).reshape(len(SERIES), -1),
+                np.array([bool(s.get("no_gen")) for s in spans], bool),
+                np.array([bool(s.get("other")) for s in spans], bool),
+            )
+            old = self.tables
+            self.tables = new if old is None else _ShapeTable(*(
+                np.concatenate([a, b], axis=-1) for a, b in zip(old, new)))
+        return self.tables
+
+    def decimal_table(self) -> Any:
+        """Per series and shape, ``_decimal_point`` of its value (-1: none, or read by
+        ``values.number``). A shape fixes where the digits and the point are, so the shape decides."""
+        done = 0 if self.decimals is None else self.decimals.shape[1]
+        if done == len(self.kinds):
+            return self.decimals
+        points = np.full((len(SERIES), len(self.kinds)), -1, np.int64)
+        if done:  # shapes only ever get added: judge the new ones
+            points[:, :done] = self.decimals
+        for k, name in enumerate(SERIES):
+            for number in range(done, len(self.kinds)):
+                spans = self.spans[number]
+                where = spans.get(name)
+                text = spans.get("text", "")
+                if where is None or not text:
+                    continue
+                points[k, number] = _decimal_point(text[where[0] : where[0] + where[1]])
+        self.decimals = points
+        return points
+
+
+
+class _FastFeeder:
+    """Reads one log's blocks into ``parser``, with what ``book`` knows of line shapes."""
+
+    def __init__(self, parser: SGLangLogParser, log: LogLines, book: Shapes) -> None:
         self.parser = parser
         self.log = log
+        self.book = book
 
     # -- generic lines --------------------------------------------------------------------
 
@@ -502,60 +570,18 @@ class _FastFeeder:
 
     # -- one block --------------------------------------------------------------------------
 
-    def shape(self, zeroed: bytes, raw: bytes) -> int:
-        """Judge a new shape on one of its lines; returns its number."""
-        kind, spans = _judge(raw)
-        spans = dict(spans, length=len(zeroed))
-        cls = type(self)
-        number = len(cls.kinds)
-        cls.kinds.append(kind)
-        cls.spans.append(spans)
-        if not spans.get("unsure"):
-            cls.shapes[zeroed] = number
-        return number
-
-    def lengths(self) -> Any:
-        """Each shape's line length (without its newline), by shape number."""
-        cls = type(self)
-        done = 0 if cls.shape_lengths is None else len(cls.shape_lengths)
-        if cls.shape_lengths is None or done != len(cls.kinds):  # shapes only get added: measure the new ones
-            new = np.array([spans["length"] for spans in cls.spans[done:]], np.int64)
-            cls.shape_lengths = new if cls.shape_lengths is None else np.concatenate([cls.shape_lengths, new])
-        return cls.shape_lengths
-
-    def table(self) -> _ShapeTable:
-        """What the block needs of every shape, as arrays by shape number (``_ShapeTable``); the
-        new shapes' rows added to it (a log of many shapes: not all of them again each block)."""
-        cls = type(self)
-        done = 0 if cls.tables is None else len(cls.tables.kind)
-        if done != len(cls.kinds):
-            spans = cls.spans[done:]
-            where = [[s.get(name, (0, -1)) for s in spans] for name in SERIES]
-            new = _ShapeTable(
-                np.array(cls.kinds[done:], np.int64),
-                np.array([[off for off, _ in series] for series in where], np.int64).reshape(len(SERIES), -1),
-                np.array([[width for _, width in series] for series in where], np.int64).reshape(len(SERIES), -1),
-                np.array([bool(s.get("no_gen")) for s in spans], bool),
-                np.array([bool(s.get("other")) for s in spans], bool),
-            )
-            old = cls.tables
-            cls.tables = new if old is None else _ShapeTable(*(
-                np.concatenate([a, b], axis=-1) for a, b in zip(old, new)))
-        return cls.tables
-
     def block(self, first: int, buf: bytes) -> None:
-        cls = type(self)
-        if len(cls.kinds) >= MAX_SHAPES:  # forget them all (bounded memory for logs of all-new lines)
-            cls.shapes, cls.kinds, cls.spans, cls.tables, cls.decimals = {}, [], [], None, None
-            cls.shape_lengths = None
+        book = self.book
+        if len(book.kinds) >= MAX_SHAPES:  # forget them all (bounded memory for logs of all-new lines)
+            book.forget()
         zeroed = _zeroed(buf).split(b"\n")
         zeroed.pop()  # after the last newline
         n = len(zeroed)
-        shapes = self.shapes
+        shapes = book.shapes
         ids = np.fromiter(map(shapes.get, zeroed, repeat(-1)), np.int64, n)
         new = np.flatnonzero(ids < 0)
         # Line lengths: a known shape's own; the others' measured.
-        known = self.lengths()
+        known = book.lengths()
         ends = known[ids] if len(known) else np.zeros(n, np.int64)
         for i in new.tolist():
             ends[i] = len(zeroed[i])
@@ -569,10 +595,10 @@ class _FastFeeder:
             self.log.line_number = first + i
             number = shapes.get(zeroed[i])
             if number is None:
-                number = self.shape(zeroed[i], buf[int(starts[i]) : int(ends[i])])
+                number = book.shape(zeroed[i], buf[int(starts[i]) : int(ends[i])])
             ids[i] = number
         self.log.block_lines = n  # byte_blocks need not count them again
-        table = self.table()
+        table = self.book.table()
         if table.other.any() and table.other[ids].any():
             raise _HandBack
         code = table.kind[ids]
@@ -596,8 +622,8 @@ class _FastFeeder:
         """``{series: (lines with a number, their numbers, lines whose value is no number)}`` for
         the lines of a block (their shape numbers ``ids``; line numbers from 0, ascending):
         plain decimals of up to ``WORD`` bytes by ``_decimals``, the other values by ``values.number``."""
-        points = self.decimal_table()
-        table = self.table()
+        points = self.book.decimal_table()
+        table = self.book.table()
         words = _words(buf)
         out = {}
         for k, name in enumerate(SERIES):
@@ -625,27 +651,6 @@ class _FastFeeder:
             out[name] = (rows[found], numbers[found], rows[~found])
         return out
 
-    def decimal_table(self) -> Any:
-        """Per series and shape, ``_decimal_point`` of its value (-1: none, or read by
-        ``values.number``). A shape fixes where the digits and the point are, so the shape decides."""
-        cls = type(self)
-        done = 0 if cls.decimals is None else cls.decimals.shape[1]
-        if done == len(cls.kinds):
-            return cls.decimals
-        points = np.full((len(SERIES), len(cls.kinds)), -1, np.int64)
-        if done:  # shapes only ever get added: judge the new ones
-            points[:, :done] = cls.decimals
-        for k, name in enumerate(SERIES):
-            for number in range(done, len(cls.kinds)):
-                spans = cls.spans[number]
-                where = spans.get(name)
-                text = spans.get("text", "")
-                if where is None or not text:
-                    continue
-                points[k, number] = _decimal_point(text[where[0] : where[0] + where[1]])
-        cls.decimals = points
-        return points
-
     # -- a run of stats lines and header-less lines ------------------------------------------
 
     def bulk(self, first, buf, lo, hi, code, ids, starts, ends, values) -> None:
@@ -654,21 +659,16 @@ class _FastFeeder:
         if not len(seen):
             return
         parser = self.parser
-        seg = parser._seg
+        seg = parser.segment
         self.log.line_number = first + lo + int(seen[0])
-        if seg.first_line is None:
-            seg.first_line = first + lo + int(seen[0])
-        seg.last_line = first + lo + int(seen[-1])
+        seg.cover(first + lo + int(seen[0]), first + lo + int(seen[-1]))
         rows = np.flatnonzero(sub == _STATS)
         if not len(rows):
             return
         count = len(rows)
-        seg.headers += count
-        seg.headers_since_config += count
-        seg.stats += count
-        if seg.first_stamp is None:
-            seg.first_stamp = self.stamp(buf, lo + int(rows[0]), ids, starts)
-        seg.last_stamp = self.stamp(buf, lo + int(rows[-1]), ids, starts)
+        first_stamp = self.stamp(buf, lo + int(rows[0]), ids, starts) if seg.first_stamp is None else None
+        seg.count_stats(count, first_stamp, self.stamp(buf, lo + int(rows[-1]), ids, starts))
+        self.book.block_stats_lines += count
         for name, target in (("gen", seg.decode), ("accept", seg.accept), ("input", seg.prefill_tp)):
             got = values.get(name)
             if got is None:
@@ -680,9 +680,7 @@ class _FastFeeder:
             if name == "gen" and len(missing):
                 a, b = missing.searchsorted((lo, hi)).tolist()
                 if b > a:
-                    parser._no_throughput_count += b - a
-                    if parser._no_throughput_line is None:
-                        parser._no_throughput_line = first + int(missing[a])
+                    parser.missing_throughput(first + int(missing[a]), b - a)
         if seg.samples is not None:
             self.samples(buf, first, lo + rows, ids, starts, ends)
 
@@ -692,25 +690,25 @@ class _FastFeeder:
         parser = self.parser
         shape_ids = ids[rows]
         distinct = np.unique(shape_ids).tolist()
-        decode = np.array([self.spans[s]["kind"] == "decode" for s in distinct])[np.searchsorted(distinct, shape_ids)]
+        decode = np.array([self.book.spans[s]["kind"] == "decode" for s in distinct])[np.searchsorted(distinct, shape_ids)]
         for kind, mask in (("decode", decode), ("prefill", ~decode)):
             of_kind = rows[mask]
             if not len(of_kind):
                 continue
-            target = parser._seg.samples[kind]
+            target = parser.segment.samples[kind]
             shape_ids = ids[of_kind]
             distinct = np.unique(shape_ids).tolist()
-            plans = {s: _sample_plan(self.spans[s]) for s in distinct}
+            plans = {s: _sample_plan(self.book.spans[s]) for s in distinct}
             if len(of_kind) < SAMPLES_AT_ONCE or any(plan is None for plan in plans.values()):
                 for i in of_kind.tolist():
-                    spans = self.spans[int(ids[i])]
+                    spans = self.book.spans[int(ids[i])]
                     text = buf[int(starts[i]) : int(ends[i])].decode("ascii").rstrip("\r")
                     target.append(_sample(parser, text, spans, first + i))
                 continue
             target.extend(_sample_batch(buf, first, of_kind, shape_ids, starts[of_kind], plans))
 
     def stamp(self, buf: bytes, i: int, ids, starts) -> tuple[str, str, str]:
-        spans = self.spans[int(ids[i])]
+        spans = self.book.spans[int(ids[i])]
         s = int(starts[i])
         date = buf[s + spans["date"][0] : s + spans["date"][1]].decode("ascii")
         time = buf[s + spans["time"][0] : s + spans["time"][1]].decode("ascii")
@@ -736,22 +734,10 @@ class _HandBack(Exception):
     """Lines for another log family: the file is read again the generic way."""
 
 
-# The other log families' detection (parsers/__init__.py's dispatch): a line any of them finds
-# makes the file go the generic way. The vLLM and bench ones use \\d and literals only, so a shape
+# The other families' detectors (parsers.reading passes them) use \\d and literals only, so a shape
 # decides; the wrappers' (wrappers.needs_normalizing) also looks at which digits there are (a line
 # starting "2", "[20", a real month and time), so _MAYBE_WRAPPED, which does not, flags any shape
-# of which some line might be a wrapped one (review of issue 7: a "1999-..." Python-logging line).
-_OTHER_FAMILIES: list[Any] = []
-try:  # pragma: no branch
-    from timeline.parsers.bench import MARKERS_RE as _BENCH_RE
-    from timeline.parsers.vllm import HEADER_SEARCH_RE as _VLLM_RE
-    from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE as _WRAPPED_RE
-
-    _OTHER_FAMILIES = [_BENCH_RE, _VLLM_RE, _WRAPPED_RE]
-except ImportError:  # an SGLang-only build
-    pass
-
-
+# of which some line might be a wrapped one (a "1999-..." Python-logging line, say).
 _MAYBE_WRAPPED = re.compile(
     r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[\s,.]"  # Python logging, whatever the year
     r"|.\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"  # an SGLang stamp after the line's start, whatever the date
@@ -791,20 +777,15 @@ def _tune_malloc() -> None:
 TUNE_MALLOC_MIN_BYTES = 8 << 20
 
 
-def feed_blocks(parser: SGLangLogParser, log: LogLines) -> bool:
-    """Feed ``log`` to ``parser`` through the fast path; False (nothing read) when it does not apply.
+def feed_blocks(parser: SGLangLogParser, log: LogLines, book: Shapes) -> bool:
+    """Feed ``log`` to ``parser`` through the fast path, with the shapes ``book`` knows; False
+    (nothing read) when it does not apply.
 
     Raises ``_HandBack`` (after feeding part of the log) when a line for another family shows up.
     """
     if log.encoding != "utf-8-sig" or _numpy() is None:
         return False
-    # Shapes were judged by the generic parser as it is: if it changed (a test patching it), judge again.
-    judge = tuple(map(id, vars(SGLangLogParser).values()))
-    if _FastFeeder.judge != judge:
-        _FastFeeder.shapes, _FastFeeder.kinds, _FastFeeder.spans = {}, [], []
-        _FastFeeder.tables, _FastFeeder.decimals, _FastFeeder.judge = None, None, judge
-        _FastFeeder.shape_lengths = None
-    feeder = _FastFeeder(parser, log)
+    feeder = _FastFeeder(parser, log, book)
     try:
         if os.fstat(log.fileno()).st_size >= TUNE_MALLOC_MIN_BYTES:
             _tune_malloc()
@@ -812,7 +793,7 @@ def feed_blocks(parser: SGLangLogParser, log: LogLines) -> bool:
         pass
     for first, data in log.byte_blocks():
         if isinstance(data, str):
-            if _OTHER_FAMILIES and _for_others(data):
+            if book.for_others(data):
                 raise _HandBack
             feeder.generic(first, data)
         else:
@@ -820,10 +801,11 @@ def feed_blocks(parser: SGLangLogParser, log: LogLines) -> bool:
     return True
 
 
-def dispatch(log: LogLines, sglang: SGLangLogParser, others: tuple, path: Any, generic: Any) -> None:
-    """``parsers.parse_file``'s reading: the fast path for UTF-8 logs of ``FAST_MIN_BYTES`` or more
-    (compressed ones count four times their size) holding SGLang lines only; else, or when another
-    family's line shows up part-way, ``generic(log, sglang, *others)`` from the start, on fresh parsers."""
+def dispatch(log: LogLines, sglang: SGLangLogParser, others: tuple, path: Any, generic: Any, book: Shapes) -> None:
+    """``parsers.parse_file``'s reading: the fast path (with the shapes ``book`` knows) for UTF-8
+    logs of ``FAST_MIN_BYTES`` or more (compressed ones count four times their size) holding SGLang
+    lines only; else, or when another family's line shows up part-way, ``generic(log, sglang,
+    *others)`` from the start (``sglang`` restarted)."""
     try:
         size = os.fstat(log.fileno()).st_size * (4 if log.compression else 1)
     except (OSError, ValueError):
@@ -831,17 +813,12 @@ def dispatch(log: LogLines, sglang: SGLangLogParser, others: tuple, path: Any, g
     if size < FAST_MIN_BYTES or log.encoding != "utf-8-sig" or _numpy() is None:
         generic(log, sglang, *others)
         return
-    # The parser as parse_file made it (fresh), made again if the file goes the generic way.
-    made = (type(sglang), sglang.source, sglang.keep_samples, sglang.mtime)
     try:
-        if feed_blocks(sglang, log):
+        if feed_blocks(sglang, log, book):
             return
     except _HandBack:
         pass
-    kind, source, keep_samples, mtime = made
-    fresh = kind(source, keep_samples=keep_samples, mtime=mtime)
-    sglang.__dict__.clear()
-    sglang.__dict__.update(fresh.__dict__)
+    sglang.restart()
     again = LogLines(path)
     again.progress = log.progress
     try:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from timeline.parsers import framing, parse_file, sglang_fast
+from timeline.parsers import framing, parse_file, reading, sglang_fast
 from timeline.scenario import Launch, sglang_launch_lines
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sglang"
@@ -264,6 +264,31 @@ def test_samples_of_short_and_long_runs_of_stats_lines(tmp_path: Path, monkeypat
 
 def test_the_first_log_a_process_reads_on_the_fast_path(monkeypatch) -> None:
     """No shape known yet (a fresh process): the shape tables start empty and grow."""
-    monkeypatch.setattr(sglang_fast._FastFeeder, "judge", None)  # forget every shape
+    monkeypatch.setattr(reading, "SGLANG_SHAPES", sglang_fast.Shapes(reading.OTHER_FAMILIES))
     fast, slow = both(LOGS[0], monkeypatch, samples=True)
     assert fast == slow and "internal parser error" not in fast
+
+
+# Files with lines the wrapper normaliser must split or strip (a Ray prefix after ANSI codes, a
+# record pasted after garbage, CRLF-pasted docker lines): read the generic way as a whole, by design.
+WRAPPED = {"sglang-noise.log", "wrappers-docker-logs-t.log", "wrappers-pasted-crlf.log", "wrappers-ray-actor.log",
+           "wrappers-srun-l-padded.log"}
+SGLANG_LOGS = LOGS + sorted((FIXTURES.parent / "wrappers").glob("*.log"))
+
+
+@pytest.mark.parametrize("log", SGLANG_LOGS, ids=[p.name for p in SGLANG_LOGS])
+def test_stats_lines_with_a_plain_dated_header_take_the_block_path(log: Path, monkeypatch) -> None:
+    """Every stats line the block reader is made for (``[date time TAGS] Decode batch...``) is read
+    by it: a change that sends them the line-by-line way (a startup line taken for another
+    family's, a new field the generic parser touches) fails here."""
+    from timeline.parsers import reading
+    from timeline.parsers.sglang import BATCH_RE, PLAIN_HEADER_RE
+
+    book = sglang_fast.Shapes(reading.OTHER_FAMILIES)
+    monkeypatch.setattr(reading, "SGLANG_SHAPES", book)
+    parse_file(log)
+    plain = 0
+    for line in log.read_text(errors="replace").splitlines():
+        m = PLAIN_HEADER_RE.match(line)
+        plain += bool(m and m.group("date") and BATCH_RE.match(line, m.end()))
+    assert book.block_stats_lines == (0 if log.name in WRAPPED else plain)

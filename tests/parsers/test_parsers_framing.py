@@ -109,12 +109,15 @@ def test_truncated_gzip_keeps_what_was_read(tmp_path: Path, count: int) -> None:
 
 
 def test_a_parser_bug_becomes_a_diagnostic(write_log, monkeypatch) -> None:
+    from timeline.parsers import reading, sglang_fast
     from timeline.parsers.sglang import SGLangLogParser
 
     def boom(*args, **kwargs):
         raise KeyError("boom")
 
     monkeypatch.setattr(SGLangLogParser, "_stats_line", boom)
+    # Shapes the unpatched parser judged would read the line without it: start with none.
+    monkeypatch.setattr(reading, "SGLANG_SHAPES", sglang_fast.Shapes(reading.OTHER_FAMILIES))
     path = write_log("[2026-01-01 10:00:00] server_args=ServerArgs(a=1)\n" + DECODE + "\n")
     parsed = parse_file(path)
     assert [r.config for r in parsed.runs] == [{"a": 1}]
