@@ -205,7 +205,10 @@ def _shifts_and_culprits(runs: list[Run], events, repo, entries: Sequence[str] |
             kinds = {run.kind for run in runs}
             entries = [e for kind, found in DEFAULT_ENTRIES.items() if kind in kinds for e in found]
         versions = sorted({c for s in decisive for c in (s.from_side.commit, s.to_side.commit) if c})
-        commits = sorted({x.sha for s in decisive for x in s.suspects if x.cleared is None})
+        # changed lines only serve the evidence that compares the sides: flags, arguments, messages
+        compared = [s for s in decisive if s.confounders or s.arguments_added or s.arguments_gone
+                    or s.messages_added or s.messages_gone]
+        commits = sorted({x.sha for s in compared for x in s.suspects if x.cleared is None})
         code = read_code(repo, versions, commits, entries, cache=cache)
         warnings.extend(Diagnostic(os.fspath(repo), None, problem) for problem in code.problems)
     return shifts, rank_culprits(shifts, code)
