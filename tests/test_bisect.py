@@ -331,6 +331,39 @@ def test_the_bisect_log_can_be_a_file_the_command_writes(repository, monkeypatch
     assert result.found == repository.commits[CULPRIT]
 
 
+def test_good_brought_in_by_a_merge_is_refused_with_the_commit_to_start_from(tmp_path):
+    """good = a feature branch's tip merged into main: main's own commits before the merge would
+    never be measured, and a slowdown made there would be pinned on the merge."""
+    repo = Repository(tmp_path / "checkout", tmp_path / "home")
+    base = repo.commit("base", {"a.txt": "a\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    feature = repo.commit("feature work", {"f.txt": "f\n"})
+    repo.git("checkout", "-q", "main")
+    main1 = repo.commit("main work", {"m.txt": "m\n"})
+    repo.git("merge", "-q", "--no-ff", "-m", "merge feature", "feature")
+    merge = repo.git("rev-parse", "HEAD")
+    assert base and merge
+    with pytest.raises(UsageError, match=f"first-parent line.*bisect from the merge's first parent, {main1[:12]}"):
+        bisect_repository(repo.path, ["true"], good=feature, bad=merge)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="needs a non-root POSIX user: root ignores folder permissions")
+def test_a_read_only_folder_a_build_left_is_removed_before_the_next_commit(tmp_path):
+    from timeline.git.checkout import ScratchCheckout
+    from timeline.git.locate import locate
+
+    repo = Repository(tmp_path / "checkout", tmp_path / "home")
+    first = repo.commit("one", {"a.txt": "a\n"})
+    second = repo.commit("two", {"a.txt": "b\n"})
+    with ScratchCheckout(locate(repo.path)) as scratch:
+        built = scratch.check_out(first) / "build"
+        built.mkdir()
+        (built / "out.o").write_text("x", encoding="utf-8")
+        built.chmod(0o500)
+        assert (scratch.check_out(second) / "a.txt").read_text(encoding="utf-8") == "b\n"
+        assert not (scratch.worktree / "build").exists()
+
+
 def test_a_log_path_through_a_symlink_of_the_tree_is_never_deleted_or_read(tmp_path):
     """A commit holding ``logs -> /elsewhere``: ``--log logs/bench.log`` must not touch /elsewhere."""
     victim = tmp_path / "victim"

@@ -105,6 +105,12 @@ def bisect_repository(
             else:
                 raise UsageError(f"good {good_sha[:12]} is not an ancestor of bad {bad_sha[:12]} (nor the other "
                                  f"way round): they are not on one line of history")
+            older = good_sha if newer == "bad" else bad_sha
+            parent = scratch.first_parent(line[0]) if line else older
+            if parent != older:  # came in through a merge: the search would start from an unmeasured commit
+                raise UsageError(f"{older[:12]} is not on the first-parent line of {(bad_sha if newer == 'bad' else good_sha)[:12]} "
+                                 f"(a merge brought it in): bisect from the merge's first parent, {(parent or '-')[:12]}, "
+                                 "if it is on the same side")
             subjects = {sha: info.subject for sha, info in scratch.describe([good_sha, bad_sha, *line]).items()}
             runner = _BenchmarkRunner(scratch, list(command), log)
             result = bisect(good_sha, bad_sha, line, runner.measure, runs=runs, newer=newer, progress=progress)

@@ -18,6 +18,7 @@ block removes the whole folder.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -101,6 +102,13 @@ class ScratchCheckout(ObjectStore):
                           newer, f"^{older}"])
         return self._check(proc.stdout.decode("ascii", "replace").split())
 
+    def first_parent(self, commit: str) -> str | None:
+        """``commit``'s first parent, or None for a root commit."""
+        (commit,) = self._check([commit])
+        proc = self._git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^1"], ok=(0, 1))
+        found = proc.stdout.decode("ascii", "replace").strip()
+        return self._check([found])[0] if proc.returncode == 0 and found else None
+
     def check_out(self, commit: str) -> Path:
         """Write ``commit``'s files into a fresh, empty ``worktree`` (what the last commit left
         there, builds included, is removed first) and return its path."""
@@ -108,9 +116,27 @@ class ScratchCheckout(ObjectStore):
         self.commit = None
         worktree = self.worktree
         if worktree.exists():
-            shutil.rmtree(worktree)
+            _remove_tree(worktree)
         worktree.mkdir()
         self._git(["read-tree", "--end-of-options", commit], cwd=worktree, work_tree=worktree)
         self._git(["checkout-index", "--all", "--force"], cwd=worktree, work_tree=worktree)
         self.commit = commit
         return worktree
+
+
+def _remove_tree(folder: Path) -> None:
+    """``shutil.rmtree``, making read-only folders writable first (a build may leave them so:
+    ``tempfile.TemporaryDirectory`` does the same); one line of error if it still fails."""
+
+    def writable_then_again(remove, path, _info) -> None:
+        for target in (os.path.dirname(path), path):
+            try:
+                os.chmod(target, 0o700)
+            except OSError:
+                pass
+        remove(path)
+
+    try:
+        shutil.rmtree(folder, onerror=writable_then_again)
+    except OSError as exc:
+        raise ObjectStoreError(f"the previous commit's checkout could not be removed: {exc}") from None
