@@ -1,0 +1,92 @@
+"""The layers, enforced: data flows one way, sources -> records -> timeline -> outputs.
+
+An import-linter-style contract checked on the source: every import of every module (at the top
+or inside a function) is read with ``ast`` and held against the rules below. import-linter itself
+cannot see ``timeline.parsers``, which setuptools maps from the repository's top-level
+``parsers/`` folder.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTPUTS = ("timeline.render", "timeline.export", "timeline.frames")
+COMMAND_LINE = ("timeline.cli", "timeline.commands")
+ANALYSIS = ("timeline.shifts", "timeline.suspects", "timeline.detect", "timeline.imports", "timeline.correlate",
+            "timeline.bisection", "timeline.clock", "timeline.workload")
+FAMILIES = ("timeline.parsers.sglang", "timeline.parsers.vllm", "timeline.parsers.bench")
+
+# (what the rule says, the modules it binds, the modules they must not import)
+CONTRACTS = [
+    ("parsers read text into records and know nothing else",
+     ("timeline.parsers",), ("timeline.git", "timeline.model", "timeline.builder", "timeline.cache", *ANALYSIS,
+                             *OUTPUTS, *COMMAND_LINE)),
+    ("the log families never import each other (the block reader is SGLang's)",
+     ("timeline.parsers.vllm",), ("timeline.parsers.sglang", "timeline.parsers.bench")),
+    ("the log families never import each other (the block reader is SGLang's)",
+     ("timeline.parsers.bench",), ("timeline.parsers.sglang", "timeline.parsers.vllm")),
+    ("the log families never import each other (the block reader is SGLang's)",
+     ("timeline.parsers.sglang",), ("timeline.parsers.vllm", "timeline.parsers.bench")),
+    ("git reads the checkout into records, never analysis or outputs",
+     ("timeline.git",), ("timeline.shifts", "timeline.suspects", "timeline.detect", "timeline.correlate",
+                         "timeline.bisection", "timeline.builder", *OUTPUTS, *COMMAND_LINE)),
+    ("analysis is pure: no git, no cache, no outputs, no command line",
+     ANALYSIS, ("timeline.git", "timeline.builder", "timeline.cache", *OUTPUTS, *COMMAND_LINE)),
+    ("outputs read the model, never git or the command line",
+     OUTPUTS, ("timeline.git", "timeline.builder", *COMMAND_LINE)),
+]
+
+
+def module_name(path: Path) -> str:
+    relative = path.relative_to(ROOT).with_suffix("")
+    parts = list(relative.parts)
+    if parts[0] == "parsers":  # shipped as timeline.parsers (pyproject.toml, package-dir)
+        parts.insert(0, "timeline")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, name: str) -> set[str]:
+    """Every module ``path`` imports, absolute, wherever the import stands."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+MODULES = {module_name(path): path for folder in ("timeline", "parsers") for path in (ROOT / folder).rglob("*.py")}
+
+
+def within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+@pytest.mark.parametrize("rule, bound, forbidden", CONTRACTS, ids=[f"{c[0]}: {c[1][0]}" for c in CONTRACTS])
+def test_contract(rule, bound, forbidden):
+    broken = sorted(
+        f"{name} imports {target}"
+        for name, path in MODULES.items() if within(name, bound)
+        for target in imports_of(path, name) if within(target, forbidden) and not within(target, bound)
+    )
+    assert not broken, f"{rule}:\n" + "\n".join(broken)
+
+
+def test_the_contracts_see_every_module():
+    assert {"timeline.parsers.sglang", "timeline.git.objects", "timeline.suspects", "timeline.render.wording",
+            "timeline.cli"} <= set(MODULES)
+    assert imports_of(MODULES["timeline.parsers.sglang_fast"], "timeline.parsers.sglang_fast") & {
+        "timeline.parsers.sglang", "timeline.parsers.records"}
