@@ -1,4 +1,4 @@
-"""Speed and memory of ``timeline build`` against what a user would do by hand (issue 7).
+"""Speed and memory of ``timeline build`` against what a user would do by hand (README, Speed).
 
 Usage::
 

@@ -1,4 +1,8 @@
-"""Benchmark client output: each result is a run of its own kind (sglang-log-formats.md §6).
+"""Benchmark client output: each result is a run of its own kind.
+
+The blocks are the ones the clients print: SGLang's ``bench_serving``
+(https://github.com/sgl-project/sglang/blob/main/python/sglang/bench_serving.py) and vLLM's
+``vllm bench serve`` (https://github.com/vllm-project/vllm/blob/main/vllm/benchmarks/serve.py).
 
 Kinds, and what makes one run:
 

@@ -324,8 +324,8 @@ class SampleBatch(NamedTuple):
 
 class SampleRows:
     """The stats lines of one kind (``decode``, ``prefill``, ``result``) of a run, as rows of
-    ``{field: value}`` in the order the parser read them, stored column by column (issue 7:
-    a million lines in tens of megabytes, not gigabytes of dicts).
+    ``{field: value}`` in the order the parser read them, stored column by column (so a log of a
+    million stats lines takes tens of megabytes, not gigabytes of dicts).
 
     Rows come back as dicts with their keys in the order they were appended, values of the
     same types (ints stay ints, ``nan`` stays a float, datetimes keep their zone and fold).

@@ -1,8 +1,12 @@
 """SGLang server log parser (0.4.x - 0.5.x formats; 0.2/0.3 time-only stamps tolerated).
 
 Input: ``(line_number, text)`` pairs from ``parsers.framing``. Output: one ``ParsedRun`` per
-server launch, plus diagnostics. See ``/work/shared/reference/sglang-log-formats.md`` for the
-formats; the pieces, in order of a line:
+server launch, plus diagnostics. The formats are SGLang's own: the header from
+``configure_logger`` (``python/sglang/srt/utils.py`` up to 0.5.2, then
+https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/utils/common.py), the rank tags
+from the scheduler process
+(https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/managers/scheduler.py), as
+shipped in each release's wheel; the pieces, in order of a line:
 
 * optional outer wrappers: ``docker logs -t`` stamp, Slurm ``N: ``, Ray ``(Name pid=N, ip=A) ``;
 * the header ``[YYYY-MM-DD HH:MM:SS(.mmm) RANK-TAGS]`` (date optional for 0.2-0.3 logs; any

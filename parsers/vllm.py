@@ -1,6 +1,8 @@
-"""vLLM server logs (sglang-log-formats.md §7): one ``ParsedRun`` of kind ``vllm-server`` per launch.
+"""vLLM server logs: one ``ParsedRun`` of kind ``vllm-server`` per launch.
 
-Line format, by version (``vllm/logger.py``), after any wrapper (``parsers.wrappers``: docker
+Line format, by version (``vllm/logger.py``,
+https://github.com/vllm-project/vllm/blob/main/vllm/logger.py, as shipped in each release's
+wheel), after any wrapper (``parsers.wrappers``: docker
 stamp, ``srun -l`` label, the ``(APIServer pid=N)`` / ``(VllmWorkerProcess pid=N)`` process tag):
 
 * 0.5.5 - 0.7.3: ``LEVEL MM-DD HH:MM:SS file.py:LINE] message`` (no ``[`` before the file);

@@ -1,7 +1,9 @@
 """What the environment puts around log records, and how to take it off.
 
-Launchers and terminals wrap the lines a server or benchmark client prints
-(sglang-log-formats.md §1.3 "Wrappers added by the environment"):
+Launchers and terminals wrap the lines a server or benchmark client prints (``docker logs``:
+https://docs.docker.com/reference/cli/docker/container/logs/; ``srun``'s ``--label``:
+https://slurm.schedmd.com/srun.html; Ray's log prefixes and deduplication:
+https://docs.ray.io/en/latest/ray-observability/user-guides/configure-logging.html):
 
 * ``docker logs -t`` / ``kubectl logs --timestamps``: an RFC 3339 stamp with its zone first,
   ``2025-10-31T03:45:20.123456789Z ``. That stamp is the line's time (an aware datetime).

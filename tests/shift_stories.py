@@ -1,7 +1,8 @@
 """Stories for the shift tests: a real git checkout (GitScript) and SGLang logs around its moves.
 
-The main story (issue 6, "Done when"): runs at c2, a ``git pull`` to c5 bringing c3, c4 and c5,
-runs there, a ``git reset --hard HEAD~1`` back to c4, runs there.
+The main story (the one ``timeline demo`` tells, docs/shifts.md section 5): runs at c2, a
+``git pull`` to c5 bringing c3, c4 and c5, runs there, a ``git reset --hard HEAD~1`` back to c4,
+runs there.
 """
 
 from __future__ import annotations

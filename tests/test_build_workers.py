@@ -1,4 +1,4 @@
-"""Many logs are parsed by one worker process a core (issue 7): the same timeline, in the same order."""
+"""Many logs are parsed by one worker process a core (for speed): the same timeline, in the same order."""
 
 from __future__ import annotations
 

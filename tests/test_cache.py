@@ -1,4 +1,4 @@
-"""The parse cache (timeline.cache, issue 7): a second build over unchanged logs parses nothing and
+"""The parse cache (timeline.cache; README, "The parse cache"): a second build over unchanged logs parses nothing and
 gives the same timeline; any change to a log, to the options or to the parsers is a miss; a broken
 cache is only a slower build."""
 

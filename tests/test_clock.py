@@ -107,7 +107,7 @@ def test_iso_keeps_offset():
     assert iso(None) is None
 
 
-# --- steady_offset: the samples' times placed in their zone at once (issue 7) -------------------
+# --- steady_offset: the samples' times placed in their zone at once (for speed) -----------------
 
 TRANSITION_ZONES = ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "America/St_Johns", "America/Santiago"]
 

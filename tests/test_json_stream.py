@@ -1,4 +1,5 @@
-"""The JSON document is written in pieces (issue 7): a run's samples a batch at a time, the same
+"""The JSON document is written in pieces (a ``--samples`` build of a big log is never one string):
+a run's samples a batch at a time, the same
 text as encoding the whole document at once."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The progress bar of ``timeline build`` on large inputs (issue 7): stderr only, terminals only."""
+"""The progress bar of ``timeline build`` on large inputs (hundreds of MB): stderr only, terminals only."""
 
 from __future__ import annotations
 

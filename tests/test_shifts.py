@@ -47,7 +47,7 @@ def flat_story(tmp_path_factory):
     return pull_and_reset(tmp_path_factory.mktemp("flat"), levels=(100.0, 100.0, 100.0))
 
 
-# --------------------------------------------------------------------------- the stories
+# --------------------------------------------------------------------------- the main stories
 
 
 def test_regression_after_the_pull_and_improvement_after_the_reset(regression_story):

@@ -1,4 +1,4 @@
-"""Issue #5: the right instant for every log line, or an honest "ambiguous"."""
+"""Time zones: the right instant for every log line, or an honest "ambiguous"."""
 
 from __future__ import annotations
 
@@ -201,7 +201,7 @@ def test_unknown_zone_in_a_pattern_is_exit_2_naming_it(berlin_story):
        start=st.datetimes(min_value=datetime(2026, 3, 25), max_value=datetime(2026, 4, 10)),
        steps=st.lists(st.integers(-600, 7200) | st.none(), max_size=60))
 def test_sample_times_placed_at_once_are_those_placed_one_by_one(name, start, steps) -> None:
-    """Samples whose times see no zone transition get their zone all at once (issue 7); the same
+    """Samples whose times see no zone transition get their zone all at once (for speed); the same
     instants, zones and folds as one by one, the repeated hour's second pass included."""
     from timeline.parsers.records import SampleRows
     from timeline import builder

@@ -11,7 +11,8 @@ __all__ = ["build", "Timeline", "__version__"]
 
 
 def __getattr__(name: str):
-    # Imported on first use (PEP 562): `timeline --help` and the pytest plugin stay fast (issue #7).
+    # Imported on first use (PEP 562): `timeline --help` must stay under 0.5 s (README, Speed), and the
+    # pytest plugin must not slow the start of every test session.
     if name == "build":
         from timeline.builder import build
 

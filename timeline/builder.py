@@ -182,7 +182,7 @@ def build(
 
 
 def _steady_of(parsed: ParsedRun):
-    from timeline.shifts import steady_of  # imported where used: start-up (issue 7)
+    from timeline.shifts import steady_of  # imported where used: start-up under 0.5 s
 
     return steady_of(parsed)
 
@@ -239,7 +239,7 @@ def _jobs(count: int, total: int, environ) -> int:
 def cache_of(cache: bool | ParseCache | None, env: Environment) -> ParseCache | None:
     """The parse cache ``build``'s ``cache`` argument stands for (True: the user's own), or None."""
     if cache is True:
-        from timeline.cache import ParseCache  # imported where used: start-up (issue 7)
+        from timeline.cache import ParseCache  # imported where used: start-up under 0.5 s
 
         return ParseCache.from_environ(env.environ)
     return cache or None

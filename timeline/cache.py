@@ -1,5 +1,6 @@
 """The parse cache: each log's ``ParsedFile`` kept in the user's cache folder, reused while the file
-is unchanged, so a second ``build`` over the same logs skips the parsing (issue 7).
+is unchanged, so a second ``build`` over the same logs skips the parsing (README, "The parse
+cache").
 
 Where: ``$TIMELINE_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/timeline``, else
 ``~/.cache/timeline`` (from the environment given, ``timeline.environment``; none of them set: no
@@ -48,7 +49,7 @@ __all__ = ["ParseCache", "Lookup", "cache_folder", "MAX_BYTES", "MAX_ENTRIES", "
 MAX_BYTES = 1 << 30  # 1 GiB in all
 MAX_ENTRIES = 20_000
 # Smaller logs are parsed every time: parsing one takes about as long as writing its entry (1,000
-# logs of 100 KB: storing them cost 1.5 s more than parsing them again, issue 7).
+# logs of 100 KB: storing them cost 1.5 s more than parsing them again, benchmarks/run.py).
 MIN_LOG_BYTES = 1 << 20
 RACY_S = 2.0  # a file modified this recently is parsed, not stored (mtime ticks, logs being written)
 SUFFIX = ".parsed"

@@ -1,7 +1,11 @@
 """Time zones: turning a log's zone-less wall-clock readings into instants.
 
-SGLang and vLLM print local wall-clock time with no zone (sglang-log-formats.md §1.1); the
-reflog stores UTC seconds (git-reflog.md §6). Every comparison happens in UTC; the zone each
+SGLang and vLLM print local wall-clock time with no zone (their ``datefmt`` has no ``%z``:
+``configure_logger`` in
+https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/utils/common.py,
+https://github.com/vllm-project/vllm/blob/main/vllm/logger.py); the reflog stores UTC seconds
+since the epoch plus the writer's offset (https://git-scm.com/docs/git-update-ref#_logging_updates,
+dates as in https://git-scm.com/docs/git-commit#_date_formats). Every comparison happens in UTC; the zone each
 log's times are read in is explicit and reported with how it was chosen (``Zone.source``):
 
 - ``flag``: ``--log-tz ZONE``;
@@ -25,8 +29,9 @@ from timeline.errors import UsageError
 
 _OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?$")
 
-# Issue #5: a file's mtime agrees with its last line when the line was written at most this
-# long before the last write (log lines are flushed within seconds; shutdown noise follows).
+# Inferring a log's zone from its mtime: the mtime agrees with the last line when the line was
+# written at most this long before the last write (log lines are flushed within seconds;
+# shutdown noise follows).
 MTIME_AGREEMENT = timedelta(minutes=5)
 CLOCK_SLACK = timedelta(seconds=60)
 # Every UTC offset in use: whole hours from -12 to +14 and the odd ones (tzdata 2025).

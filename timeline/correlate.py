@@ -1,12 +1,14 @@
 """Tie each run to the commit HEAD held when its server started.
 
-Method (git-reflog.md §7.4): HEAD at instant T is the ``new`` side of the last reflog event,
-in file order, whose time is at or before T. File order, not time order, because reflog
-clocks have 1-second resolution and can step backwards (§0.3).
+Method: HEAD at instant T is the ``new`` side of the last reflog event, in file order, whose
+time is at or before T. File order, not time order, because reflog times have 1-second
+resolution (a rebase writes many lines in the same second) and the writer's clock can step
+backwards (https://git-scm.com/docs/git-update-ref#_logging_updates: whole seconds since the
+epoch, as the committer date).
 
 A start is not one instant when its wall-clock reading is ambiguous (a DST overlap or gap
 gives two candidates) or lies within the clock tolerance of a HEAD move (reflog and log
-clocks are different clocks, issue #5). Every candidate instant is tried; when they disagree
+clocks are different clocks, on different machines or in different zones). Every candidate instant is tried; when they disagree
 on the commit, the run is ``ambiguous`` and every candidate commit is named.
 """
 

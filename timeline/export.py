@@ -303,7 +303,7 @@ def dumps(timeline: Timeline) -> str:
 def json_pieces(timeline: Timeline) -> Iterator[str]:
     """The JSON v1 document as text, in pieces: the top level indented, each run, event, shift...
     on a line of its own (one ``grep`` a run); a run's samples a batch of rows at a time, so a
-    build with ``--samples`` is never held as one string (issue 7). Not ``indent=2`` all through:
+    build with ``--samples`` (millions of stats lines) is never held as one string. Not ``indent=2`` all through:
     that makes ``json`` use its pure-Python encoder, about ten times slower (a thousand runs:
     half a second)."""
     yield "{\n"

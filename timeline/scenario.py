@@ -1,9 +1,14 @@
 """Real scenarios for the demo, the tests and the benchmarks.
 
-``GitScript`` drives real git commands at fixed dates (``GIT_COMMITTER_DATE`` sets the reflog
-time, git-reflog.md §2.1), isolated from the user's git configuration. ``write_sglang_log``
-writes server logs in SGLang 0.5.9+'s format (sglang-log-formats.md §1, §2.2, §4, §5),
-deterministically from a seed. Only repositories we create here are touched.
+``GitScript`` drives real git commands at fixed dates (the reflog records the committer date,
+which ``GIT_COMMITTER_DATE`` sets: https://git-scm.com/docs/git-commit#_date_formats), isolated
+from the user's git configuration. ``write_sglang_log`` writes server logs in SGLang 0.5.9+'s
+format (the logger header of ``configure_logger``,
+https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/utils/common.py; the
+``Decode batch`` line the scheduler logs, now from
+https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/managers/scheduler_components/metrics_reporter.py;
+the ``server_args=`` print and the run-phase messages), deterministically from a seed. Only
+repositories we create here are touched.
 """
 
 from __future__ import annotations

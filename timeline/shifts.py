@@ -24,7 +24,8 @@ __all__ = ["METRIC", "GROUP_FIELDS", "steady_of", "group_key", "find_shifts", "i
 METRIC = "decode_throughput"  # higher is better
 BENCH_RESULT_SERIES = "output_throughput"  # a bench client's own result, preferred when a run has one
 
-# What makes two runs comparable (issue 6, point 1). Sizes default to 1, dtypes to "auto".
+# What makes two runs comparable: the same model, parallelism, speculative decoding, dtypes and
+# benchmark load (docs/shifts.md, "Compare like with like"). Sizes default to 1, dtypes to "auto".
 _SIZES = ("tp_size", "dp_size", "ep_size", "pp_size")
 _SPECULATIVE = ("speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
 _DTYPES = ("quantization", "dtype", "kv_cache_dtype")

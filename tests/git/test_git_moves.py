@@ -1,4 +1,4 @@
-"""Every way a checkout moves (issue 4), on real repositories built with real git commands:
+"""Every way a checkout moves, on real repositories built with real git commands:
 branch moves made elsewhere merged in, context logs, files that may differ, pull modes,
 commit facts, coverage, and the no-reflog fallback. git 2.39 behaviour.
 """

@@ -1,6 +1,8 @@
 """SAFETY: read_history on a booby-trapped repository runs nothing of it and changes nothing.
 
-Every exec-capable setting found in reference section 5.1 points at a marker script that
+Every setting that makes git run a program (``core.fsmonitor``, ``core.hooksPath``, ``core.pager``,
+``diff.external``, textconv/filter/merge drivers, ``gpg.program``, ``credential.helper``,
+``alias.*``, ...: https://git-scm.com/docs/git-config) points at a marker script that
 appends to a file OUTSIDE the repository; hooks of every name exist (in .git/hooks and in
 core.hooksPath); .gitattributes routes every path through an evil filter/diff/merge driver;
 HEAD is a signed commit with log.showSignature=true; the environment carries GIT_* traps.

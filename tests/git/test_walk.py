@@ -1,5 +1,5 @@
-"""What many moves brought in and took away, with a constant number of git processes (issue 4,
-point 7): one walk from all the moves' ends (a ``git log`` that describes each commit it reads).
+"""What many moves brought in and took away, with a constant number of git processes (not one a
+move: 2,000 moves must not start 2,000 git processes): one walk from all the moves' ends (a ``git log`` that describes each commit it reads).
 Checked against git itself (``git rev-list old..new`` per move, and the per-move
 ``ObjectStore.between``) on real repositories built with real git commands.
 """

@@ -150,7 +150,7 @@ def placed(log: Path, tmp_path: Path, want: dict[str, Any], name: str | None = N
 @pytest.mark.parametrize("fast", [False, True], ids=["line-by-line", "fast-path"])
 def test_golden(log: Path, samples: bool, fast: bool, tmp_path: Path, monkeypatch) -> None:
     """Each golden file holds on both readings of a log: line by line (small logs), and the
-    fast path that logs of FAST_MIN_BYTES or more take (issue 7), forced here on the small ones."""
+    fast path that logs of FAST_MIN_BYTES or more take (for speed), forced here on the small ones."""
     monkeypatch.setattr(sglang_fast, "FAST_MIN_BYTES", 0 if fast else 1 << 62)
     want = _expected(log)
     parsed = parse_file(placed(log, tmp_path, want), source=str(log), keep_samples=samples)

@@ -1,8 +1,23 @@
-"""One test case per row of the format reference, /work/shared/reference/sglang-log-formats.md.
+"""One test case per log-line format, for every release that changed it, of SGLang and vLLM.
 
-Every line here is built from the format string the reference gives for that release (``F2`` =
-two decimals, ``B`` = a Python bool); the expected values are the numbers written into the line.
-Section numbers in the ids are the reference's.
+Every line here is built from the format string that release prints (as shipped in its wheel;
+``F2`` = two decimals, ``B`` = a Python bool); the expected values are the numbers written into
+the line. The section numbers in the rulers, test names and ids group the cases:
+
+* 1 SGLang's logger: 1.1 the header of ``configure_logger``
+  (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/utils/common.py;
+  ``srt/utils.py`` up to 0.5.2), 1.2 the rank tags of the scheduler process, 1.3 other lines
+  (uvicorn, tqdm bars, tracebacks, wrappers);
+* 2 the scheduler's stats lines: 2.2 ``Decode batch``, 2.3 ``Prefill batch`` (``scheduler.py`` up
+  to 0.4.9, then ``scheduler_metrics_mixin.py``, now
+  https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/managers/scheduler_components/metrics_reporter.py);
+* 3 NCCL version lines (``pynccl.py`` of SGLang and vLLM, NCCL's own ``NCCL INFO`` line);
+* 4 the ``server_args=`` configuration print
+  (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py);
+* 5 run-phase markers (weights loaded, CUDA graphs, "The server is fired up");
+* 6 benchmark clients (https://github.com/sgl-project/sglang/blob/main/python/sglang/bench_serving.py,
+  ``bench_one_batch``, vLLM's https://github.com/vllm-project/vllm/blob/main/vllm/benchmarks/serve.py);
+* 7 vLLM server logs (https://github.com/vllm-project/vllm/blob/main/vllm/logger.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``SampleRows``: every parsed stats line, stored column by column (issue 7), gives back the
+"""``SampleRows``: every parsed stats line, stored column by column (millions of lines in tens of MB), gives back the
 rows it was given: same keys in the same order, same values of the same types."""
 
 from __future__ import annotations

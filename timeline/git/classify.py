@@ -3,8 +3,8 @@
 Messages embed the user's command line (``pull --rebase origin main (pick): local1``,
 ``pull -q: Fast-forward``), so we match the *command word* of the action (the text before the
 first ``": "``) and an optional trailing ``(phase)``; anything unknown is ``"other"``. The
-message is only a hint: the effect on the code comes from old/new and ancestry (reference 2.3,
-3.1).
+message is only a hint (``GIT_REFLOG_ACTION`` can replace it entirely,
+https://git-scm.com/docs/git-sh-setup): the effect on the code comes from old/new and ancestry.
 
 Grouping (file order, never time order):
 

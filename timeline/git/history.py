@@ -1,7 +1,8 @@
 """``read_history``: every way a checkout's HEAD moved, as ``CodeEvent``s, with the commits each
 move brought in or took away, read safely from an untrusted repository.
 
-Pipeline (reference sections 3 and 7):
+Pipeline (the reflog files and where they are: https://git-scm.com/docs/git-reflog,
+https://git-scm.com/docs/gitrepository-layout):
 
 1. locate the git dirs (files only); detect the ref storage (files or reftable);
 2. read the HEAD log of *that* worktree (tolerant parser; reftable: ``git reflog`` in a shadow);

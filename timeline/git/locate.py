@@ -8,7 +8,9 @@ The repository is untrusted. Everything here reads files directly:
 - every path taken from inside the repository (a ``.git`` file's ``gitdir:``, ``commondir``,
   ref names) is resolved, and the directory it lands in must stay inside the git dirs.
 
-Reference: ``/work/shared/reference/git-reflog.md`` sections 1.3, 1.4, 5.3.
+Where the files are (``logs/HEAD``, ``commondir``, ``worktrees/NAME/``, ``modules/NAME/``, the
+``gitdir:`` line of a ``.git`` file): https://git-scm.com/docs/gitrepository-layout. Reftable
+repositories (``extensions.refStorage``, no ``logs/``): https://git-scm.com/docs/reftable.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@ shadow repository, so nothing of the untrusted repository's config, hooks, attri
 refs or commit-graph is ever read, and nothing is ever written inside it.
 
 The shadow is ``git init -q --bare`` in a temporary directory of our own whose
-``objects/info/alternates`` names ``realpath(common_dir/objects)`` (reference 5.3). git runs
+``objects/info/alternates`` names ``realpath(common_dir/objects)``
+(https://git-scm.com/docs/gitrepository-layout): the untrusted objects are readable, while
+the config and hooks git would run are the shadow's own. git runs
 as ``timeline.git.runner`` runs it (a safe environment, our own ``-c`` overrides), cwd = the
 shadow. Only validated hex ids are passed, after ``--end-of-options`` (or on stdin, read as
 revisions).

@@ -1,10 +1,14 @@
 """A tolerant, bytes-based reflog parser (files backend) that never raises.
 
-Line grammar (reference section 1.1)::
+Line grammar (git's ``logs/`` format, https://git-scm.com/docs/git-update-ref#_logging_updates;
+the reader is ``show_one_reflog_ent`` in
+https://github.com/git/git/blob/master/refs/files-backend.c)::
 
     old SP new SP name SP '<' email '>' SP unixseconds SP (+|-)HHMM [TAB message] LF
 
-Deliberate differences from git, which silently skips what it cannot use (reference 1.5):
+Deliberate differences from git, which silently skips what it cannot use (a line it cannot
+parse, timestamp 0, an unterminated last line; ``git reflog`` also hides entries whose objects
+are missing):
 
 - lines with timestamp 0 are kept (with a diagnostic);
 - entries whose objects are missing are kept (the object layer reports them);

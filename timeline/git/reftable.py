@@ -20,7 +20,8 @@ So the untrusted config, hooks and attributes are never read. Caveats, all repor
 - ``git reflog`` hides entries whose commit object is missing;
 - the message-less first line of a new worktree and an empty message look the same.
 
-Reference: ``/work/shared/reference/git-reflog.md`` section 1.4.
+The format: https://git-scm.com/docs/reftable; the command and its ``--date=raw`` /
+``%gd`` placeholders: https://git-scm.com/docs/git-reflog, https://git-scm.com/docs/git-log.
 """
 
 from __future__ import annotations
