@@ -15,15 +15,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from typer.testing import CliRunner
 
-from timeline.bisection import Failure, LineSearch, Sample, bisect, classify, judge_levels, noise_of
+from timeline.bisection import (Failure, FailureCode, LevelsVerdict, LineSearch, Noise, Sample, bisect, classify,
+                                judge_levels, noise_of)
 from timeline.cli import app
 from timeline.commands.bisect import bisect_repository, ends_from_build
 from timeline.errors import UsageError
 from timeline.exitcodes import ExitCode
+from timeline.render.bisect_wording import bisection_text, failure_text, judgement_text, levels_text, step_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -93,7 +96,7 @@ def test_noise_as_large_as_the_change_names_nothing(noise):
     outcomes = [synthetic(seed, noise=noise, change=noise) for seed in range(500)]
     named = sum(r.outcome == "found" for r in outcomes)
     assert named <= 5  # measured: 1 to 3 in 2000 (the first runs made the noise look small)
-    assert all(r.reason.startswith("cannot decide") for r in outcomes if r.outcome == "undecided")
+    assert all(bisection_text(r).startswith("cannot decide") for r in outcomes if r.outcome == "undecided")
 
 
 def test_more_runs_decide_more():
@@ -107,7 +110,7 @@ def test_a_commit_between_the_levels_is_measured_again_then_skipped():
     result = synthetic(1, noise=0.005, change=0.2, levels={20: 90.0})  # c20 sits half way
     middle = [s for s in result.steps if s.commit == "c20"]
     assert middle and middle[0].decision == "skip" and middle[0].reran and len(middle[0].values) == 4
-    assert "between the levels" in middle[0].reason
+    assert "between the levels" in step_text(middle[0])
     assert result.outcome == "range" and result.commits == ["c20", "c21"]
 
 
@@ -115,12 +118,12 @@ def test_one_run_a_commit_uses_the_line_spread_and_needs_it():
     result = synthetic(3, noise=0.005, change=0.2, runs=1)
     assert result.found == "c20" and result.levels.noise.method == "line-spread"
     unknown = bisect("c0", "c2", ["c1", "c2"], lambda c, n: Sample((100.0 if c == "c0" else 80.0,) * n), runs=1)
-    assert unknown.outcome == "undecided" and "noise is unknown" in unknown.reason
+    assert unknown.outcome == "undecided" and "noise is unknown" in bisection_text(unknown)
 
 
 def test_a_bad_end_that_is_not_slower_decides_nothing():
     result = bisect("c0", "c1", ["c1"], lambda c, n: Sample(tuple(100.0 + i for i in range(n))), runs=2)
-    assert result.outcome == "undecided" and "not slower" in result.reason
+    assert result.outcome == "undecided" and "not slower" in bisection_text(result)
 
 
 def test_an_improvement_hunt_finds_the_first_fast_commit():
@@ -136,17 +139,20 @@ def test_an_improvement_hunt_finds_the_first_fast_commit():
 
 
 def test_a_failing_end_or_step():
-    failing = bisect("c0", "c3", ["c1", "c2", "c3"], lambda c, n: Failure("exit 1") if c == "c0" else Sample((1.0,) * n))
-    assert failing.outcome == "undecided" and failing.reason == "the good commit gave no number: exit 1"
+    exit_1 = Failure("command-failed", exit_status=1)
+    failing = bisect("c0", "c3", ["c1", "c2", "c3"], lambda c, n: exit_1 if c == "c0" else Sample((1.0,) * n))
+    assert failing.outcome == "undecided"
+    assert (failing.why, failing.failed_end, failing.failure) == ("end-failed", "good", exit_1)
+    assert bisection_text(failing) == "the good commit gave no number: the command exited with status 1"
 
     def measure(commit: str, n: int):
         if commit == "c2":
-            return Failure("the command exited with status 1")
+            return exit_1
         return Sample(tuple((100.0 if int(commit[1:]) < 2 else 80.0) * (1 + 0.001 * i) for i in range(n)))
 
     result = bisect("c0", "c3", ["c1", "c2", "c3"], measure)
     skipped = [s for s in result.steps if s.decision == "skip"]
-    assert skipped[0].commit == "c2" and skipped[0].reason == "the command exited with status 1"
+    assert skipped[0].commit == "c2" and step_text(skipped[0]) == "the command exited with status 1"
     assert result.outcome == "range" and result.commits == ["c2", "c3"]
 
 
@@ -163,9 +169,112 @@ def test_classify_is_a_likelihood_ratio_between_the_levels():
     assert classify(Sample((98.4, 98.6)), good, bad, noise).decision == "good"
     # beyond a level: at it
     faster = classify(Sample((130.0, 131.0)), good, bad, noise)
-    assert faster.decision == "good" and "(faster than the good level)" in faster.reason
+    assert faster.decision == "good" and "(faster than the good level)" in judgement_text(faster)
     levels = judge_levels(good, bad, noise)
     assert levels.apart and levels.p_value < 0.01 and levels.separation > 5
+
+
+# --------------------------------------------------------------------------- the codes returned
+
+
+LEVELS_CASES = [  # good, bad, the noise if not theirs, the verdict
+    (Sample((100.0, 101.0)), Sample((80.0, 80.5)), None, "apart"),
+    (Sample((100.0,)), Sample((80.0,)), None, "noise-unknown"),  # one run, no line spread
+    (Sample((100.0, 101.0)), Sample((110.0, 110.5)), None, "not-slower"),
+    (Sample((100.0, 100.1)), Sample((98.5, 98.6)), None, "under-min-effect"),
+    (Sample((100.0, 120.0)), Sample((80.0, 90.0)), None, "not-significant"),
+    # ten runs a side: t 5.9 (p < 0.01) but only 2.6 noise widths apart
+    (Sample((100.0,) * 10), Sample((90.0,) * 10), Noise(0.04, 18, "pooled"), "too-close"),
+]
+
+
+@pytest.mark.parametrize("good, bad, noise, verdict", LEVELS_CASES)
+def test_judge_levels_returns_each_verdict(good, bad, noise, verdict):
+    levels = judge_levels(good, bad, noise or noise_of([good, bad]))
+    assert levels.verdict == verdict and levels.apart == (verdict == "apart")
+    assert levels_text(levels)
+
+
+def test_every_levels_verdict_has_a_case():
+    assert {case[-1] for case in LEVELS_CASES} == set(get_args(LevelsVerdict))
+
+
+def test_the_minimum_effect_is_doubled_on_the_line_spread_floor():
+    one_run = noise_of([Sample((100.0,), (0.001,)), Sample((96.0,), (0.001,))])
+    levels = judge_levels(Sample((100.0,), (0.001,)), Sample((96.0,), (0.001,)), one_run)
+    assert one_run.method == "line-spread" and levels.min_effect == 0.06 and levels.verdict == "under-min-effect"
+
+
+@pytest.mark.parametrize("values, decision, side_note", [
+    ((99.0, 100.5), "good", None),
+    ((130.0, 131.0), "good", "beyond-good"),
+    ((80.2, 79.9), "bad", None),
+    ((60.0, 60.5), "bad", "beyond-bad"),
+    ((89.5, 90.0), "unclear", None),
+])
+def test_classify_returns_the_decision_and_the_side_note(values, decision, side_note):
+    good, bad = Sample((100.0, 101.0)), Sample((80.0, 80.5))
+    judgement = classify(Sample(values), good, bad, noise_of([good, bad]))
+    assert (judgement.decision, judgement.side_note) == (decision, side_note)
+
+
+def levelled(levels: dict[str, Sample | Failure]):
+    """A ``measure`` giving each commit's sample (or failure), 100 otherwise."""
+    return lambda commit, n: levels.get(commit, Sample((100.0, 100.2)[:n]))
+
+
+def test_bisect_returns_each_step_and_result_code():
+    slow = Sample((80.0, 80.2))
+    found = bisect("c0", "c4", ["c1", "c2", "c3", "c4"], levelled({"c3": slow, "c4": slow}))
+    assert (found.outcome, found.why, found.commits) == ("found", "found", ["c3"])
+    assert {s.why for s in found.steps} == {"at-level"} and all(s.failure is None for s in found.steps)
+
+    broken = Failure("command-failed", exit_status=1)
+    skipped = bisect("c0", "c4", ["c1", "c2", "c3", "c4"], levelled({"c2": broken, "c3": slow, "c4": slow}))
+    assert (skipped.outcome, skipped.why, skipped.commits) == ("range", "only-skips-left", ["c2", "c3"])
+    assert [(s.commit, s.why, s.failure) for s in skipped.steps if s.decision == "skip"] == [("c2", "failed", broken)]
+
+    half_way = Sample((90.0, 90.1))
+    middle = bisect("c0", "c4", ["c1", "c2", "c3", "c4"], levelled({"c2": half_way, "c3": slow, "c4": slow}))
+    between = [s for s in middle.steps if s.commit == "c2"]
+    assert between and (between[0].decision, between[0].why, between[0].reran) == ("skip", "between-levels", True)
+
+    bad_end = bisect("c0", "c4", ["c1", "c2", "c3", "c4"], levelled({"c4": broken}))
+    assert (bad_end.outcome, bad_end.why, bad_end.failed_end) == ("undecided", "end-failed", "bad")
+    assert bad_end.failure == broken
+
+    flat = bisect("c0", "c4", ["c1", "c2", "c3", "c4"], levelled({}))
+    assert (flat.outcome, flat.why, flat.levels.verdict) == ("undecided", "not-apart", "not-slower")
+
+    # the ends barely vary, the steps vary wildly: apart at first, not once every run is pooled
+    wild = Sample((50.0, 190.0))
+    pooled = bisect("c0", "c4", ["c1", "c2", "c3", "c4"], levelled({"c1": wild, "c2": wild, "c3": wild, "c4": slow}))
+    assert (pooled.outcome, pooled.why, pooled.levels.verdict) == ("undecided", "not-apart-pooled", "not-significant")
+    assert pooled.commits == []
+    assert bisection_text(pooled).startswith("cannot decide: with every run of the bisection pooled, ")
+
+
+FAILURE_WORDS = [
+    (Failure("checkout-failed", error="fatal: bad object"), "could not check it out: fatal: bad object"),
+    (Failure("log-outside-before-run", log="logs/b.log"),
+     "logs/b.log leads outside the checkout of this commit (a symlink); not used"),
+    (Failure("log-outside-after-run", log="logs/b.log"),
+     "logs/b.log leads outside the checkout of this commit (a symlink); not read"),
+    (Failure("command-failed", exit_status=3, last_line="oops"), "the command exited with status 3: oops"),
+    (Failure("command-failed", signal=9), "the command killed by signal 9"),
+    (Failure("no-log", log="out/server.log"), "the command wrote no log out/server.log"),
+    (Failure("no-steady-value", last_line=""),
+     "no steady throughput in the log (no Decode batch lines with a throughput): "),
+]
+
+
+@pytest.mark.parametrize("failure, text", FAILURE_WORDS)
+def test_each_failure_code_is_worded(failure, text):
+    assert failure_text(failure) == text
+
+
+def test_every_failure_code_has_a_case():
+    assert {failure.code for failure, _ in FAILURE_WORDS} == set(get_args(FailureCode))
 
 
 # --------------------------------------------------------------------------- real repositories
@@ -278,7 +387,7 @@ def test_twenty_seeds_name_the_slow_commit_in_at_most_6_steps(repository, monkey
         monkeypatch.setenv("FAKE_BENCH_SEED", str(seed))
         result, subjects = bisect_repository(repository.path, BENCH_COMMAND, good=repository.commits[0][:7],
                                              bad=repository.commits[-1])
-        assert result.outcome == "found" and result.found == culprit, (seed, result.reason)
+        assert result.outcome == "found" and result.found == culprit, (seed, bisection_text(result))
         assert subjects[culprit] == "engine: check every token twice"
         assert len(result.steps) <= 6 and all(len(s.values) == 2 and not s.reran for s in result.steps)
         steps.append(len(result.steps))
@@ -293,7 +402,7 @@ def test_noise_as_large_as_the_change_says_it_cannot_decide(repository, monkeypa
         result, _ = bisect_repository(repository.path, BENCH_COMMAND, good=repository.commits[0],
                                       bad=repository.commits[-1])
         assert result.outcome == "undecided" and not result.commits, seed
-        assert result.reason.startswith("cannot decide")
+        assert bisection_text(result).startswith("cannot decide")
 
 
 def test_a_commit_whose_benchmark_fails_is_skipped(repository, monkeypatch):
@@ -302,7 +411,7 @@ def test_a_commit_whose_benchmark_fails_is_skipped(repository, monkeypatch):
                                   bad=repository.commits[-1])
     skipped = [s for s in result.steps if s.decision == "skip"]
     assert [s.commit for s in skipped] == [repository.commits[CULPRIT]]
-    assert skipped[0].reason == "the command exited with status 1: fake bench: broken build"
+    assert step_text(skipped[0]) == "the command exited with status 1: fake bench: broken build"
     assert result.outcome == "range" and result.commits == repository.commits[CULPRIT:CULPRIT + 2]
 
 
@@ -321,6 +430,19 @@ def test_the_cli_prints_progress_and_the_first_bad_commit(repository, tmp_path, 
                                   "subjects": ["engine: check every token twice"]}
     assert len(document["steps"]) == 5 and document["levels"]["apart"] is True
     assert tree_digest(repository.path) == before
+
+
+@pytest.mark.parametrize("command, log, failure", [
+    (["sh", "-c", "echo starting; exit 3"], None, Failure("command-failed", exit_status=3, last_line="starting")),
+    (["sh", "-c", "kill -9 $$"], None, Failure("command-failed", signal=9)),
+    (["true"], None, Failure("no-steady-value")),
+    (["sh", "-c", "echo  no decode lines  "], None, Failure("no-steady-value", last_line="no decode lines")),
+    (["true"], "out/server.log", Failure("no-log", log="out/server.log")),
+])
+def test_a_run_without_a_number_gives_its_code_and_facts(repository, command, log, failure):
+    result, _ = bisect_repository(repository.path, command, good=repository.commits[0], bad=repository.commits[-1],
+                                  log_path=log)
+    assert (result.why, result.failed_end, result.failure) == ("end-failed", "good", failure)
 
 
 def test_the_bisect_log_can_be_a_file_the_command_writes(repository, monkeypatch):

@@ -44,6 +44,9 @@ docs/bisect.md explains the method to users.
 The good end runs faster than the bad one. The search is on the line from the older end to the
 newer one (``bisect(..., newer=...)`` says which it is): a regression hunt (the newer end is bad)
 finds the first bad commit; an improvement hunt (the newer end is good) the first good one.
+
+What it finds are codes and numbers (``Levels.verdict``, ``Judgement.side_note``, ``Step.why``,
+``Bisection.why``, ``Failure.code``); the views word them (``timeline.render.bisect_wording``).
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from timeline.detect import (
     DEFAULT_ALPHA,
@@ -66,7 +69,30 @@ from timeline.detect import (
 )
 
 __all__ = ["Bisection", "Failure", "Judgement", "Levels", "LineSearch", "Noise", "Progress", "Sample", "Step",
-           "bisect", "classify", "judge_levels", "noise_of"]
+           "bisect", "classify", "judge_levels", "noise_of",
+           "BisectionWhy", "FailureCode", "JudgementDecision", "Level", "LevelsVerdict", "NoiseMethod", "Outcome",
+           "SearchMark", "SideNote", "StepDecision", "StepWhy"]
+
+Level = Literal["good", "bad"]  # an end; also which end is the newer one
+NoiseMethod = Literal["pooled", "line-spread", "unknown"]
+# Why the levels are not apart enough to bisect, in the order judge_levels tests them; or apart.
+LevelsVerdict = Literal["noise-unknown", "not-slower", "under-min-effect", "not-significant", "too-close", "apart"]
+JudgementDecision = Literal["good", "bad", "unclear"]
+SideNote = Literal["beyond-good", "beyond-bad"]  # a step faster than good, or slower than bad
+StepDecision = Literal["good", "bad", "skip"]
+# at-level: judged good or bad; between-levels: unclear even after the runs again; failed: no number.
+StepWhy = Literal["at-level", "between-levels", "failed"]
+SearchMark = Literal["old", "new", "skip"]  # at the older end's level, the newer end's, or skipped
+Outcome = Literal["found", "range", "undecided"]
+# end-failed: an end gave no number; not-apart: the ends' levels are not apart; not-apart-pooled:
+# no longer apart with every run of the bisection pooled; found; only-skips-left: a range.
+BisectionWhy = Literal["end-failed", "not-apart", "not-apart-pooled", "found", "only-skips-left"]
+# checkout-failed: git could not check the commit out; log-outside-before-run and
+# log-outside-after-run: --log leads out of the checkout (a symlink of the tree, or one the command
+# made), so it is not deleted or read; command-failed: a non-zero exit or a signal; no-log: the
+# command wrote no --log file; no-steady-value: the log has no steady throughput.
+FailureCode = Literal["checkout-failed", "log-outside-before-run", "log-outside-after-run", "command-failed",
+                      "no-log", "no-steady-value"]
 
 # Noise widths between the levels: a step of 2 runs then sits at least 2.5 standard errors from
 # the midpoint between them, so a step at either level is rarely unclear.
@@ -108,9 +134,14 @@ class Sample:
 
 @dataclass(frozen=True)
 class Failure:
-    """Why a commit gave no number: the command failed, or its log has no steady value."""
+    """Why a commit gave no number (``code``), with the facts the views show."""
 
-    reason: str
+    code: FailureCode
+    exit_status: int | None = None  # command-failed: the status it exited with
+    signal: int | None = None  # command-failed: the signal that killed it
+    last_line: str | None = None  # the last line of the command's output (no-steady-value: of the log)
+    log: str | None = None  # the --log path, as given
+    error: str | None = None  # checkout-failed: git's message
 
 
 @dataclass(frozen=True)
@@ -119,17 +150,11 @@ class Noise:
 
     sigma: float | None
     df: int | None  # the pooled degrees of freedom; None for the line-spread floor
-    method: str  # "pooled", "line-spread" or "unknown"
+    method: NoiseMethod
 
     def p_value(self, statistic: float) -> float:
         """Two-sided p of a standardised difference: Student's t at ``df``, else normal."""
         return t_two_sided_p(statistic, self.df) if self.df else normal_two_sided_p(statistic)
-
-    def describe(self) -> str:
-        if self.sigma is None:
-            return "noise unknown"
-        how = f"pooled, {self.df} df" if self.method == "pooled" else "the runs' decode-line spread"
-        return f"noise {self.sigma:.2%} ({how})"
 
 
 def noise_of(samples: Sequence[Sample]) -> Noise:
@@ -155,14 +180,19 @@ class Levels:
     statistic: float | None  # t (pooled) or z (line spread) of the difference
     p_value: float | None
     separation: float | None  # |difference of the logs| / sigma: noise widths between the levels
-    apart: bool
-    reason: str
+    verdict: LevelsVerdict
+    alpha: float  # the thresholds judged against
+    min_effect: float  # as applied: doubled on the line-spread floor
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def apart(self) -> bool:
+        return self.verdict == "apart"
+
+    def to_dict(self, reason: str) -> dict[str, Any]:
         return {"good": self.good, "bad": self.bad, "change_pct": round(100 * self.change, 2),
                 "sigma": self.noise.sigma, "df": self.noise.df, "noise_method": self.noise.method,
                 "statistic": self.statistic, "p_value": self.p_value, "separation": self.separation,
-                "apart": self.apart, "reason": self.reason}
+                "apart": self.apart, "reason": reason}
 
 
 def judge_levels(good: Sample, bad: Sample, noise: Noise, *, alpha: float = DEFAULT_ALPHA,
@@ -170,41 +200,37 @@ def judge_levels(good: Sample, bad: Sample, noise: Noise, *, alpha: float = DEFA
     """Are the good and bad ends clearly apart given the noise? (see the module docstring)"""
     delta = bad.mean_log - good.mean_log
     change = math.expm1(delta)
-
-    def levels(apart: bool, reason: str, statistic=None, p_value=None, separation=None) -> Levels:
-        return Levels(good.value, bad.value, change, noise, statistic, p_value, separation, apart, reason)
-
+    effect = min_effect * (SINGLE_RUN_EFFECT_FACTOR if noise.method == "line-spread" else 1.0)
     if noise.sigma is None:
-        return levels(False, "the noise is unknown: one run a commit and a run with fewer than 3 steady decode "
-                             "lines (measure more runs with --runs)")
+        return Levels(good.value, bad.value, change, noise, None, None, None, "noise-unknown", alpha, effect)
     statistic = delta / (noise.sigma * math.sqrt(1 / len(good.values) + 1 / len(bad.values)))
     p_value = noise.p_value(statistic)
     separation = abs(delta) / noise.sigma
-    numbers = f"{change:+.1%}, {noise.describe()}, {separation:.1f} noise widths, p = {p_value:.2g}"
-    effect = min_effect * (SINGLE_RUN_EFFECT_FACTOR if noise.method == "line-spread" else 1.0)
+    verdict: LevelsVerdict
     if delta >= 0:
-        reason = f"the bad commit is not slower than the good one ({numbers})"
+        verdict = "not-slower"
     elif abs(change) < effect:
-        reason = f"the levels differ by less than the minimum effect of {effect:.0%} ({numbers})"
+        verdict = "under-min-effect"
     elif p_value >= alpha:
-        reason = f"the difference is not significant at p < {alpha:g} ({numbers})"
+        verdict = "not-significant"
     elif separation < SEPARATION:
-        reason = f"the levels are less than {SEPARATION:g} noise widths apart ({numbers})"
+        verdict = "too-close"
     else:
-        return levels(True, f"apart ({numbers})", statistic, p_value, separation)
-    return levels(False, reason, statistic, p_value, separation)
+        verdict = "apart"
+    return Levels(good.value, bad.value, change, noise, statistic, p_value, separation, verdict, alpha, effect)
 
 
 @dataclass(frozen=True)
 class Judgement:
     """Where a step's mean falls between the two levels."""
 
-    decision: str  # "good", "bad" or "unclear"
+    decision: JudgementDecision
     value: float  # the step's geometric mean
     z_good: float  # standardised distance to each level
     z_bad: float
     log_ratio: float  # log of the likelihood ratio, good : bad
-    reason: str
+    position: float  # 0 at the good level, 1 at the bad one
+    side_note: SideNote | None = None  # at a level while significantly beyond it
 
     def to_dict(self) -> dict[str, Any]:
         return {"value": self.value, "z_good": self.z_good, "z_bad": self.z_bad,
@@ -222,20 +248,15 @@ def classify(sample: Sample, good: Sample, bad: Sample, noise: Noise, *, alpha: 
     z_good = (sample.mean_log - good.mean_log) / se_good
     z_bad = (sample.mean_log - bad.mean_log) / se_bad
     log_ratio = (z_bad * z_bad - z_good * z_good) / 2 + math.log(se_bad / se_good)
-    # 0 at the good level, 1 at the bad one
     position = (sample.mean_log - good.mean_log) / (bad.mean_log - good.mean_log)
     needed = math.log(1 / alpha)
-    numbers = (f"log LR {log_ratio:+.1f} (good : bad), z {z_good:+.1f} from good, {z_bad:+.1f} from bad, "
-               f"{position:.0%} of the way to bad")
     off_good = noise.p_value(z_good) < alpha
     off_bad = noise.p_value(z_bad) < alpha
     if log_ratio >= needed and not (off_good and position >= THIRD_LEVEL):
-        decision, note = "good", " (faster than the good level)" if off_good else ""
-    elif log_ratio <= -needed and not (off_bad and position <= 1 - THIRD_LEVEL):
-        decision, note = "bad", " (slower than the bad level)" if off_bad else ""
-    else:
-        return Judgement("unclear", sample.value, z_good, z_bad, log_ratio, f"between the levels: {numbers}")
-    return Judgement(decision, sample.value, z_good, z_bad, log_ratio, f"at the {decision} level{note}: {numbers}")
+        return Judgement("good", sample.value, z_good, z_bad, log_ratio, position, "beyond-good" if off_good else None)
+    if log_ratio <= -needed and not (off_bad and position <= 1 - THIRD_LEVEL):
+        return Judgement("bad", sample.value, z_good, z_bad, log_ratio, position, "beyond-bad" if off_bad else None)
+    return Judgement("unclear", sample.value, z_good, z_bad, log_ratio, position)
 
 
 class LineSearch:
@@ -261,8 +282,7 @@ class LineSearch:
         middle = (self.old + self.new) / 2
         return min(untested, key=lambda i: (abs(i - middle), i))
 
-    def mark(self, index: int, decision: str) -> None:
-        """``decision``: "old" (at the older end's level), "new" or "skip"."""
+    def mark(self, index: int, decision: SearchMark) -> None:
         if not self.old < index < self.new:
             raise ValueError(f"candidate {index} is outside the stretch still searched")
         if decision == "old":
@@ -281,18 +301,20 @@ class LineSearch:
 
 @dataclass
 class Step:
-    """One candidate tested: its runs, the decision ("good", "bad" or "skip") and why."""
+    """One candidate tested: its runs, the decision and why (``failure``: the one that made it
+    a skip)."""
 
     commit: str
     values: tuple[float, ...]
-    decision: str
-    reason: str
+    decision: StepDecision
+    why: StepWhy
     judgement: Judgement | None = None
     reran: bool = False
+    failure: Failure | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, reason: str) -> dict[str, Any]:
         return {"commit": self.commit, "values": list(self.values), "decision": self.decision,
-                "reason": self.reason, "reran": self.reran,
+                "reason": reason, "reran": self.reran,
                 "judgement": self.judgement.to_dict() if self.judgement else None}
 
 
@@ -300,33 +322,38 @@ class Step:
 class Bisection:
     """The whole bisection. ``outcome``: "found" (``commits`` holds the first commit at the newer
     end's level), "range" (skips left ``commits``, one of which it is), or "undecided" (nothing
-    named: ``reason`` says why)."""
+    named). ``why`` is set when it ends: with end-failed, ``failed_end`` and ``failure`` say which
+    end and how; with not-apart and not-apart-pooled, ``levels`` holds the judgement."""
 
     good: str
     bad: str
-    newer: str  # "bad" (a regression hunt) or "good" (an improvement hunt)
+    newer: Level  # "bad": a regression hunt; "good": an improvement hunt
     candidates: list[str]  # oldest first; the last is the newer end
     runs: int
     good_values: tuple[float, ...] = ()
     bad_values: tuple[float, ...] = ()
     levels: Levels | None = None
     steps: list[Step] = field(default_factory=list)
-    outcome: str = "undecided"
+    outcome: Outcome = "undecided"
     commits: list[str] = field(default_factory=list)
-    reason: str = ""
+    why: BisectionWhy | None = None
+    failed_end: Level | None = None
+    failure: Failure | None = None
 
     @property
     def found(self) -> str | None:
         return self.commits[0] if self.outcome == "found" else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, levels_text: Callable[[Levels], str], step_text: Callable[[Step], str],
+                bisection_text: Callable[["Bisection"], str]) -> dict[str, Any]:
+        """The bisection as JSON, with each ``reason`` worded by the view's functions."""
         return {
             "good": {"commit": self.good, "values": list(self.good_values)},
             "bad": {"commit": self.bad, "values": list(self.bad_values)},
             "newer": self.newer, "candidates": len(self.candidates), "runs_per_step": self.runs,
-            "levels": self.levels.to_dict() if self.levels else None,
-            "steps": [step.to_dict() for step in self.steps],
-            "result": {"outcome": self.outcome, "commits": list(self.commits), "reason": self.reason},
+            "levels": self.levels.to_dict(levels_text(self.levels)) if self.levels else None,
+            "steps": [step.to_dict(step_text(step)) for step in self.steps],
+            "result": {"outcome": self.outcome, "commits": list(self.commits), "reason": bisection_text(self)},
         }
 
 
@@ -336,7 +363,7 @@ class Progress:
     def start(self, result: "Bisection") -> None:
         """The bisection is set up (``result.candidates``, ``runs``), nothing measured yet."""
 
-    def end(self, name: str, commit: str, measured: Sample | Failure) -> None:
+    def end(self, name: Level, commit: str, measured: Sample | Failure) -> None:
         """``name`` ("good" or "bad") end measured."""
 
     def judged(self, levels: Levels) -> None:
@@ -350,7 +377,7 @@ Measure = Callable[[str, int], "Sample | Failure"]
 
 
 def bisect(good: str, bad: str, candidates: Sequence[str], measure: Measure, *, runs: int = 2,
-           newer: str = "bad", alpha: float = DEFAULT_ALPHA, min_effect: float = DEFAULT_MIN_EFFECT,
+           newer: Level = "bad", alpha: float = DEFAULT_ALPHA, min_effect: float = DEFAULT_MIN_EFFECT,
            progress: Progress | None = None) -> Bisection:
     """Find the first commit of ``candidates`` (oldest first, the last is the newer end) at the
     newer end's level, measuring each commit ``runs`` times with ``measure(commit, runs)``."""
@@ -361,12 +388,12 @@ def bisect(good: str, bad: str, candidates: Sequence[str], measure: Measure, *, 
     progress = progress or Progress()
     result = Bisection(good, bad, newer, list(candidates), runs)
     progress.start(result)
-    ends: dict[str, Sample] = {}
+    ends: dict[Level, Sample] = {}
     for name, commit in (("good", good), ("bad", bad)):
         measured = measure(commit, runs)
         progress.end(name, commit, measured)
         if isinstance(measured, Failure):
-            result.reason = f"the {name} commit gave no number: {measured.reason}"
+            result.why, result.failed_end, result.failure = "end-failed", name, measured
             return result
         ends[name] = measured
     result.good_values, result.bad_values = ends["good"].values, ends["bad"].values
@@ -375,7 +402,7 @@ def bisect(good: str, bad: str, candidates: Sequence[str], measure: Measure, *, 
                                  min_effect=min_effect)
     progress.judged(result.levels)
     if not result.levels.apart:
-        result.reason = f"cannot decide: {result.levels.reason}"
+        result.why = "not-apart"
         return result
 
     search = LineSearch(len(candidates))
@@ -395,22 +422,17 @@ def bisect(good: str, bad: str, candidates: Sequence[str], measure: Measure, *, 
     if not final.apart:
         result.levels = final
         progress.judged(final)
-        result.reason = f"cannot decide: with every run of the bisection pooled, {final.reason}"
+        result.why = "not-apart-pooled"
         return result
-    suspects = [candidates[i] for i in search.suspects()]
-    result.commits = suspects
-    word = "bad" if newer == "bad" else "good"
-    if len(suspects) == 1:
-        result.outcome = "found"
-        result.reason = f"the first {word} commit"
+    result.commits = [candidates[i] for i in search.suspects()]
+    if len(result.commits) == 1:
+        result.outcome, result.why = "found", "found"
     else:
-        result.outcome = "range"
-        result.reason = (f"only skipped commits are left to test: the first {word} commit is one of these "
-                         f"{len(suspects)} commits")
+        result.outcome, result.why = "range", "only-skips-left"
     return result
 
 
-def _test(commit: str, runs: int, measure: Measure, ends: dict[str, Sample], measured: list[Sample],
+def _test(commit: str, runs: int, measure: Measure, ends: dict[Level, Sample], measured: list[Sample],
           alpha: float) -> tuple[Step, Sample | None]:
     """Measure one candidate (``runs`` more times once when unclear) and decide: ``(step, its sample)``."""
     sample: Sample | None = None
@@ -419,11 +441,10 @@ def _test(commit: str, runs: int, measure: Measure, ends: dict[str, Sample], mea
         more = measure(commit, runs)
         if isinstance(more, Failure):
             values = sample.values if sample else ()
-            return Step(commit, values, "skip", more.reason, judgement, attempt > 0), sample
+            return Step(commit, values, "skip", "failed", judgement, attempt > 0, more), sample
         sample = more if sample is None else sample.plus(more)
         judgement = classify(sample, ends["good"], ends["bad"], noise_of([*measured, sample]), alpha=alpha)
         if judgement.decision != "unclear":
-            return Step(commit, sample.values, judgement.decision, judgement.reason, judgement, attempt > 0), sample
+            return Step(commit, sample.values, judgement.decision, "at-level", judgement, attempt > 0), sample
     assert sample is not None and judgement is not None
-    return Step(commit, sample.values, "skip", f"{judgement.reason}, after {len(sample.values)} runs", judgement,
-                True), sample
+    return Step(commit, sample.values, "skip", "between-levels", judgement, True), sample

@@ -25,6 +25,7 @@ from timeline.export import write_text_atomic
 from timeline.git.checkout import ScratchCheckout
 from timeline.git.locate import locate, path_inside, resolve_head
 from timeline.git.objects import ObjectStoreError
+from timeline.render.bisect_wording import bisection_text, failure_text, levels_text, step_text
 
 __all__ = ["bisect_document", "bisect_repository", "ends_from_build", "run", "summary_lines"]
 
@@ -149,7 +150,7 @@ class _BenchmarkRunner:
             try:
                 self.scratch.check_out(commit)
             except ObjectStoreError as exc:
-                return Failure(f"could not check it out: {exc}")
+                return Failure("checkout-failed", error=str(exc))
         values: list[float] = []
         spreads: list[float | None] = []
         for _ in range(runs):
@@ -165,21 +166,22 @@ class _BenchmarkRunner:
         worktree = self.scratch.worktree
         output = self.scratch.folder / OUTPUT_FILE
         log = worktree / self.log if self.log is not None else output
+        given = str(self.log) if self.log is not None else None
         if self.log is not None:
             if not path_inside(log, worktree):
                 # a symlink of the checked-out tree would send us to delete or read a file elsewhere
-                return Failure(f"{self.log} leads outside the checkout of this commit (a symlink); not used")
+                return Failure("log-outside-before-run", log=given)
             log.unlink(missing_ok=True)  # a log appended to by every run would mix them
         env = dict(os.environ, TIMELINE_BISECT_COMMIT=commit, TIMELINE_BISECT_RUN=str(self.number))
         with open(output, "wb") as sink:
             code = _run_in_own_group(self.command, cwd=worktree, env=env, sink=sink)
         if code != 0:
-            how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
-            return Failure(f"the command {how}{_last_line(output)}")
+            return Failure("command-failed", exit_status=code if code > 0 else None,
+                           signal=-code if code < 0 else None, last_line=_last_line(output))
         if not log.is_file():
-            return Failure(f"the command wrote no log {self.log}")
+            return Failure("no-log", log=given)
         if self.log is not None and not path_inside(log, worktree):  # the command made the link
-            return Failure(f"{self.log} leads outside the checkout of this commit (a symlink); not read")
+            return Failure("log-outside-after-run", log=given)
         return _steady_value(log)
 
 
@@ -226,14 +228,14 @@ def _term_then_kill(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _last_line(output: Path) -> str:
+def _last_line(output: Path) -> str | None:
     try:
         with open(output, "rb") as handle:
             handle.seek(max(0, output.stat().st_size - 4096))
             lines = handle.read().decode("utf-8", "replace").strip().splitlines()
     except OSError:
-        return ""
-    return f": {lines[-1].strip()[:200]}" if lines else ""
+        return None
+    return lines[-1].strip()[:200] if lines else None
 
 
 def _steady_value(log: Path) -> tuple[float, float | None] | Failure:
@@ -245,7 +247,7 @@ def _steady_value(log: Path) -> tuple[float, float | None] | Failure:
         steady = steady_of(parsed)
         if steady is not None:
             return steady.value, steady.spread
-    return Failure(f"no steady throughput in the log (no Decode batch lines with a throughput){_last_line(log)}")
+    return Failure("no-steady-value", last_line=_last_line(log))
 
 
 class _Interrupted(KeyboardInterrupt):
@@ -275,17 +277,17 @@ class ProgressPrinter(Progress):
         self._say(f"{name} {commit[:12]}: {_measured(measured)}")
 
     def judged(self, levels: Levels) -> None:
-        self._say(f"levels: good {levels.good:.2f}, bad {levels.bad:.2f}: {levels.reason}")
+        self._say(f"levels: good {levels.good:.2f}, bad {levels.bad:.2f}: {levels_text(levels)}")
 
     def step(self, number: int, step: Step, left: int) -> None:
         values = ", ".join(f"{v:.2f}" for v in step.values) or "no value"
-        self._say(f"step {number}: {step.commit[:12]}: {values} -> {step.decision}: {step.reason} "
+        self._say(f"step {number}: {step.commit[:12]}: {values} -> {step.decision}: {step_text(step)} "
                   f"({left} left to test)")
 
 
 def _measured(measured: Sample | Failure) -> str:
     if isinstance(measured, Failure):
-        return f"no value: {measured.reason}"
+        return f"no value: {failure_text(measured)}"
     return ", ".join(f"{v:.2f}" for v in measured.values)
 
 
@@ -302,14 +304,15 @@ def summary_lines(result: Bisection, subjects: Mapping[str, str]) -> list[str]:
     if result.outcome == "range":
         return [f"the first {word} commit is one of these {len(result.commits)} commits (the others were skipped):",
                 *(f"  {sha} {subjects.get(sha, '')}".rstrip() for sha in result.commits)]
-    return [result.reason]
+    return [bisection_text(result)]
 
 
 def bisect_document(result: Bisection, subjects: Mapping[str, str], repo: str | os.PathLike,
                     command: Sequence[str]) -> dict:
     """What ``--json`` writes: the bisection (``Bisection.to_dict``) with the repository, the
     command and the subject of every commit named."""
-    document = {"repo": os.path.abspath(os.fspath(repo)), "command": list(command), **result.to_dict()}
+    document = {"repo": os.path.abspath(os.fspath(repo)), "command": list(command),
+                **result.to_dict(levels_text=levels_text, step_text=step_text, bisection_text=bisection_text)}
     for end in ("good", "bad"):
         document[end]["subject"] = subjects.get(document[end]["commit"])
     for step in document["steps"]:
