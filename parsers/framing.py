@@ -31,6 +31,7 @@ from itertools import count
 from typing import BinaryIO, Callable, Iterator
 
 from timeline.parsers.compression import ZSTD_MISSING, open_zstd
+from timeline.parsers.records import DiagnosticCode
 
 __all__ = [
     "LogLines", "NotTextError", "ReadError", "STREAM_ERRORS", "strip_ansi", "split_progress", "clean_line",
@@ -66,7 +67,12 @@ _UNSUPPORTED = (
 
 
 class NotTextError(Exception):
-    """The file does not hold a text log (binary data or an unsupported container)."""
+    """The file does not hold a text log (binary data or an unsupported container), or one that
+    cannot be read here; ``code`` is the ``Diagnostic.code`` that says which."""
+
+    def __init__(self, message: str, code: DiagnosticCode = "not-text") -> None:
+        super().__init__(message)
+        self.code: DiagnosticCode = code
 
 
 class ReadError(Exception):
@@ -143,7 +149,7 @@ class LogLines:
             elif self.compression == "zstd":
                 zstd = open_zstd(raw)
                 if zstd is None:
-                    raise NotTextError(ZSTD_MISSING)
+                    raise NotTextError(ZSTD_MISSING, "zstd-missing")
                 stream = zstd  # type: ignore[assignment]
             self._stream = stream
             self._broken: BaseException | None = None  # a decompression error met in the head

@@ -41,14 +41,14 @@ def parse_file(
     try:
         log = LogLines(path)
     except NotTextError as exc:
-        result.diagnostics.append(Diagnostic(src, None, str(exc)))
+        result.diagnostics.append(Diagnostic(src, None, str(exc), exc.code))
         return result
     except STREAM_ERRORS as exc:
         if isinstance(exc, OSError) and exc.errno is not None:
             message = _os_problem(exc)
         else:
             message = f"cannot read: corrupt compressed data ({exc}), skipped"
-        result.diagnostics.append(Diagnostic(src, None, message))
+        result.diagnostics.append(Diagnostic(src, None, message, "unreadable"))
         return result
     log.progress = progress
     try:
@@ -67,7 +67,8 @@ def parse_file(
             where = log.line_number
             what = f"{log.compression} stream" if log.compression else "file"
             problems.append(
-                Diagnostic(src, where or None, f"read error in the {what} after line {where}: {exc}; the rest is skipped")
+                Diagnostic(src, where or None, f"read error in the {what} after line {where}: {exc}; the rest is skipped",
+                           "read-error")
             )
         except Exception as exc:  # a parser bug must not lose the whole file  # noqa: BLE001
             problems.append(_internal_error(src, log.line_number, exc))
@@ -84,11 +85,12 @@ def parse_file(
         # A file of another family: SGLang's parser found no SGLang header, only (say) NCCL lines.
         sg_runs = [r for r in sg_runs if r.config or r.series]
         if sg_runs:
-            sg_diags = [d for d in sg_diags if d.message != NO_SGLANG]
+            sg_diags = [d for d in sg_diags if d.code != "no-sglang-lines"]
         else:  # what it says is about lines of the other family (an NCCL "[date]" warning, say)
             sg_diags = []
     elif not sg_runs:
-        sg_diags = [Diagnostic(d.source, d.line, NOTHING_FOUND) if d.message == NO_SGLANG else d for d in sg_diags]
+        sg_diags = [Diagnostic(d.source, d.line, NOTHING_FOUND, "nothing-found") if d.code == "no-sglang-lines" else d
+                    for d in sg_diags]
     try:
         _time_bench_runs(bench, bench_runs, sg_runs + vl_runs)
     except Exception as exc:  # noqa: BLE001
@@ -121,7 +123,6 @@ file holding any of it to ``_dispatch``."""
 SGLANG_SHAPES = sglang_fast.Shapes(OTHER_FAMILIES)
 """The line shapes the block reader learned, for every file of the process."""
 
-NO_SGLANG = "no SGLang server log lines found"
 NOTHING_FOUND = "no SGLang or vLLM server log lines and no benchmark results found"
 
 _BLOCK_MIN, _BLOCK_MAX = 16, 1024
@@ -262,4 +263,5 @@ def _anchor_time(anchor: tuple[int, str], servers: list[ParsedRun]) -> tuple[dat
 
 
 def _internal_error(src: str, where: int, exc: Exception) -> Diagnostic:
-    return Diagnostic(src, where or None, f"internal parser error near line {where}: {type(exc).__name__}: {exc}")
+    return Diagnostic(src, where or None, f"internal parser error near line {where}: {type(exc).__name__}: {exc}",
+                      "internal-error")

@@ -9,16 +9,36 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from itertools import repeat
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
+
+
+DiagnosticCode = Literal[
+    "other",                # nothing decides on it: it is only said
+    "unreadable",           # a log that could not be opened or decompressed: skipped
+    "not-text",             # a binary file or an unsupported archive: skipped
+    "zstd-missing",         # a zstd-compressed log without the zstandard package: skipped
+    "read-error",           # reading failed part-way: the rest of the log is skipped
+    "internal-error",       # a parser failed on the log (a bug, caught)
+    "no-sglang-lines",      # SGLang's parser met no SGLang header line
+    "nothing-found",        # no parser found a run in the log
+    "no-reflog",            # a ref has no reflog file
+    "reflog-empty",         # a reflog file of no bytes
+    "reflog-unreadable",    # a reflog file refused (symlink, FIFO, outside the git dir) or unreadable
+    "reflog-damaged-line",  # a reflog line skipped, cut, glued or oddly terminated
+    "reflog-chain-gap",     # a reflog entry does not start where the one before it ended
+]
+"""What a ``Diagnostic`` is about, for the code that acts on it (never on its message)."""
 
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """A warning about the input: which file, which line (1-based, or None), what is wrong."""
+    """A warning about the input: which file, which line (1-based, or None), what is wrong, and
+    which kind of problem it is (``code``)."""
 
     source: str
     line: int | None
     message: str
+    code: DiagnosticCode = "other"
 
     def __str__(self) -> str:
         where = self.source if self.line is None else f"{self.source}:{self.line}"

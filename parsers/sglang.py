@@ -43,7 +43,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
 from timeline.parsers.pyrepr import parse_keyword_repr
-from timeline.parsers.records import Diagnostic, ParsedRun, SampleRows, add_message
+from timeline.parsers.records import Diagnostic, DiagnosticCode, ParsedRun, SampleRows, add_message
 from timeline.parsers.dates import describe_mtime, last_day
 from timeline.parsers import values
 from timeline.parsers.wrappers import RFC3339_RE, rfc3339
@@ -371,8 +371,8 @@ class SGLangLogParser:
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _diag(self, line: int | None, message: str) -> None:
-        self.diagnostics.append(Diagnostic(self.source, line, message))
+    def _diag(self, line: int | None, message: str, code: DiagnosticCode = "other") -> None:
+        self.diagnostics.append(Diagnostic(self.source, line, message, code))
 
     def _close_segment(self) -> None:
         seg = self.segment
@@ -600,6 +600,6 @@ class SGLangLogParser:
                 f" (first at line {self.no_throughput_line})",
             )
         if not self.runs and not self._any_header:
-            self._diag(None, "no SGLang server log lines found")
+            self._diag(None, "no SGLang server log lines found", "no-sglang-lines")
         self.diagnostics.sort(key=lambda d: (d.line is None, d.line or 0))
         return self.runs, self.diagnostics

@@ -269,15 +269,21 @@ def test_log_being_written_is_not_stored(tmp_path, parses):
     assert len(parses) == 2 and _entries(where) == []
 
 
-def test_parse_with_a_passing_problem_is_not_stored(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("code", "stored"), [
+    ("unreadable", False), ("read-error", False), ("internal-error", False), ("zstd-missing", False),
+    ("other", True),
+])
+def test_parse_with_a_passing_problem_is_not_stored(tmp_path, monkeypatch, code, stored):
+    # the code decides, not the wording: the same message under "other" is a lasting one
     logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "cache"
 
     def failing(path, *, source=None, **options):
-        return ParsedFile(source, diagnostics=[Diagnostic(source, 12, "internal parser error near line 12: KeyError: 'x'")])
+        return ParsedFile(source, diagnostics=[
+            Diagnostic(source, 12, "internal parser error near line 12: KeyError: 'x'", code)])
 
     monkeypatch.setattr(builder, "parse_file", failing)
     build([logs], log_tz="UTC", env=_env(where))
-    assert _entries(where) == []
+    assert len(_entries(where)) == (1 if stored else 0)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")

@@ -41,7 +41,10 @@ import stat
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
+
+if TYPE_CHECKING:
+    from timeline.parsers.records import DiagnosticCode
 
 __all__ = ["ParseCache", "Lookup", "cache_folder", "MAX_BYTES", "MAX_ENTRIES", "MIN_LOG_BYTES", "RACY_S",
            "REACH_MAGIC", "PARSES_MAGIC"]
@@ -61,10 +64,9 @@ PARSES_MAGIC = b"timeline-parses-cache 1\n"
 _MAGIC_OF = {SUFFIX: MAGIC, REACH_SUFFIX: REACH_MAGIC, PARSES_SUFFIX: PARSES_MAGIC}
 _STALE_TEMP_S = 3600.0  # temp files left by a killed build: removed by the next prune after an hour
 
-# Diagnostics that may go away without the file changing: such a parse is not stored. Prefixes of
-# the messages of parsers.reading and parsers.compression (a message that changes only means the
-# parse is stored: the entry still goes when the file or the parsers change).
-_TRANSIENT = ("cannot read", "read error", "internal parser error", "zstd-compressed log not read")
+# Diagnostics that may go away without the file changing: such a parse is not stored. Codes
+# (``Diagnostic.code``) of parsers.reading and parsers.framing.
+_TRANSIENT: frozenset[DiagnosticCode] = frozenset({"unreadable", "read-error", "internal-error", "zstd-missing"})
 
 
 def cache_folder(environ: Mapping[str, str]) -> Path | None:
@@ -200,7 +202,7 @@ class ParseCache:
         """Keep ``parsed`` as the entry of the log looked up before it was parsed; not when the
         file changed since the look-up, is being written, or the parse met a passing problem.
         Never raises: a cache that cannot be written is only a cache that is not written."""
-        if any(d.message.startswith(_TRANSIENT) for d in parsed.diagnostics):
+        if any(d.code in _TRANSIENT for d in parsed.diagnostics):
             return False
         try:
             st = os.stat(lookup.path)
