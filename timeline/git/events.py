@@ -254,8 +254,7 @@ def context_events(logs, diags: list[Diagnostic]) -> tuple[list[CodeEvent], list
     stash: list[ReflogEntry] = []
     for ref in logs.context_refs(diags):
         entries, d = logs.read(ref)
-        diags.extend(x for x in d if "no reflog file" not in x.message
-                     and not x.message.startswith("reflog is empty"))
+        diags.extend(x for x in d if x.code not in ("no-reflog", "reflog-empty"))
         if not entries:
             continue
         if ref == "refs/stash":

@@ -278,13 +278,13 @@ def _read_head_log(logs, head: HeadState, diags: list[Diagnostic]) -> _HeadLog:
     if branch:
         branch_entries, d = logs.read(branch)
         # a missing branch log is not worth a warning (deleted, reflogs off: HEAD's says so)
-        diags.extend(x for x in d if "no reflog file" not in x.message)
+        diags.extend(x for x in d if x.code != "no-reflog")
         refused = refused or _refused(d)
     log = _HeadLog(head_source, head_entries, branch, branch_entries, refused,
                    source=head_source, ref="HEAD", entries=head_entries or [], fallback=False)
     if not head_entries and branch_entries:
         log.source, log.ref, log.entries, log.fallback = logs.source(branch), branch, branch_entries, True
-        diags[:] = [x for x in diags if not (x.source == head_source and "no reflog file" in x.message)]
+        diags[:] = [x for x in diags if not (x.source == head_source and x.code == "no-reflog")]
         state = ("empty" if head_entries is not None
                  else "unreadable (see above)" if refused else "missing")
         diags.append(Diagnostic(head_source, None,
@@ -296,8 +296,7 @@ def _read_head_log(logs, head: HeadState, diags: list[Diagnostic]) -> _HeadLog:
 
 def _refused(diags: list[Diagnostic]) -> bool:
     """Whether a log exists but was refused (symlink, FIFO, outside the git dir)."""
-    return any(x.message.startswith("reflog ") and not x.message.startswith("reflog is empty")
-               for x in diags)
+    return any(x.code == "reflog-unreadable" for x in diags)
 
 
 def _with_branch_moves(events: list[CodeEvent], log: _HeadLog, head: HeadState, logs,
@@ -324,8 +323,7 @@ def _approximation(loc: GitLocation, head: HeadState, head_source: str,
     """No reflog at all: ``approximation.approximate_events``, which stand in for the missing log."""
     events, context = approximate_events(loc, head, diags)
     if events or context:
-        diags[:] = [x for x in diags if not (x.source == head_source
-                                             and x.message.startswith("no reflog file"))]
+        diags[:] = [x for x in diags if not (x.source == head_source and x.code == "no-reflog")]
     return events, context
 
 
@@ -347,5 +345,5 @@ def _check_entries(entries: list[ReflogEntry], loc: GitLocation, source: str,
             diags.append(Diagnostic(source, e.line,
                                     f"reflog chain gap: this entry starts at {short_sha(old)} but the "
                                     f"previous one ended at {short_sha(prev_new)} (entries deleted, "
-                                    "or HEAD moved without a reflog entry)"))
+                                    "or HEAD moved without a reflog entry)", "reflog-chain-gap"))
         prev_new = new

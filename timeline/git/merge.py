@@ -61,7 +61,7 @@ def merge_branch_moves(events: list[CodeEvent], head_entries: list[ReflogEntry],
                 # the gap is explained: drop the chain-gap diagnostic of HEAD's next entry
                 nxt = events[p]
                 diags[:] = [x for x in diags if not (x.source == nxt.source and x.line == nxt.line
-                                                     and x.message.startswith("reflog chain gap"))]
+                                                     and x.code == "reflog-chain-gap")]
         if p < n:
             out.append(events[p])
     return out, n in inserts

@@ -280,7 +280,7 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
     out = ReflogParse()
     diag = out.diagnostics.append
     if not data:
-        diag(Diagnostic(source, None, "reflog is empty (expired by gc?)"))
+        diag(Diagnostic(source, None, "reflog is empty (expired by gc?)", "reflog-empty"))
         return out
     if sha_length not in (40, 64):
         first = _FIRST_ID.search(data)
@@ -298,27 +298,28 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
             raw = raw[:-1]
             if not state["cr"]:
                 state["cr"] = True
-                diag(Diagnostic(source, no, "CRLF line ending (git never writes one); tolerated"))
+                diag(Diagnostic(source, no, "CRLF line ending (git never writes one); tolerated",
+                                "reflog-damaged-line"))
         if not raw.strip():
-            diag(Diagnostic(source, no, "empty line skipped"))
+            diag(Diagnostic(source, no, "empty line skipped", "reflog-damaged-line"))
             return
         if len(raw) > MAX_LINE_BYTES:
-            diag(Diagnostic(source, no, f"line longer than {MAX_LINE_BYTES} bytes skipped"))
+            diag(Diagnostic(source, no, f"line longer than {MAX_LINE_BYTES} bytes skipped", "reflog-damaged-line"))
             return
         if not terminated:
             diag(Diagnostic(source, no, "last line has no trailing newline: kept, but git ignores "
-                                        "it (a write in progress, or a truncated file)"))
+                                        "it (a write in progress, or a truncated file)", "reflog-damaged-line"))
         for m, msg, piece, glued, torn in _split(raw, candidates):
             if m is None:
                 what = ("garbage before an entry dropped" if torn
                         else "unparseable reflog line skipped (git skips it too)")
-                diag(Diagnostic(source, no, f"{what}: {_snippet(piece)}"))
+                diag(Diagnostic(source, no, f"{what}: {_snippet(piece)}", "reflog-damaged-line"))
                 continue
             entry = _entry(m, msg, no, glued, terminated)
             append(entry)
             if glued:
                 diag(Diagnostic(source, no, "entry glued onto the previous one (that line lost its "
-                                            "newline); recovered"))
+                                            "newline); recovered", "reflog-damaged-line"))
             _entry_diagnostics(entry, source, no, diag)
 
     crlf = b"\r" in data
@@ -405,8 +406,10 @@ def load_reflog(path: Path, roots: tuple[Path, ...]) -> tuple[bytes | None, list
         return read_file_safely(safe, limit=MAX_REFLOG_BYTES), []
     except FileNotFoundError:
         return None, [Diagnostic(source, None, "no reflog file (reflogs disabled by "
-                                               "core.logAllRefUpdates, a bare repository, or deleted)")]
+                                               "core.logAllRefUpdates, a bare repository, or deleted)",
+                                 "no-reflog")]
     except UnsafeFile as exc:
-        return None, [Diagnostic(source, None, f"reflog {exc}")]
+        return None, [Diagnostic(source, None, f"reflog {exc}", "reflog-unreadable")]
     except OSError as exc:  # pragma: no cover - defensive (e.g. a path component vanished)
-        return None, [Diagnostic(source, None, f"reflog cannot be read ({exc.strerror or exc})")]
+        return None, [Diagnostic(source, None, f"reflog cannot be read ({exc.strerror or exc})",
+                                 "reflog-unreadable")]
