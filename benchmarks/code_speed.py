@@ -73,19 +73,91 @@ from timeline.git.code import read_code  # noqa: E402
 
 ENTRIES = ("sglang.launch_server",)
 
-WORDS = ("batch", "token", "cache", "layer", "weight", "scale", "rank", "stream", "req", "seq", "head",
-         "expert", "block", "page", "prefix", "logits", "hidden", "state", "config", "spec", "draft",
-         "tree", "kv", "attn", "mlp", "norm", "rope", "lora", "quant", "group")
-TYPES = ("torch.Tensor", "int", "float", "Optional[torch.Tensor]", "List[int]", "bool", "str",
-         "Dict[str, Any]", "Tuple[int, int]")
-OUTSIDE = ("import os", "import logging", "import math", "import torch", "import torch.nn as nn",
-           "import numpy as np", "from typing import Any, Dict, List, Optional, Tuple",
-           "from dataclasses import dataclass, field", "import triton", "import triton.language as tl",
-           "from enum import Enum, auto", "import time", "import threading", "import dataclasses")
-SRT_PACKAGES = ("layers", "layers.attention", "layers.moe", "layers.quantization", "models", "managers",
-                "mem_cache", "model_executor", "model_loader", "distributed", "entrypoints", "utils",
-                "lora", "speculative", "configs", "sampling", "constrained", "function_call",
-                "disaggregation", "eplb", "metrics", "multimodal", "connector", "compilation")
+WORDS = (
+    "batch",
+    "token",
+    "cache",
+    "layer",
+    "weight",
+    "scale",
+    "rank",
+    "stream",
+    "req",
+    "seq",
+    "head",
+    "expert",
+    "block",
+    "page",
+    "prefix",
+    "logits",
+    "hidden",
+    "state",
+    "config",
+    "spec",
+    "draft",
+    "tree",
+    "kv",
+    "attn",
+    "mlp",
+    "norm",
+    "rope",
+    "lora",
+    "quant",
+    "group",
+)
+TYPES = (
+    "torch.Tensor",
+    "int",
+    "float",
+    "Optional[torch.Tensor]",
+    "List[int]",
+    "bool",
+    "str",
+    "Dict[str, Any]",
+    "Tuple[int, int]",
+)
+OUTSIDE = (
+    "import os",
+    "import logging",
+    "import math",
+    "import torch",
+    "import torch.nn as nn",
+    "import numpy as np",
+    "from typing import Any, Dict, List, Optional, Tuple",
+    "from dataclasses import dataclass, field",
+    "import triton",
+    "import triton.language as tl",
+    "from enum import Enum, auto",
+    "import time",
+    "import threading",
+    "import dataclasses",
+)
+SRT_PACKAGES = (
+    "layers",
+    "layers.attention",
+    "layers.moe",
+    "layers.quantization",
+    "models",
+    "managers",
+    "mem_cache",
+    "model_executor",
+    "model_loader",
+    "distributed",
+    "entrypoints",
+    "utils",
+    "lora",
+    "speculative",
+    "configs",
+    "sampling",
+    "constrained",
+    "function_call",
+    "disaggregation",
+    "eplb",
+    "metrics",
+    "multimodal",
+    "connector",
+    "compilation",
+)
 
 
 def name(rng: random.Random, parts: int = 2) -> str:
@@ -98,34 +170,47 @@ def function(rng: random.Random, method: bool) -> str:
     args = [name(rng) for _ in range(rng.randint(1, 4))]
     signature = ", ".join((["self"] if method else []) + [f"{a}: {rng.choice(TYPES)}" for a in args])
     indent = "        " if method else "    "
-    lines = [f"{indent[:-4]}def {name(rng, 3)}({signature}) -> {rng.choice(TYPES)}:",
-             f'{indent}"""Compute the {name(rng)} of the {name(rng)} for each {rng.choice(WORDS)} in the batch."""']
+    lines = [
+        f"{indent[:-4]}def {name(rng, 3)}({signature}) -> {rng.choice(TYPES)}:",
+        f'{indent}"""Compute the {name(rng)} of the {name(rng)} for each {rng.choice(WORDS)} in the batch."""',
+    ]
     for _ in range(rng.randint(4, 14)):
         a, b, c = rng.choice(args), name(rng), name(rng)
         roll = rng.random()
         if roll < 0.25:
-            lines.append(f"{indent}{b} = torch.{rng.choice(('cat', 'stack', 'matmul', 'where'))}"
-                         f"([{a}, self.{c}], dim={rng.randint(-1, 2)})")
+            lines.append(
+                f"{indent}{b} = torch.{rng.choice(('cat', 'stack', 'matmul', 'where'))}"
+                f"([{a}, self.{c}], dim={rng.randint(-1, 2)})"
+            )
         elif roll < 0.45:
-            lines += [f"{indent}if {a} is None or {a}.{c} > {rng.randint(0, 4096)}:",
-                      f"{indent}    {a} = self.{b}.{c}({a}, {rng.choice(args)}, "
-                      f"{rng.choice(WORDS)}={rng.random():.4f})"]
+            lines += [
+                f"{indent}if {a} is None or {a}.{c} > {rng.randint(0, 4096)}:",
+                f"{indent}    {a} = self.{b}.{c}({a}, {rng.choice(args)}, {rng.choice(WORDS)}={rng.random():.4f})",
+            ]
         elif roll < 0.6:
-            lines += [f"{indent}for i in range(len({a})):",
-                      f"{indent}    {b}[i] = {a}[i] * {rng.random():.3f} + self.{c}[i]  # {name(rng)} per {rng.choice(WORDS)}"]
+            lines += [
+                f"{indent}for i in range(len({a})):",
+                f"{indent}    {b}[i] = {a}[i] * {rng.random():.3f} + self.{c}[i]  # {name(rng)} per {rng.choice(WORDS)}",
+            ]
         elif roll < 0.75:
-            lines.append(f"{indent}# {rng.choice(WORDS).capitalize()} {name(rng)}: keep the {c} "
-                         f"aligned with the {rng.choice(WORDS)} pool")
-            lines.append(f"{indent}{b} = {{'{c}': {a}, '{rng.choice(WORDS)}': [{rng.randint(0, 99)}, "
-                         f"{rng.randint(0, 99)}], 'enabled': {rng.choice(('True', 'False'))}}}")
+            lines.append(
+                f"{indent}# {rng.choice(WORDS).capitalize()} {name(rng)}: keep the {c} "
+                f"aligned with the {rng.choice(WORDS)} pool"
+            )
+            lines.append(
+                f"{indent}{b} = {{'{c}': {a}, '{rng.choice(WORDS)}': [{rng.randint(0, 99)}, "
+                f"{rng.randint(0, 99)}], 'enabled': {rng.choice(('True', 'False'))}}}"
+            )
         elif roll < 0.9:
-            lines += [f"{indent}try:",
-                      f"{indent}    {b} = {a}.view(-1, self.{c}).contiguous()",
-                      f"{indent}except (RuntimeError, ValueError) as exc:",
-                      f"{indent}    logger.warning(\"{name(rng)} failed: %s\", exc)",
-                      f"{indent}    {b} = None"]
+            lines += [
+                f"{indent}try:",
+                f"{indent}    {b} = {a}.view(-1, self.{c}).contiguous()",
+                f"{indent}except (RuntimeError, ValueError) as exc:",
+                f'{indent}    logger.warning("{name(rng)} failed: %s", exc)',
+                f"{indent}    {b} = None",
+            ]
         else:
-            lines.append(f"{indent}assert {a}.shape[0] == self.{c}, f\"{b} mismatch: {{{a}.shape}}\"")
+            lines.append(f'{indent}assert {a}.shape[0] == self.{c}, f"{b} mismatch: {{{a}.shape}}"')
     lines.append(f"{indent}return {rng.choice(args)}")
     return "\n".join(lines) + "\n"
 
@@ -133,19 +218,27 @@ def function(rng: random.Random, method: bool) -> str:
 def module(rng: random.Random, target_bytes: int, imports: list[str], lazy: list[str], extra: str = "") -> bytes:
     head = [f'"""{name(rng).capitalize()} {name(rng)} for the {rng.choice(WORDS)} runtime."""', ""]
     head += rng.sample(OUTSIDE, rng.randint(2, 6))
-    head += [f"from {target.rpartition('.')[0]} import {target.rpartition('.')[2]}" if rng.random() < 0.5
-             else f"import {target}" for target in imports]
+    head += [
+        f"from {target.rpartition('.')[0]} import {target.rpartition('.')[2]}"
+        if rng.random() < 0.5
+        else f"import {target}"
+        for target in imports
+    ]
     head += ["", "logger = logging.getLogger(__name__)", "", extra]
     body = []
     size = sum(len(line) for line in head)
-    for target in lazy:   # imports inside functions and try blocks, as SGLang's optional kernels are
-        body.append(f"def _load_{name(rng)}():\n    try:\n        from {target} import {name(rng)}\n"
-                    f"    except ImportError:\n        return None\n")
+    for target in lazy:  # imports inside functions and try blocks, as SGLang's optional kernels are
+        body.append(
+            f"def _load_{name(rng)}():\n    try:\n        from {target} import {name(rng)}\n"
+            f"    except ImportError:\n        return None\n"
+        )
     while size < target_bytes:
         if rng.random() < 0.3:
             methods = "\n".join(function(rng, True) for _ in range(rng.randint(2, 6)))
-            chunk = f"\nclass {name(rng, 2).title().replace('_', '')}(nn.Module):\n" \
-                    f'    """A {name(rng)} layer."""\n\n{methods}'
+            chunk = (
+                f"\nclass {name(rng, 2).title().replace('_', '')}(nn.Module):\n"
+                f'    """A {name(rng)} layer."""\n\n{methods}'
+            )
         else:
             chunk = "\n" + function(rng, False)
         body.append(chunk)
@@ -158,10 +251,18 @@ def sglang_tree(seed: int = 7) -> dict[str, bytes]:
     rng = random.Random(seed)
     sizes = lambda: min(int(rng.lognormvariate(8.55, 0.95)), 250_000)  # noqa: E731 - median 5.2 KB
     files: dict[str, bytes] = {}
-    srt = [f"sglang.srt.{package}.{name(rng)}_{i}" for i in range(1080)
-           for package in [rng.choice(SRT_PACKAGES)]]
-    srt = list(dict.fromkeys(srt + ["sglang.srt.server_args", "sglang.srt.managers.scheduler",
-                                    "sglang.srt.entrypoints.http_server", "sglang.srt.model_loader.loader"]))
+    srt = [f"sglang.srt.{package}.{name(rng)}_{i}" for i in range(1080) for package in [rng.choice(SRT_PACKAGES)]]
+    srt = list(
+        dict.fromkeys(
+            srt
+            + [
+                "sglang.srt.server_args",
+                "sglang.srt.managers.scheduler",
+                "sglang.srt.entrypoints.http_server",
+                "sglang.srt.model_loader.loader",
+            ]
+        )
+    )
     rng.shuffle(srt)
     # layered: a module imports mostly modules of lower layers, a few of any layer lazily
     for rank, mod in enumerate(srt):
@@ -177,19 +278,26 @@ def sglang_tree(seed: int = 7) -> dict[str, bytes]:
     files["sglang.__init__"] = b'"""SGLang."""\n\n__version__ = "0.5.9"\n'
     top = srt[-40:] + ["sglang.srt.entrypoints.http_server", "sglang.srt.server_args"]
     files["sglang.launch_server"] = module(rng, 2_000, top, [])
-    for i in range(70):   # tests and benchmark scripts: nothing imports them
+    for i in range(70):  # tests and benchmark scripts: nothing imports them
         files[f"sglang.test.test_{name(rng)}_{i}"] = module(rng, sizes(), rng.sample(srt, 6), [])
     files["sglang.test.__init__"] = b""
-    gen = [f"sglang.multimodal_gen.{rng.choice(('runtime', 'models', 'pipelines', 'configs'))}.{name(rng)}_{i}"
-           for i in range(330)]
+    gen = [
+        f"sglang.multimodal_gen.{rng.choice(('runtime', 'models', 'pipelines', 'configs'))}.{name(rng)}_{i}"
+        for i in range(330)
+    ]
     for rank, mod in enumerate(gen):
         files[mod] = module(rng, sizes(), rng.sample(gen[:rank], min(rank, 8)) + rng.sample(srt, 2), [])
     for package in ("", ".runtime", ".models", ".pipelines", ".configs"):
         files[f"sglang.multimodal_gen{package}.__init__"] = b""
     tree = {f"python/{mod.replace('.', '/')}.py": content for mod, content in files.items()}
-    tree.update({"README.md": b"# SGLang\n", "python/pyproject.toml": b"[project]\nname = 'sglang'\n",
-                 "sgl-kernel/csrc/allreduce/custom_all_reduce.cu": b"// kernel\n" * 200,
-                 "docs/index.md": b"# Docs\n" * 50})
+    tree.update(
+        {
+            "README.md": b"# SGLang\n",
+            "python/pyproject.toml": b"[project]\nname = 'sglang'\n",
+            "sgl-kernel/csrc/allreduce/custom_all_reduce.cu": b"// kernel\n" * 200,
+            "docs/index.md": b"# Docs\n" * 50,
+        }
+    )
     return tree
 
 
@@ -197,40 +305,62 @@ def write_repository(repo: Path, tree: dict[str, bytes], env: dict[str, str]) ->
     """The tree as one commit, then a child changing the scheduler (the two versions a shift
     compares); one ``git fast-import``; returns the two commit ids."""
     subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True, env=env)
-    stream = [b"commit refs/heads/main\nmark :1\ncommitter Ann <ann@example.com> 1700000000 +0000\n"
-              b"data 3\nv1\n"]
+    stream = [b"commit refs/heads/main\nmark :1\ncommitter Ann <ann@example.com> 1700000000 +0000\ndata 3\nv1\n"]
     stream += [b"M 644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data) for path, data in tree.items()]
     change = tree["python/sglang/srt/managers/scheduler.py"] + b"\nOVERLAP = True\n"
-    stream.append(b"\ncommit refs/heads/main\nmark :2\ncommitter Ann <ann@example.com> 1700000100 +0000\n"
-                  b"data 3\nv2\nfrom :1\nM 644 inline python/sglang/srt/managers/scheduler.py\ndata %d\n%s\n"
-                  % (len(change), change))
+    stream.append(
+        b"\ncommit refs/heads/main\nmark :2\ncommitter Ann <ann@example.com> 1700000100 +0000\n"
+        b"data 3\nv2\nfrom :1\nM 644 inline python/sglang/srt/managers/scheduler.py\ndata %d\n%s\n"
+        % (len(change), change)
+    )
     with tempfile.TemporaryDirectory() as tmp:
         marks = Path(tmp) / "marks"
-        subprocess.run(["git", "fast-import", "--quiet", f"--export-marks={marks}"], input=b"".join(stream),
-                       cwd=repo, env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["git", "fast-import", "--quiet", f"--export-marks={marks}"],
+            input=b"".join(stream),
+            cwd=repo,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         table = dict(line.split() for line in marks.read_text().splitlines())
     return table[":1"], table[":2"]
 
 
 def add_commit(repo: Path, parent: str, changes: dict[str, bytes], env: dict[str, str]) -> str:
     """A child of ``parent`` changing ``changes``, through ``git fast-import``; its id."""
-    stream = [b"commit refs/heads/main\nmark :1\ncommitter Ann <ann@example.com> 1700000200 +0000\n"
-              b"data 5\npull\nfrom %s\n" % parent.encode()]
+    stream = [
+        b"commit refs/heads/main\nmark :1\ncommitter Ann <ann@example.com> 1700000200 +0000\n"
+        b"data 5\npull\nfrom %s\n" % parent.encode()
+    ]
     stream += [b"M 644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data) for path, data in changes.items()]
     with tempfile.TemporaryDirectory() as tmp:
         marks = Path(tmp) / "marks"
-        subprocess.run(["git", "fast-import", "--quiet", "--force", f"--export-marks={marks}"],
-                       input=b"".join(stream), cwd=repo, env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["git", "fast-import", "--quiet", "--force", f"--export-marks={marks}"],
+            input=b"".join(stream),
+            cwd=repo,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         return marks.read_text().split()[1]
 
 
 def cat_every_py_blob(repo: Path, commit: str, env: dict[str, str]) -> int:
     """The baseline: every ``.py`` blob of ``commit`` through one ``git cat-file --batch``; bytes read."""
-    listing = subprocess.run(["git", "ls-tree", "-r", "-z", commit], cwd=repo, env=env, check=True,
-                             capture_output=True).stdout
+    listing = subprocess.run(
+        ["git", "ls-tree", "-r", "-z", commit], cwd=repo, env=env, check=True, capture_output=True
+    ).stdout
     ids = [entry.split(b"\t")[0].split()[2] for entry in listing.split(b"\0") if entry.endswith(b".py")]
-    out = subprocess.run(["git", "cat-file", "--batch"], input=b"\n".join(ids) + b"\n", cwd=repo, env=env,
-                         check=True, capture_output=True).stdout
+    out = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        input=b"\n".join(ids) + b"\n",
+        cwd=repo,
+        env=env,
+        check=True,
+        capture_output=True,
+    ).stdout
     return len(out)
 
 
@@ -289,21 +419,27 @@ def main() -> None:
         pull = lambda: read_code(repo, [v2, v3], [v3], ENTRIES, cache=cache)  # noqa: E731
         cache_of_v1_v2(tables=True)
         assert pull() == read_code(repo, [v2, v3], [v3], ENTRIES), "the parse tables change the answer"
-        results = best({
-            "baseline": lambda: cat_every_py_blob(repo, v1, env),
-            "cold, 1 process": lambda: read_code(repo, [v1, v2], [v2], ENTRIES, jobs=1),
-            "cold": lambda: read_code(repo, [v1, v2], [v2], ENTRIES),
-            "warm": lambda: read_code(repo, [v1, v2], [v2], ENTRIES, cache=cache),
-            "a new commit 10 files apart, no blob cache": pull,
-            "a new commit 10 files apart, blob cache warm": pull,
-        }, args.repeats, setups={
-            "a new commit 10 files apart, no blob cache": lambda: cache_of_v1_v2(tables=False),
-            "a new commit 10 files apart, blob cache warm": lambda: cache_of_v1_v2(tables=True),
-        })
+        results = best(
+            {
+                "baseline": lambda: cat_every_py_blob(repo, v1, env),
+                "cold, 1 process": lambda: read_code(repo, [v1, v2], [v2], ENTRIES, jobs=1),
+                "cold": lambda: read_code(repo, [v1, v2], [v2], ENTRIES),
+                "warm": lambda: read_code(repo, [v1, v2], [v2], ENTRIES, cache=cache),
+                "a new commit 10 files apart, no blob cache": pull,
+                "a new commit 10 files apart, blob cache warm": pull,
+            },
+            args.repeats,
+            setups={
+                "a new commit 10 files apart, no blob cache": lambda: cache_of_v1_v2(tables=False),
+                "a new commit 10 files apart, blob cache warm": lambda: cache_of_v1_v2(tables=True),
+            },
+        )
     reached = cold.reach[v1].reached
     size = sum(len(tree[p]) for p in modules)
-    print(f"{len(modules):,} modules, {size / 1e6:.1f} MB; {len(reached):,} reached "
-          f"({sum(len(tree[p]) for p in reached) / 1e6:.1f} MB); two versions, one suspect; best of {args.repeats}")
+    print(
+        f"{len(modules):,} modules, {size / 1e6:.1f} MB; {len(reached):,} reached "
+        f"({sum(len(tree[p]) for p in reached) / 1e6:.1f} MB); two versions, one suspect; best of {args.repeats}"
+    )
     print(machine())
     base = results["baseline"]
     for label, seconds in results.items():

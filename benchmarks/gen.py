@@ -19,7 +19,9 @@ from timeline.scenario import Launch, sglang_launch_lines
 
 GENERATOR_VERSION = 2  # bump when the generated text changes (cached files are named by it)
 
-_DECODE_BATCH = re.compile(r"#running-req: 1, #token: \d+, token usage: 0\.00, (.*)gen throughput \(token/s\): ([\d.]+), #queue-req: 0$")
+_DECODE_BATCH = re.compile(
+    r"#running-req: 1, #token: \d+, token usage: 0\.00, (.*)gen throughput \(token/s\): ([\d.]+), #queue-req: 0$"
+)
 _ACCESS = 'INFO:     127.0.0.1:{port} - "POST /generate HTTP/1.1" 200 OK'
 
 

@@ -75,11 +75,13 @@ def build_log(entries: int, seed: int = 4) -> bytes:
         ts += rng.randint(1, 900)
         i += 1
         roll = rng.random()
-        if roll < 0.02 and len(lines) + 4 <= entries:          # a pull --rebase burst
+        if roll < 0.02 and len(lines) + 4 <= entries:  # a pull --rebase burst
             a, b = rng.choice(shas), rng.choice(shas)
-            for old, new, msg in ((cur, a, f"pull --rebase origin main (start): checkout {a}"),
-                                  (a, b, "pull --rebase origin main (pick): local change"),
-                                  (b, b, "pull --rebase origin main (finish): returning to refs/heads/main")):
+            for old, new, msg in (
+                (cur, a, f"pull --rebase origin main (start): checkout {a}"),
+                (a, b, "pull --rebase origin main (pick): local change"),
+                (b, b, "pull --rebase origin main (finish): returning to refs/heads/main"),
+            ):
                 lines.append(f"{old} {new} Ann Tester <ann@example.com> {ts} +0100\t{msg}".encode())
             cur = b
             continue
@@ -138,18 +140,22 @@ def reading(entries: int, repeats: int) -> None:
         loc = history_module.locate(repo)
         head = history_module.resolve_head(loc)
         real_attach = history_module.attach_commits
-        history_module.attach_commits = lambda *a, **k: None      # no git object queries
+        history_module.attach_commits = lambda *a, **k: None  # no git object queries
         try:
+
             def pipeline():
                 return history_module._build(loc, history_module._FilesLogs(loc), head, [])
 
             events = len(pipeline().events)
-            results = best({
-                "baseline": lambda: data.split(b"\n"),
-                "parse": lambda: parse_reflog(data, "logs/HEAD", 40),
-                "group": lambda: special_groups(parsed.entries, heads_of(parsed.entries)),
-                "events": pipeline,
-            }, repeats)
+            results = best(
+                {
+                    "baseline": lambda: data.split(b"\n"),
+                    "parse": lambda: parse_reflog(data, "logs/HEAD", 40),
+                    "group": lambda: special_groups(parsed.entries, heads_of(parsed.entries)),
+                    "events": pipeline,
+                },
+                repeats,
+            )
         finally:
             history_module.attach_commits = real_attach
 
@@ -160,8 +166,8 @@ def reading(entries: int, repeats: int) -> None:
         print(f"  {name:9s} {wall * 1000:7.1f} ms {cpu * 1000:7.1f} ms   {cpu / base:6.1f}x")
 
 
-
 # --------------------------------------------------------------------------- moves
+
 
 def build_history(repo: Path, env: dict[str, str], commits: int, seed: int = 4) -> tuple[list[str], list[str]]:
     """A main line of ``commits`` commits, a two-commit side branch merged back every 50 (the
@@ -201,15 +207,15 @@ def head_path(main: list[str], sides: list[str], moves: int, seed: int = 4) -> l
     pairs: dict[tuple[str, str], None] = {}
     while len(pairs) < moves:
         roll = rng.random()
-        if roll < 0.70:                                  # commit / pull: forward
+        if roll < 0.70:  # commit / pull: forward
             pos = min(len(main) - 1, pos + rng.randint(1, 2 * step))
             to = main[pos]
-        elif roll < 0.85:                                # reset back a little
+        elif roll < 0.85:  # reset back a little
             pos = max(0, pos - rng.randint(1, 5))
             to = main[pos]
-        elif roll < 0.95:                                # checkout of a side branch, and back
+        elif roll < 0.95:  # checkout of a side branch, and back
             to = sides[min(len(sides) - 1, pos // 50)] if sides else main[pos]
-        else:                                            # checkout of an old commit, and back
+        else:  # checkout of an old commit, and back
             to = main[max(0, pos - rng.randint(50, 500))]
         if to != at:
             pairs[(at, to)] = None
@@ -223,6 +229,7 @@ def head_path(main: list[str], sides: list[str], moves: int, seed: int = 4) -> l
 def per_move(store: ObjectStore, pairs: list[tuple[str, str]]) -> dict:
     """The former ``between_many``: one ``git log --left-right old...new`` per move, four at
     a time."""
+
     def one(pair):
         try:
             return pair, store.between(*pair)
@@ -269,8 +276,10 @@ def moves(count: int, history: int) -> None:
         assert old.keys() == new.keys() and all(old[p] == new[p] for p in old), "the two ways differ"
         listed = sum(len(r[0]) + len(r[1]) for r in new.values() if not isinstance(r, ObjectStoreError))
 
-    print(f"\n{len(pairs)} distinct moves over {history} main-line commits ({len(sides)} side branches), "
-          f"{listed} commits listed in all; the walk read {walked} commits")
+    print(
+        f"\n{len(pairs)} distinct moves over {history} main-line commits ({len(sides)} side branches), "
+        f"{listed} commits listed in all; the walk read {walked} commits"
+    )
     print(f"  {'':9s} {'wall':>10s} {'cpu':>10s} {'git cpu':>10s} {'git processes':>14s}")
     for name, wall, cpu, git_cpu, n in rows:
         print(f"  {name:9s} {wall:8.2f} s {cpu:8.2f} s {git_cpu:8.2f} s {n:14d}")

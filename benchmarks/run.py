@@ -149,8 +149,10 @@ def big(work: Path, size: int, repeat: int) -> None:
         print(f"{name:34s} {seconds:8.2f} {mb / seconds:8.0f} {loop / seconds:7.2f}x {peak / 2**20:6.0f} MB")
     tl = results["timeline build --json /dev/null"]
     grep = results["grep -c 'Decode batch'"][0]
-    print(f"timeline vs loop: {loop / tl[0]:.2f}x faster (target >= 1.5x, stretch 3x); "
-          f"vs grep -c: {tl[0] / grep:.1f}x slower (stretch: within 10x); peak RSS {tl[1] / 2**20:.0f} MB (target <= 300 MB)")
+    print(
+        f"timeline vs loop: {loop / tl[0]:.2f}x faster (target >= 1.5x, stretch 3x); "
+        f"vs grep -c: {tl[0] / grep:.1f}x slower (stretch: within 10x); peak RSS {tl[1] / 2**20:.0f} MB (target <= 300 MB)"
+    )
 
 
 def small(work: Path, count: int, each: int, repeat: int) -> None:
@@ -168,12 +170,17 @@ def small(work: Path, count: int, each: int, repeat: int) -> None:
             for log in logs:
                 out.write(log.read_bytes())
         one.with_suffix(".tmp").rename(one)
-    print(f"\n== {count} small logs ({total / count / 1e3:.0f} KB each) in one folder vs the same lines in one file "
-          f"({total / 1e6:.0f} MB; median of {repeat}, interleaved)")
-    results = interleaved({
-        "folder": [*timeline_cmd(), "build", str(folder), "--json", "/dev/null", "--no-cache"],
-        "one file": [*timeline_cmd(), "build", str(one), "--json", "/dev/null", "--no-cache"],
-    }, repeat)
+    print(
+        f"\n== {count} small logs ({total / count / 1e3:.0f} KB each) in one folder vs the same lines in one file "
+        f"({total / 1e6:.0f} MB; median of {repeat}, interleaved)"
+    )
+    results = interleaved(
+        {
+            "folder": [*timeline_cmd(), "build", str(folder), "--json", "/dev/null", "--no-cache"],
+            "one file": [*timeline_cmd(), "build", str(one), "--json", "/dev/null", "--no-cache"],
+        },
+        repeat,
+    )
     for name, (seconds, peak) in results.items():
         print(f"{name:34s} {seconds:8.2f} s {total / 1e6 / seconds:8.0f} MB/s {peak / 2**20:6.0f} MB peak RSS")
     print(f"folder / one file: {results['folder'][0] / results['one file'][0]:.2f}x (target <= 2x)")
@@ -187,29 +194,44 @@ def samples(work: Path, size: int, repeat: int) -> None:
         stats = sum(1 for line in f if b"Decode batch" in line or b"Prefill batch" in line)
     out = work / "samples.json"
     print(f"\n== --samples: a {mb:.0f} MB log, {stats} stats lines (median of {repeat}, interleaved)")
-    results = interleaved({
-        "timeline build --json FILE": [*timeline_cmd(), "build", str(log), "--json", str(out), "--no-cache"],
-        "  the same with --samples": [*timeline_cmd(), "build", str(log), "--json", str(out), "--no-cache",
-                                      "--samples"],
-    }, repeat)
+    results = interleaved(
+        {
+            "timeline build --json FILE": [*timeline_cmd(), "build", str(log), "--json", str(out), "--no-cache"],
+            "  the same with --samples": [
+                *timeline_cmd(),
+                "build",
+                str(log),
+                "--json",
+                str(out),
+                "--no-cache",
+                "--samples",
+            ],
+        },
+        repeat,
+    )
     written = out.stat().st_size / 1e6
     out.unlink()
     for name, (seconds, peak) in results.items():
         print(f"{name:34s} {seconds:8.2f} s {mb / seconds:8.1f} MB/s {peak / 2**20:6.0f} MB peak RSS")
     extra = results["  the same with --samples"][1] - results["timeline build --json FILE"][1]
-    print(f"--samples: {extra / stats:.0f} bytes of peak RSS a stats line (a dict a line took about 1,000); "
-          f"JSON {written:.0f} MB")
+    print(
+        f"--samples: {extra / stats:.0f} bytes of peak RSS a stats line (a dict a line took about 1,000); "
+        f"JSON {written:.0f} MB"
+    )
 
 
 def startup(work: Path, repeat: int) -> None:
     empty = work / "empty"
     empty.mkdir(exist_ok=True)
     print(f"\n== start-up (median of {max(repeat, 5)})")
-    results = interleaved({
-        "timeline --help": [*timeline_cmd(), "--help"],
-        "timeline build EMPTY --json /dev/null": [*timeline_cmd(), "build", str(empty), "--json", "/dev/null"],
-        "python -c pass (floor)": [sys.executable, "-c", "pass"],
-    }, max(repeat, 5))
+    results = interleaved(
+        {
+            "timeline --help": [*timeline_cmd(), "--help"],
+            "timeline build EMPTY --json /dev/null": [*timeline_cmd(), "build", str(empty), "--json", "/dev/null"],
+            "python -c pass (floor)": [sys.executable, "-c", "pass"],
+        },
+        max(repeat, 5),
+    )
     for name, (seconds, _) in results.items():
         print(f"{name:40s} {seconds:6.3f} s (target < 0.5 s)")
     print("import costs: python -X importtime -m timeline --help 2>&1 | sort -t'|' -k2 -n | tail")
@@ -230,12 +252,24 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="rounds of each timing (default 3; the median is shown)")
     ap.add_argument("--small", type=int, default=1000, help="how many small logs (default 1000)")
     ap.add_argument("--small-size", type=size_arg, default=size_arg("100KB"), help="size of each (default 100KB)")
-    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "timeline-bench",
-                    help="where the generated logs are kept and reused")
-    ap.add_argument("--samples-size", type=size_arg, default=size_arg("40MB"),
-                    help="size of the log built with --samples (default 40MB)")
-    ap.add_argument("--only", choices=["big", "small", "samples", "startup", "reflog"], action="append",
-                    help="run only these sections (repeatable)")
+    ap.add_argument(
+        "--work",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "timeline-bench",
+        help="where the generated logs are kept and reused",
+    )
+    ap.add_argument(
+        "--samples-size",
+        type=size_arg,
+        default=size_arg("40MB"),
+        help="size of the log built with --samples (default 40MB)",
+    )
+    ap.add_argument(
+        "--only",
+        choices=["big", "small", "samples", "startup", "reflog"],
+        action="append",
+        help="run only these sections (repeatable)",
+    )
     ap.add_argument("--clean", action="store_true", help="delete the generated logs first")
     args = ap.parse_args()
     if args.clean and args.work.exists():

@@ -207,9 +207,7 @@ def _build() -> pp.ParserElement:
     dict_ = (lbrc + pp.Optional(pp.DelimitedList(pair) + pp.Optional(comma)) + rbrc).set_parse_action(_dict)
     set_ = (lbrc + items + rbrc).set_parse_action(_as(list))
 
-    value <<= (
-        string | number | constant | angle | call | list_ | empty_tuple | tuple_ | group | dict_ | set_ | bare
-    )
+    value <<= string | number | constant | angle | call | list_ | empty_tuple | tuple_ | group | dict_ | set_ | bare
     return value
 
 
@@ -234,9 +232,7 @@ def _top_grammar(opener: str, closer: str, item: pp.ParserElement, sep: re.Patte
 
 
 _CALL_ITEM = pp.Regex(IDENT) + pp.Suppress("=") + _VALUE
-_DICT_ITEM = (
-    pp.Regex(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\"""").set_parse_action(_string) + pp.Suppress(":") + _VALUE
-)
+_DICT_ITEM = pp.Regex(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\"""").set_parse_action(_string) + pp.Suppress(":") + _VALUE
 _FORMS = {
     "call": _top_grammar(r"[A-Za-z_][\w.]*\(", ")", _CALL_ITEM, _CALL_SEP),
     "dict": _top_grammar(r"\{", "}", _DICT_ITEM, _DICT_SEP),

@@ -118,19 +118,34 @@ _SERVER_ROW_RE = re.compile(
 )
 _SERVER_UNITS = {"tok/s": "tok/s", "token/s": "tok/s", "s": "s"}
 _SERVER_NAMES = {
-    "input_len": "input_len", "output_len": "output_len", "latency": "latency", "ttft": "ttft",
-    "last_ttft": "last_ttft", "last generation throughput": "last_gen_throughput",
-    "input throughput": "input_throughput", "output throughput": "output_throughput",
-    "(input + output) throughput": "total_throughput", "acc_length": "accept_length",
-    "cache hit rate": "cache_hit_rate", "spec_accept_rate": "spec_accept_rate",
+    "input_len": "input_len",
+    "output_len": "output_len",
+    "latency": "latency",
+    "ttft": "ttft",
+    "last_ttft": "last_ttft",
+    "last generation throughput": "last_gen_throughput",
+    "input throughput": "input_throughput",
+    "output throughput": "output_throughput",
+    "(input + output) throughput": "total_throughput",
+    "acc_length": "accept_length",
+    "cache hit rate": "cache_hit_rate",
+    "spec_accept_rate": "spec_accept_rate",
 }
 _SERVER_CONFIG = ("input_len", "output_len")
 
-_PRE_BLOCK = ("Traffic request rate:", "Maximum request concurrency:", "Burstiness factor:",
-              "Request rate configured")
+_PRE_BLOCK = ("Traffic request rate:", "Maximum request concurrency:", "Burstiness factor:", "Request rate configured")
 
-_NEEDLES = ("Result", "Namespace(", "latency: ", "batch size: ", "equest rate", "Burstiness", "Warmup ...",
-            "Benchmark ...", "max_total_num_tokens=")
+_NEEDLES = (
+    "Result",
+    "Namespace(",
+    "latency: ",
+    "batch size: ",
+    "equest rate",
+    "Burstiness",
+    "Warmup ...",
+    "Benchmark ...",
+    "max_total_num_tokens=",
+)
 MARKERS_RE = Detector(lambda text: any(needle in text for needle in _NEEDLES))
 """Finds, in a block of lines, anything this parser would read."""
 
@@ -180,8 +195,23 @@ def metric_for_label(label: str, section: str | None = None) -> tuple[str, str]:
 class _Pending:
     """What a bench run is built from."""
 
-    __slots__ = ("kind", "first_line", "last_line", "anchor_first", "anchor_last", "time_first", "time_last",
-                 "config", "values", "units", "texts", "samples", "section", "closed", "header_line")
+    __slots__ = (
+        "kind",
+        "first_line",
+        "last_line",
+        "anchor_first",
+        "anchor_last",
+        "time_first",
+        "time_last",
+        "config",
+        "values",
+        "units",
+        "texts",
+        "samples",
+        "section",
+        "closed",
+        "header_line",
+    )
 
     def __init__(self, kind: str, line: int, anchor: tuple[int, str] | None, config: dict[str, Any]) -> None:
         self.kind = kind
@@ -299,7 +329,7 @@ class BenchParser:
                 return
             self._close_server()
         if text.startswith("benchmark_args=") or text.startswith("Namespace("):
-            self._args_from(lineno, text[len("benchmark_args="):] if text[0] == "b" else text)
+            self._args_from(lineno, text[len("benchmark_args=") :] if text[0] == "b" else text)
             return
         if self._one_line(lineno, text, stamp):
             return
@@ -407,8 +437,9 @@ class BenchParser:
             latency, throughput = _number(m.group(1)), _number(m.group(2))
             self._one_value(one, "prefill_latency", latency, "s")
             self._one_value(one, "prefill_throughput", throughput, "tok/s")
-            one.samples["prefill"].append({"time": None, "line": lineno, "rank": None,
-                                           "latency": latency, "throughput": throughput})
+            one.samples["prefill"].append(
+                {"time": None, "line": lineno, "rank": None, "latency": latency, "throughput": throughput}
+            )
             return True
         one = self._one
         if one is None:
@@ -518,4 +549,3 @@ class BenchParser:
         self._close_one()
         self._close_server()
         return self.runs, self.diagnostics
-

@@ -34,7 +34,13 @@ from timeline.parsers.compression import ZSTD_MISSING, open_zstd
 from timeline.parsers.records import DiagnosticCode
 
 __all__ = [
-    "LogLines", "NotTextError", "ReadError", "STREAM_ERRORS", "strip_ansi", "split_progress", "clean_line",
+    "LogLines",
+    "NotTextError",
+    "ReadError",
+    "STREAM_ERRORS",
+    "strip_ansi",
+    "split_progress",
+    "clean_line",
 ]
 
 HEAD_BYTES = 64 * 1024

@@ -67,8 +67,12 @@ def parse_file(
             where = log.line_number
             what = f"{log.compression} stream" if log.compression else "file"
             problems.append(
-                Diagnostic(src, where or None, f"read error in the {what} after line {where}: {exc}; the rest is skipped",
-                           "read-error")
+                Diagnostic(
+                    src,
+                    where or None,
+                    f"read error in the {what} after line {where}: {exc}; the rest is skipped",
+                    "read-error",
+                )
             )
         except Exception as exc:  # a parser bug must not lose the whole file  # noqa: BLE001
             problems.append(_internal_error(src, log.line_number, exc))
@@ -89,20 +93,29 @@ def parse_file(
         else:  # what it says is about lines of the other family (an NCCL "[date]" warning, say)
             sg_diags = []
     elif not sg_runs:
-        sg_diags = [Diagnostic(d.source, d.line, NOTHING_FOUND, "nothing-found") if d.code == "no-sglang-lines" else d
-                    for d in sg_diags]
+        sg_diags = [
+            Diagnostic(d.source, d.line, NOTHING_FOUND, "nothing-found") if d.code == "no-sglang-lines" else d
+            for d in sg_diags
+        ]
     try:
         _time_bench_runs(bench, bench_runs, sg_runs + vl_runs)
     except Exception as exc:  # noqa: BLE001
         problems.append(_internal_error(src, log.line_number, exc))
-    result.runs = sorted(sg_runs + vl_runs + bench_runs, key=lambda r: (r.first_line or 0))
+    result.runs = sorted(sg_runs + vl_runs + bench_runs, key=lambda r: r.first_line or 0)
     found = sg_diags + vl_diags + bench_diags
     timeless = [r for r in result.runs if r.start is None and r.start_text is None]
     if timeless:
-        found.append(Diagnostic(src, timeless[0].first_line, (
-            f"{len(timeless)} run(s) without any time stamp ({', '.join(sorted({r.kind for r in timeless}))}; "
-            f"first at line {timeless[0].first_line}): values kept, but no commit can be tied to them "
-            "(attribution no-time)")))
+        found.append(
+            Diagnostic(
+                src,
+                timeless[0].first_line,
+                (
+                    f"{len(timeless)} run(s) without any time stamp ({', '.join(sorted({r.kind for r in timeless}))}; "
+                    f"first at line {timeless[0].first_line}): values kept, but no commit can be tied to them "
+                    "(attribution no-time)"
+                ),
+            )
+        )
     found.sort(key=lambda d: (d.line is None, d.line or 0))
     result.diagnostics = [Diagnostic(src, line, message) for line, message in log.notes] + found + problems
     return result
@@ -193,8 +206,11 @@ def _time_bench_runs(bench: BenchParser, runs: list[ParsedRun], servers: list[Pa
         first, last = bench.anchors.get(id(run), (None, None))
         where = first[0] if first is not None else run.first_line
         server = _holder(servers, where)
-        if server is not None and server.first_line is not None and server.last_line is not None and (
-            server.first_line <= (run.first_line or 0) <= server.last_line
+        if (
+            server is not None
+            and server.first_line is not None
+            and server.last_line is not None
+            and (server.first_line <= (run.first_line or 0) <= server.last_line)
         ):
             run.measures = server.first_line
         if run.start is not None:
@@ -252,8 +268,9 @@ def _anchor_time(anchor: tuple[int, str], servers: list[ParsedRun]) -> tuple[dat
         if base is None:
             return None, stamp_text
         try:
-            moment = datetime(base.year, int(v.group("month")), int(v.group("day")),
-                              *(int(x) for x in v.group("time").split(":")))
+            moment = datetime(
+                base.year, int(v.group("month")), int(v.group("day")), *(int(x) for x in v.group("time").split(":"))
+            )
         except ValueError:
             return None, stamp_text
         if moment < base.replace(tzinfo=None) - timedelta(days=180):
@@ -263,5 +280,6 @@ def _anchor_time(anchor: tuple[int, str], servers: list[ParsedRun]) -> tuple[dat
 
 
 def _internal_error(src: str, where: int, exc: Exception) -> Diagnostic:
-    return Diagnostic(src, where or None, f"internal parser error near line {where}: {type(exc).__name__}: {exc}",
-                      "internal-error")
+    return Diagnostic(
+        src, where or None, f"internal parser error near line {where}: {type(exc).__name__}: {exc}", "internal-error"
+    )

@@ -13,19 +13,19 @@ from typing import Any, Literal, NamedTuple
 
 
 DiagnosticCode = Literal[
-    "other",                # nothing decides on it: it is only said
-    "unreadable",           # a log that could not be opened or decompressed: skipped
-    "not-text",             # a binary file or an unsupported archive: skipped
-    "zstd-missing",         # a zstd-compressed log without the zstandard package: skipped
-    "read-error",           # reading failed part-way: the rest of the log is skipped
-    "internal-error",       # a parser failed on the log (a bug, caught)
-    "no-sglang-lines",      # SGLang's parser met no SGLang header line
-    "nothing-found",        # no parser found a run in the log
-    "no-reflog",            # a ref has no reflog file
-    "reflog-empty",         # a reflog file of no bytes
-    "reflog-unreadable",    # a reflog file refused (symlink, FIFO, outside the git dir) or unreadable
+    "other",  # nothing decides on it: it is only said
+    "unreadable",  # a log that could not be opened or decompressed: skipped
+    "not-text",  # a binary file or an unsupported archive: skipped
+    "zstd-missing",  # a zstd-compressed log without the zstandard package: skipped
+    "read-error",  # reading failed part-way: the rest of the log is skipped
+    "internal-error",  # a parser failed on the log (a bug, caught)
+    "no-sglang-lines",  # SGLang's parser met no SGLang header line
+    "nothing-found",  # no parser found a run in the log
+    "no-reflog",  # a ref has no reflog file
+    "reflog-empty",  # a reflog file of no bytes
+    "reflog-unreadable",  # a reflog file refused (symlink, FIFO, outside the git dir) or unreadable
     "reflog-damaged-line",  # a reflog line skipped, cut, glued or oddly terminated
-    "reflog-chain-gap",     # a reflog entry does not start where the one before it ended
+    "reflog-chain-gap",  # a reflog entry does not start where the one before it ended
 ]
 """What a ``Diagnostic`` is about, for the code that acts on it (never on its message)."""
 
@@ -173,8 +173,9 @@ class _Column:
             number = self._zone_number(value.tzinfo)
             if number is not None:
                 delta = (value if value.tzinfo is None else value.replace(tzinfo=None)) - _WALL_ZERO
-                self.values.append((((delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds) << 1)
-                                   | value.fold)
+                self.values.append(
+                    (((delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds) << 1) | value.fold
+                )
                 self.zone_ids.append(number)
                 return
             self._become("object")
@@ -212,8 +213,12 @@ class _Column:
                 self._become(kind)
             # Zone 0 is naive unless set_zone gave the column a zone (after parsing: not here).
             if kind == self.kind and (kind != "time" or self.zones[0] is None):
-                if kind == "int" and self.values.typecode == "i" and len(values) and (
-                        int(values.min()) < -(1 << 31) or int(values.max()) >= 1 << 31):
+                if (
+                    kind == "int"
+                    and self.values.typecode == "i"
+                    and len(values)
+                    and (int(values.min()) < -(1 << 31) or int(values.max()) >= 1 << 31)
+                ):
                     self.values = array("q", self.values)
                 if kind == "time":
                     self.values.frombytes((values << 1).astype(self.values.typecode).tobytes())  # fold 0
@@ -425,15 +430,15 @@ class SampleRows:
             columns[key] = ("walls", raw) if raw is not None else (column.kind, column.slice(start, stop))
         return SampleBatch(self._shapes, self._row_shapes[start:stop].tolist(), columns)
 
-    def rows(self, start: int, stop: int,
-             convert: Callable[[str, list[Any]], list[Any]] | None = None) -> list[dict[str, Any]]:
+    def rows(
+        self, start: int, stop: int, convert: Callable[[str, list[Any]], list[Any]] | None = None
+    ) -> list[dict[str, Any]]:
         """Rows ``start`` to ``stop``, fresh dicts (a batch: each column read once).
 
         ``convert(kind, values)``, if given, rewrites each column's values first (``kind`` as in
         ``SampleBatch``)."""
         batch = self.batch(start, stop)
-        values = {key: convert(kind, got) if convert is not None else got
-                  for key, (kind, got) in batch.columns.items()}
+        values = {key: convert(kind, got) if convert is not None else got for key, (kind, got) in batch.columns.items()}
         shapes = batch.shapes
         return [{key: values[key][i] for key in shapes[shape]} for i, shape in enumerate(batch.row_shapes)]
 

@@ -74,10 +74,7 @@ _LEVEL = r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.\-]+\.py:\d+: )"
 HEADER_RE = re.compile(
     r"(?:(?P<rfc>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?) )?"  # docker logs -t
     r"(?:\d{1,5}: )?"  # srun -l
-    r"(?:\([^()\[\]]*? pid=\d+[^()]*\) )?"  # Ray actor prefix
-    + _BRACKET
-    + _LEVEL
-    + "?"
+    r"(?:\([^()\[\]]*? pid=\d+[^()]*\) )?" + _BRACKET + _LEVEL + "?"  # Ray actor prefix
 )
 """The whole header. Groups: ``date`` (None for time-only stamps), ``time``, ``rank``, ``rfc``
 (the ``docker logs -t`` stamp, when there is one: it is then the line's time, with its zone)."""
@@ -226,7 +223,11 @@ def _rfc_stamp(m: re.Match[str]) -> tuple[str, str, str] | None:
     when = rfc3339(found) if found is not None else None  # no zone: the bracket's time is used
     if when is None:
         return None
-    return when.date().isoformat(), when.time().isoformat(timespec="microseconds") + when.isoformat()[-6:], m.group("rfc")
+    return (
+        when.date().isoformat(),
+        when.time().isoformat(timespec="microseconds") + when.isoformat()[-6:],
+        m.group("rfc"),
+    )
 
 
 def _seconds(time: str) -> int:

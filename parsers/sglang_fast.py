@@ -126,7 +126,11 @@ def _stats_spans(text: str) -> dict[str, Any] | None:
         return None
     kind = "decode" if message[0] == "D" else "prefill"
     spans: dict[str, Any] = {
-        "kind": kind, "width": width, "date": m.span("date"), "time": m.span("time"), "rank": m.span("rank"),
+        "kind": kind,
+        "width": width,
+        "date": m.span("date"),
+        "time": m.span("time"),
+        "rank": m.span("rank"),
         "forward": (end + b.start(3), end + b.end(3)) if b.group(3) else None,
     }
     offset = width
@@ -158,9 +162,18 @@ def _changes(text: str) -> tuple[set[str], SGLangLogParser]:
 
 
 # What a stats line may change; a decode line without a throughput also counts itself as such.
-_SEGMENT_STATS = {"segment.first_line", "segment.last_line", "segment.first_stamp", "segment.last_stamp",
-                  "segment.headers", "segment.headers_since_config", "segment.stats", "segment.decode",
-                  "segment.accept", "segment.prefill_tp"}
+_SEGMENT_STATS = {
+    "segment.first_line",
+    "segment.last_line",
+    "segment.first_stamp",
+    "segment.last_stamp",
+    "segment.headers",
+    "segment.headers_since_config",
+    "segment.stats",
+    "segment.decode",
+    "segment.accept",
+    "segment.prefill_tp",
+}
 _NO_THROUGHPUT = {"no_throughput_line", "no_throughput_count"}
 
 
@@ -212,8 +225,10 @@ def _sample(parser: SGLangLogParser, text: str, spans: dict[str, Any], lineno: i
     layout = spans.get("fields")
     if layout is None:  # where each field's key and value are: the same in every line of the shape
         layout = spans["fields"] = _field_layout(text, spans["width"])
-    sample.update((key or stats_key(text[key_start:key_end]), values.value(text[start:end]))
-                  for key, key_start, key_end, start, end in layout)
+    sample.update(
+        (key or stats_key(text[key_start:key_end]), values.value(text[start:end]))
+        for key, key_start, key_end, start, end in layout
+    )
     return sample
 
 
@@ -270,8 +285,11 @@ def _sample_batch(buf: bytes, first: int, lines, shape_ids, starts, plans) -> Sa
     keys = dict.fromkeys(key for s in distinct for key in plans[s])
     words = _words(buf)
     lines = lines + first
-    return SampleBatch(shapes, row_shapes, {
-        key: _sample_column(buf, words, lines, starts, local, [plans[s].get(key) for s in distinct]) for key in keys})
+    return SampleBatch(
+        shapes,
+        row_shapes,
+        {key: _sample_column(buf, words, lines, starts, local, [plans[s].get(key) for s in distinct]) for key in keys},
+    )
 
 
 _NUMERIC = {"int": "int", "decimal": "float"}  # how a value is read -> its kind
@@ -287,16 +305,20 @@ def _sample_column(buf: bytes, words, lines, starts, local, specs: list[Any]) ->
     hows = {spec[0] for spec in specs if spec is not None}
     if hows == {"line"}:
         return "int", lines
-    kinds = {(_NUMERIC.get(how) or _CONST_KINDS.get(where.__class__)) if how in ("int", "decimal", "const") else None
-             for how, where in filter(None, specs)}
+    kinds = {
+        (_NUMERIC.get(how) or _CONST_KINDS.get(where.__class__)) if how in ("int", "decimal", "const") else None
+        for how, where in filter(None, specs)
+    }
     if len(kinds) == 1 and None not in kinds:  # numbers of one kind: all the lines at once
         kind = kinds.pop()
         values = np.zeros(len(starts), np.float64 if kind == "float" else np.int64)
         read = np.array([spec is not None and spec[0] in _NUMERIC for spec in specs])
         if read.any():
             rows = np.flatnonzero(read[local])
-            offset, width, point = (np.array([spec[1][k] if spec is not None and spec[0] in _NUMERIC else 0
-                                              for spec in specs]) for k in range(3))
+            offset, width, point = (
+                np.array([spec[1][k] if spec is not None and spec[0] in _NUMERIC else 0 for spec in specs])
+                for k in range(3)
+            )
             which = local[rows]
             values[rows] = _read_decimals(buf, words, starts[rows] + offset[which], width[which], point[which])
         for index, spec in enumerate(specs):
@@ -381,8 +403,9 @@ def _walls(buf: bytes, at, date: tuple[int, int], time: tuple[int, int]) -> tupl
     walls = ((days * 86400 + hour * 3600 + minute * 60 + second) * 1_000_000) + micro
     if valid.all():
         return "time", walls
-    return "object", [_WALL_ZERO + timedelta(microseconds=w) if ok else None
-                      for w, ok in zip(walls.tolist(), valid.tolist())]
+    return "object", [
+        _WALL_ZERO + timedelta(microseconds=w) if ok else None for w, ok in zip(walls.tolist(), valid.tolist())
+    ]
 
 
 def _field_layout(text: str, width: int) -> list[tuple[str | None, int, int, int, int]]:
@@ -431,8 +454,10 @@ def _decimals(words, width, point):
     below, above = _POINT_MASKS[0][point], _POINT_MASKS[1][point]
     x = (x & above) | ((x & below) << u64(8))  # the bytes after the point move up over it
     x = x * u64(10) + (x >> u64(8))
-    x = ((x & u64(0x000000FF000000FF)) * u64(100 + (1000000 << 32))
-         + ((x >> u64(16)) & u64(0x000000FF000000FF)) * u64(1 + (10000 << 32))) >> u64(32)
+    x = (
+        (x & u64(0x000000FF000000FF)) * u64(100 + (1000000 << 32))
+        + ((x >> u64(16)) & u64(0x000000FF000000FF)) * u64(1 + (10000 << 32))
+    ) >> u64(32)
     return x / _POW10[np.maximum(point - 1, 0)]
 
 
@@ -527,8 +552,9 @@ class Shapes:
                 np.array([bool(s.get("other")) for s in spans], bool),
             )
             old = self.tables
-            self.tables = new if old is None else _ShapeTable(*(
-                np.concatenate([a, b], axis=-1) for a, b in zip(old, new)))
+            self.tables = (
+                new if old is None else _ShapeTable(*(np.concatenate([a, b], axis=-1) for a, b in zip(old, new)))
+            )
         return self.tables
 
     def decimal_table(self) -> Any:
@@ -550,7 +576,6 @@ class Shapes:
                 points[k, number] = _decimal_point(text[where[0] : where[0] + where[1]])
         self.decimals = points
         return points
-
 
 
 class _FastFeeder:
@@ -690,7 +715,9 @@ class _FastFeeder:
         parser = self.parser
         shape_ids = ids[rows]
         distinct = np.unique(shape_ids).tolist()
-        decode = np.array([self.book.spans[s]["kind"] == "decode" for s in distinct])[np.searchsorted(distinct, shape_ids)]
+        decode = np.array([self.book.spans[s]["kind"] == "decode" for s in distinct])[
+            np.searchsorted(distinct, shape_ids)
+        ]
         for kind, mask in (("decode", decode), ("prefill", ~decode)):
             of_kind = rows[mask]
             if not len(of_kind):

@@ -32,7 +32,17 @@ from typing import Any, Pattern
 
 from timeline.parsers.pyrepr import ReprError, parse_value as parse_repr
 
-__all__ = ["value", "number", "key", "split_fields", "field_spans", "starts_field", "literal", "nccl_version", "PERCENT"]
+__all__ = [
+    "value",
+    "number",
+    "key",
+    "split_fields",
+    "field_spans",
+    "starts_field",
+    "literal",
+    "nccl_version",
+    "PERCENT",
+]
 
 PERCENT = re.compile(r"%$")
 """The default unit of ``value``: a percent sign right at the end."""

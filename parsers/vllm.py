@@ -70,7 +70,9 @@ HEADER_RE = re.compile(
 )
 """A vLLM logger header (after the outer wrappers). Message = ``text[m.end():]``."""
 
-_HEADER_ANYWHERE_RE = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\s\[\]:]+:\d+\]")
+_HEADER_ANYWHERE_RE = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\s\[\]:]+:\d+\]"
+)
 HEADER_SEARCH_RE = Detector(lambda text: ("INFO " in text or "DEBUG " in text) and _HEADER_ANYWHERE_RE.search(text))
 """Finds a vLLM header (INFO or DEBUG: the levels of every line that matters) in a block of lines."""
 
@@ -81,15 +83,21 @@ _VERSION_RES = (
     re.compile(r"█\s+version\s+(?P<version>\S+)\s*$"),
 )
 _LOGO_MODEL_RE = re.compile(r"█\s+model\s+(?P<model>\S+)\s*$")
-_ENGINE_INIT_RE = re.compile(r"Initializing an? (?:V\d )?LLM engine \(v(?P<version>[^)\s]+)\) with config: (?P<config>.*)$")
+_ENGINE_INIT_RE = re.compile(
+    r"Initializing an? (?:V\d )?LLM engine \(v(?P<version>[^)\s]+)\) with config: (?P<config>.*)$"
+)
 _ARGS_RE = re.compile(r"(?:non-default )?args: (?P<args>.*)$")
 _UNIT_SUFFIX_RE = re.compile(r"\s*(?:tokens/s|tokens|reqs|%)\.?$")
 _DATED_RE = re.compile(r"\[?(\d{4})-(\d\d)-(\d\d)[ T]\d\d:\d\d:\d\d")
 
 _THROUGHPUT_NAMES = {"avg_prompt_throughput": "prompt_throughput", "avg_generation_throughput": "gen_throughput"}
 _SERIES_UNITS = {"decode_throughput": "tok/s", "prompt_throughput": "tok/s", "accept_len": "tokens"}
-_ALIASES = (("model", "model_path"), ("tensor_parallel_size", "tp_size"),
-            ("pipeline_parallel_size", "pp_size"), ("data_parallel_size", "dp_size"))
+_ALIASES = (
+    ("model", "model_path"),
+    ("tensor_parallel_size", "tp_size"),
+    ("pipeline_parallel_size", "pp_size"),
+    ("data_parallel_size", "dp_size"),
+)
 
 
 def _typed(text: str) -> Any:
@@ -125,7 +133,7 @@ def spec_fields(message: str, version: str | None = None) -> tuple[dict[str, Any
     """The fields of a speculative-decoding metrics line, with ``accept_len`` (bonus token
     included) when it can be known, and a note when the printed mean was converted; or None."""
     if message.startswith("SpecDecoding metrics: "):
-        fields = _fields(message[len("SpecDecoding metrics: "):])
+        fields = _fields(message[len("SpecDecoding metrics: ") :])
         mean = fields.get("mean_acceptance_length")
         if not isinstance(mean, (int, float)):
             return fields, None
@@ -138,7 +146,7 @@ def spec_fields(message: str, version: str | None = None) -> tuple[dict[str, Any
             fields["accept_len"] = float(mean)
         return fields, note
     if message.startswith("Speculative metrics: "):
-        fields = _fields(message[len("Speculative metrics: "):])
+        fields = _fields(message[len("Speculative metrics: ") :])
         k = fields.get("number_of_speculative_tokens")
         draft = fields.get("number_of_draft_tokens")
         emitted = fields.get("number_of_emitted_tokens")
@@ -154,8 +162,11 @@ def _excludes_bonus(fields: dict[str, Any], version: str | None) -> bool:
     accepted, drafted = fields.get("accepted"), fields.get("drafted")
     positions = fields.get("per_position_acceptance_rate")
     if isinstance(accepted, (int, float)) and isinstance(drafted, (int, float)) and drafted > 0:
-        k = len(str(positions).split(",")) if isinstance(positions, str) and positions.strip() else (
-            1 if isinstance(positions, (int, float)) else 0)
+        k = (
+            len(str(positions).split(","))
+            if isinstance(positions, str) and positions.strip()
+            else (1 if isinstance(positions, (int, float)) else 0)
+        )
         if k:
             per_draft = float(accepted) * k / float(drafted)  # accepted / num_drafts
             if abs(mean - per_draft) < 0.006:
@@ -226,8 +237,23 @@ def _depth(text: str) -> int:
 
 
 class _Run:
-    __slots__ = ("first_line", "last_line", "first_stamp", "last_stamp", "config", "nccl", "decode", "prompt",
-                 "accept", "stats", "samples", "launch", "has_config", "version", "messages")
+    __slots__ = (
+        "first_line",
+        "last_line",
+        "first_stamp",
+        "last_stamp",
+        "config",
+        "nccl",
+        "decode",
+        "prompt",
+        "accept",
+        "stats",
+        "samples",
+        "launch",
+        "has_config",
+        "version",
+        "messages",
+    )
 
     def __init__(self, keep_samples: bool) -> None:
         self.first_line: int | None = None
@@ -241,7 +267,8 @@ class _Run:
         self.accept = array("d")
         self.stats = 0
         self.samples: dict[str, SampleRows] | None = (
-            {"decode": SampleRows(), "prefill": SampleRows()} if keep_samples else None)
+            {"decode": SampleRows(), "prefill": SampleRows()} if keep_samples else None
+        )
         self.launch: dict[str, str] = {}  # launch line kind -> its text
         self.has_config = False
         self.version: str | None = None
@@ -300,8 +327,8 @@ class VLLMLogParser:
                 if self._dated is None:
                     self._dated = (lineno, outer.time.date(), self._year_index, (month, day))
             else:
-                stamp = self._yearless(lineno, month, day, clock, text[m.start("month"): m.end("time")])
-            self._message(lineno, text[m.end():], stamp)
+                stamp = self._yearless(lineno, month, day, clock, text[m.start("month") : m.end("time")])
+            self._message(lineno, text[m.end() :], stamp)
             if "nccl==" in text or "NCCL version" in text:
                 self._nccl(text)
 
@@ -366,7 +393,7 @@ class VLLMLogParser:
                 return
         if message.startswith("Prefix cache hit rate: GPU:"):  # the stats line before it, continued
             if self._last_sample is not None:
-                for key, value in _fields(message[len("Prefix cache hit rate: "):]).items():
+                for key, value in _fields(message[len("Prefix cache hit rate: ") :]).items():
                     self._last_sample[1][f"{key}_prefix_cache_hit_rate"] = value
             self._touch(run, lineno, stamp)
             return
@@ -397,9 +424,7 @@ class VLLMLogParser:
             self._touch(run, lineno, stamp)
             return
         a = _ARGS_RE.match(message)
-        if a is not None and a.group("args")[:1] in "{N" and (
-            a.group("args").startswith(("Namespace(", "{"))
-        ):
+        if a is not None and a.group("args")[:1] in "{N" and (a.group("args").startswith(("Namespace(", "{"))):
             run = self._launch(lineno, "args", a.group("args"))
             fields, problems = parse_keyword_repr(a.group("args"))
             if problems:
@@ -423,8 +448,9 @@ class VLLMLogParser:
             run.first_stamp = stamp
         run.last_stamp = stamp
 
-    def _stats(self, run: _Run, lineno: int, stamp: Any, fields: dict[str, Any], gen: str | None,
-               prompt: str | None) -> None:
+    def _stats(
+        self, run: _Run, lineno: int, stamp: Any, fields: dict[str, Any], gen: str | None, prompt: str | None
+    ) -> None:
         self._touch(run, lineno, stamp)
         run.stats += 1
         if gen is not None and isinstance(fields.get(gen), (int, float)):
@@ -485,7 +511,8 @@ class VLLMLogParser:
                 base = year - index
                 return (lambda k: base + k), (
                     f"from the file's mtime ({describe_mtime(self.mtime)}): the last stamp "
-                    f"{month:02d}-{day:02d} {clock} is in {year}, at or before the mtime")
+                    f"{month:02d}-{day:02d} {clock} is in {year}, at or before the mtime"
+                )
         return None, None
 
     def finish(self) -> tuple[list[ParsedRun], list[Diagnostic]]:
@@ -516,8 +543,11 @@ class VLLMLogParser:
                 if key in run.config and alias not in run.config:
                     run.config[alias] = run.config[key]
             out.config = run.config
-            for name, values in (("decode_throughput", run.decode), ("prompt_throughput", run.prompt),
-                                 ("accept_len", run.accept)):
+            for name, values in (
+                ("decode_throughput", run.decode),
+                ("prompt_throughput", run.prompt),
+                ("accept_len", run.accept),
+            ):
                 if values:
                     out.series[name] = values
                     out.units[name] = _SERIES_UNITS[name]
@@ -528,19 +558,35 @@ class VLLMLogParser:
             out.messages = list(run.messages)
             self.runs.append(out)
         yearless = self._last_stamp is not None and any(
-            r.first_stamp is not None and r.first_stamp[0] == "yearless" for r in self._done)
+            r.first_stamp is not None and r.first_stamp[0] == "yearless" for r in self._done
+        )
         if yearless:
             first = self._done[0].first_line if self._done else None
             if how is None:
-                self.diagnostics.append(Diagnostic(self.source, first, (
-                    "vLLM time stamps have no year (MM-DD HH:MM:SS) and the file gives none: times left empty")))
+                self.diagnostics.append(
+                    Diagnostic(
+                        self.source,
+                        first,
+                        ("vLLM time stamps have no year (MM-DD HH:MM:SS) and the file gives none: times left empty"),
+                    )
+                )
             else:
                 wraps = f"; a new year counted at line(s) {', '.join(map(str, self._wraps))}" if self._wraps else ""
-                self.diagnostics.append(Diagnostic(self.source, first, (
-                    f"vLLM time stamps have no year (MM-DD HH:MM:SS): year taken {how}{wraps}")))
+                self.diagnostics.append(
+                    Diagnostic(
+                        self.source, first, (f"vLLM time stamps have no year (MM-DD HH:MM:SS): year taken {how}{wraps}")
+                    )
+                )
         if self._bonus_lines:
-            self.diagnostics.append(Diagnostic(self.source, self._bonus_lines[0], (
-                f"{len(self._bonus_lines)} SpecDecoding line(s) print vLLM 0.8.5's mean acceptance length, "
-                "which leaves out the bonus token: accept_len = printed value + 1 (as vLLM 0.9+ and SGLang count it)")))
+            self.diagnostics.append(
+                Diagnostic(
+                    self.source,
+                    self._bonus_lines[0],
+                    (
+                        f"{len(self._bonus_lines)} SpecDecoding line(s) print vLLM 0.8.5's mean acceptance length, "
+                        "which leaves out the bonus token: accept_len = printed value + 1 (as vLLM 0.9+ and SGLang count it)"
+                    ),
+                )
+            )
         self.diagnostics.sort(key=lambda d: (d.line is None, d.line or 0))
         return self.runs, self.diagnostics

@@ -74,8 +74,14 @@ def rfc3339(m: re.Match[str]) -> datetime | None:
             return None
     try:
         return datetime(
-            int(year), int(month), int(day), int(hour), int(minute), int(second),
-            int((frac or "0")[:6].ljust(6, "0")), tzinfo=tz,
+            int(year),
+            int(month),
+            int(day),
+            int(hour),
+            int(minute),
+            int(second),
+            int((frac or "0")[:6].ljust(6, "0")),
+            tzinfo=tz,
         )
     except ValueError:
         return None
@@ -153,7 +159,7 @@ def as_sglang_bracket(text: str) -> str | None:
         stamp += "." + m.group("frac")
     if ranks:
         stamp += " " + " ".join(ranks)
-    return f"[{stamp}] {text[m.end():]}"
+    return f"[{stamp}] {text[m.end() :]}"
 
 
 # --------------------------------------------------------------------------- pasted records
@@ -207,6 +213,7 @@ def split_records(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- chunks
+
 
 class Detector:
     """Answers ``search(text)`` like a compiled regex (truthy when found, else None), with cheap
@@ -285,7 +292,7 @@ def normalize(text: str) -> list[str]:
     for record in split_records(text):
         m = _SLURM_RE.match(record)
         if m is not None and (record[0] == " " or record[0] == "P"):
-            record = record[m.end():]
+            record = record[m.end() :]
         rewritten = None
         if record[:1].isdigit() or record[:1] == "[":
             rewritten = as_sglang_bracket(record)

@@ -13,7 +13,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # captured_log, reflog_repo and timeline_build come from timeline's own pytest plugin, which
     # `pip install -e .` registers (entry point pytest11); register it when running without it.
     manager = config.pluginmanager
-    if not (manager.has_plugin("timeline") or manager.has_plugin("timeline.pytest_plugin") or manager.is_blocked("timeline")):
+    if not (
+        manager.has_plugin("timeline") or manager.has_plugin("timeline.pytest_plugin") or manager.is_blocked("timeline")
+    ):
         manager.import_plugin("timeline.pytest_plugin")
 
 

@@ -62,6 +62,8 @@ def pull_and_reset(
     git.git(repo, "reset", "-q", "--hard", reset_to, at=at(17))
 
     logs = root / "logs"
-    for name, hour, level, args, seed in zip(("before", "pulled", "reset"), (10, 14, 18), levels, launch_args, (1, 2, 3)):
+    for name, hour, level, args, seed in zip(
+        ("before", "pulled", "reset"), (10, 14, 18), levels, launch_args, (1, 2, 3)
+    ):
         write_sglang_log(logs / f"{name}.log", _launches(hour, level, runs, **args), seed=seed)
     return Story(root, repo, logs, shas, upstream, git)

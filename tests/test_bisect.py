@@ -20,8 +20,18 @@ from typing import get_args
 import pytest
 from typer.testing import CliRunner
 
-from timeline.bisection import (Failure, FailureCode, LevelsVerdict, LineSearch, Noise, Sample, bisect, classify,
-                                judge_levels, noise_of)
+from timeline.bisection import (
+    Failure,
+    FailureCode,
+    LevelsVerdict,
+    LineSearch,
+    Noise,
+    Sample,
+    bisect,
+    classify,
+    judge_levels,
+    noise_of,
+)
 from timeline.cli import app
 from timeline.commands.bisect import bisect_repository, ends_from_build
 from timeline.errors import UsageError
@@ -63,8 +73,17 @@ def test_skipped_commits_are_stepped_around_then_left_as_a_range():
 # --------------------------------------------------------------------------- the statistics
 
 
-def synthetic(seed: int, *, noise: float, change: float, culprit: int = 20, count: int = 31, runs: int = 2,
-              line_spread: float = 0.01, levels: dict[int, float] | None = None):
+def synthetic(
+    seed: int,
+    *,
+    noise: float,
+    change: float,
+    culprit: int = 20,
+    count: int = 31,
+    runs: int = 2,
+    line_spread: float = 0.01,
+    levels: dict[int, float] | None = None,
+):
     """A bisection of commits c1..c{count} after c0, c{culprit} on slower by ``change``: each run
     is the level times log-normal noise ``noise``; each run's line spread is ``line_spread``."""
     rng = random.Random(seed)
@@ -205,13 +224,16 @@ def test_the_minimum_effect_is_doubled_on_the_line_spread_floor():
     assert one_run.method == "line-spread" and levels.min_effect == 0.06 and levels.verdict == "under-min-effect"
 
 
-@pytest.mark.parametrize("values, decision, side_note", [
-    ((99.0, 100.5), "good", None),
-    ((130.0, 131.0), "good", "beyond-good"),
-    ((80.2, 79.9), "bad", None),
-    ((60.0, 60.5), "bad", "beyond-bad"),
-    ((89.5, 90.0), "unclear", None),
-])
+@pytest.mark.parametrize(
+    "values, decision, side_note",
+    [
+        ((99.0, 100.5), "good", None),
+        ((130.0, 131.0), "good", "beyond-good"),
+        ((80.2, 79.9), "bad", None),
+        ((60.0, 60.5), "bad", "beyond-bad"),
+        ((89.5, 90.0), "unclear", None),
+    ],
+)
 def test_classify_returns_the_decision_and_the_side_note(values, decision, side_note):
     good, bad = Sample((100.0, 101.0)), Sample((80.0, 80.5))
     judgement = classify(Sample(values), good, bad, noise_of([good, bad]))
@@ -256,15 +278,21 @@ def test_bisect_returns_each_step_and_result_code():
 
 FAILURE_WORDS = [
     (Failure("checkout-failed", error="fatal: bad object"), "could not check it out: fatal: bad object"),
-    (Failure("log-outside-before-run", log="logs/b.log"),
-     "logs/b.log leads outside the checkout of this commit (a symlink); not used"),
-    (Failure("log-outside-after-run", log="logs/b.log"),
-     "logs/b.log leads outside the checkout of this commit (a symlink); not read"),
+    (
+        Failure("log-outside-before-run", log="logs/b.log"),
+        "logs/b.log leads outside the checkout of this commit (a symlink); not used",
+    ),
+    (
+        Failure("log-outside-after-run", log="logs/b.log"),
+        "logs/b.log leads outside the checkout of this commit (a symlink); not read",
+    ),
     (Failure("command-failed", exit_status=3, last_line="oops"), "the command exited with status 3: oops"),
     (Failure("command-failed", signal=9), "the command killed by signal 9"),
     (Failure("no-log", log="out/server.log"), "the command wrote no log out/server.log"),
-    (Failure("no-steady-value", last_line=""),
-     "no steady throughput in the log (no Decode batch lines with a throughput): "),
+    (
+        Failure("no-steady-value", last_line=""),
+        "no steady throughput in the log (no Decode batch lines with a throughput): ",
+    ),
 ]
 
 
@@ -319,9 +347,17 @@ class Repository:
         self.path = path
         home.mkdir(parents=True, exist_ok=True)
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        self.env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), GIT_CONFIG_NOSYSTEM="1",
-                        LC_ALL="C", TZ="UTC", GIT_AUTHOR_NAME="Ann Tester", GIT_AUTHOR_EMAIL="ann@example.com",
-                        GIT_COMMITTER_NAME="Ann Tester", GIT_COMMITTER_EMAIL="ann@example.com")
+        self.env.update(
+            HOME=str(home),
+            XDG_CONFIG_HOME=str(home / ".config"),
+            GIT_CONFIG_NOSYSTEM="1",
+            LC_ALL="C",
+            TZ="UTC",
+            GIT_AUTHOR_NAME="Ann Tester",
+            GIT_AUTHOR_EMAIL="ann@example.com",
+            GIT_COMMITTER_NAME="Ann Tester",
+            GIT_COMMITTER_EMAIL="ann@example.com",
+        )
         self.commits: list[str] = []
         self.git("init", "-q", "-b", "main", str(path), cwd=path.parent)
 
@@ -367,7 +403,11 @@ def tree_digest(root: Path) -> dict[str, tuple]:
             elif stat.S_ISDIR(info.st_mode):
                 found[str(path.relative_to(root))] = ("dir", info.st_mode)
             else:
-                found[str(path.relative_to(root))] = ("file", info.st_mode, hashlib.sha256(path.read_bytes()).hexdigest())
+                found[str(path.relative_to(root))] = (
+                    "file",
+                    info.st_mode,
+                    hashlib.sha256(path.read_bytes()).hexdigest(),
+                )
     return found
 
 
@@ -385,8 +425,9 @@ def test_twenty_seeds_name_the_slow_commit_in_at_most_6_steps(repository, monkey
     steps = []
     for seed in range(20):
         monkeypatch.setenv("FAKE_BENCH_SEED", str(seed))
-        result, subjects = bisect_repository(repository.path, BENCH_COMMAND, good=repository.commits[0][:7],
-                                             bad=repository.commits[-1])
+        result, subjects = bisect_repository(
+            repository.path, BENCH_COMMAND, good=repository.commits[0][:7], bad=repository.commits[-1]
+        )
         assert result.outcome == "found" and result.found == culprit, (seed, bisection_text(result))
         assert subjects[culprit] == "engine: check every token twice"
         assert len(result.steps) <= 6 and all(len(s.values) == 2 and not s.reran for s in result.steps)
@@ -399,57 +440,86 @@ def test_noise_as_large_as_the_change_says_it_cannot_decide(repository, monkeypa
     monkeypatch.setenv("FAKE_BENCH_RUN_NOISE", "0.2")  # a 20% slowdown, 20% run-to-run noise
     for seed in range(20):
         monkeypatch.setenv("FAKE_BENCH_SEED", str(seed))
-        result, _ = bisect_repository(repository.path, BENCH_COMMAND, good=repository.commits[0],
-                                      bad=repository.commits[-1])
+        result, _ = bisect_repository(
+            repository.path, BENCH_COMMAND, good=repository.commits[0], bad=repository.commits[-1]
+        )
         assert result.outcome == "undecided" and not result.commits, seed
         assert bisection_text(result).startswith("cannot decide")
 
 
 def test_a_commit_whose_benchmark_fails_is_skipped(repository, monkeypatch):
     monkeypatch.setenv("FAKE_BENCH_FAIL_AT", repository.commits[CULPRIT])
-    result, _ = bisect_repository(repository.path, BENCH_COMMAND, good=repository.commits[0],
-                                  bad=repository.commits[-1])
+    result, _ = bisect_repository(
+        repository.path, BENCH_COMMAND, good=repository.commits[0], bad=repository.commits[-1]
+    )
     skipped = [s for s in result.steps if s.decision == "skip"]
     assert [s.commit for s in skipped] == [repository.commits[CULPRIT]]
     assert step_text(skipped[0]) == "the command exited with status 1: fake bench: broken build"
-    assert result.outcome == "range" and result.commits == repository.commits[CULPRIT:CULPRIT + 2]
+    assert result.outcome == "range" and result.commits == repository.commits[CULPRIT : CULPRIT + 2]
 
 
 def test_the_cli_prints_progress_and_the_first_bad_commit(repository, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_BENCH_SEED", "7")
     before = tree_digest(repository.path)
     out = tmp_path / "bisect.json"
-    result = CliRunner().invoke(app, ["bisect", "--repo", str(repository.path), "--good", repository.commits[0],
-                                      "--bad", repository.commits[-1], "--json", str(out), "--", *BENCH_COMMAND])
+    result = CliRunner().invoke(
+        app,
+        [
+            "bisect",
+            "--repo",
+            str(repository.path),
+            "--good",
+            repository.commits[0],
+            "--bad",
+            repository.commits[-1],
+            "--json",
+            str(out),
+            "--",
+            *BENCH_COMMAND,
+        ],
+    )
     assert result.exit_code == 0, result.output
     culprit = repository.commits[CULPRIT]
     assert result.stdout == f"first bad commit: {culprit} engine: check every token twice\n5 steps, 2 runs a commit\n"
-    assert "levels: good 99.85, bad 80.62: apart" in result.stderr and "step 5:" in result.stderr and "-> bad:" in result.stderr
+    assert (
+        "levels: good 99.85, bad 80.62: apart" in result.stderr
+        and "step 5:" in result.stderr
+        and "-> bad:" in result.stderr
+    )
     document = json.loads(out.read_text())
-    assert document["result"] == {"outcome": "found", "commits": [culprit], "reason": "the first bad commit",
-                                  "subjects": ["engine: check every token twice"]}
+    assert document["result"] == {
+        "outcome": "found",
+        "commits": [culprit],
+        "reason": "the first bad commit",
+        "subjects": ["engine: check every token twice"],
+    }
     assert len(document["steps"]) == 5 and document["levels"]["apart"] is True
     assert tree_digest(repository.path) == before
 
 
-@pytest.mark.parametrize("command, log, failure", [
-    (["sh", "-c", "echo starting; exit 3"], None, Failure("command-failed", exit_status=3, last_line="starting")),
-    (["sh", "-c", "kill -9 $$"], None, Failure("command-failed", signal=9)),
-    (["true"], None, Failure("no-steady-value")),
-    (["sh", "-c", "echo  no decode lines  "], None, Failure("no-steady-value", last_line="no decode lines")),
-    (["true"], "out/server.log", Failure("no-log", log="out/server.log")),
-])
+@pytest.mark.parametrize(
+    "command, log, failure",
+    [
+        (["sh", "-c", "echo starting; exit 3"], None, Failure("command-failed", exit_status=3, last_line="starting")),
+        (["sh", "-c", "kill -9 $$"], None, Failure("command-failed", signal=9)),
+        (["true"], None, Failure("no-steady-value")),
+        (["sh", "-c", "echo  no decode lines  "], None, Failure("no-steady-value", last_line="no decode lines")),
+        (["true"], "out/server.log", Failure("no-log", log="out/server.log")),
+    ],
+)
 def test_a_run_without_a_number_gives_its_code_and_facts(repository, command, log, failure):
-    result, _ = bisect_repository(repository.path, command, good=repository.commits[0], bad=repository.commits[-1],
-                                  log_path=log)
+    result, _ = bisect_repository(
+        repository.path, command, good=repository.commits[0], bad=repository.commits[-1], log_path=log
+    )
     assert (result.why, result.failed_end, result.failure) == ("end-failed", "good", failure)
 
 
 def test_the_bisect_log_can_be_a_file_the_command_writes(repository, monkeypatch):
     monkeypatch.setenv("FAKE_BENCH_SEED", "3")
     command = ["sh", "-c", f"mkdir -p out && {sys.executable} bench.py > out/server.log"]
-    result, _ = bisect_repository(repository.path, command, good=repository.commits[0], bad=repository.commits[-1],
-                                  log_path="out/server.log")
+    result, _ = bisect_repository(
+        repository.path, command, good=repository.commits[0], bad=repository.commits[-1], log_path="out/server.log"
+    )
     assert result.found == repository.commits[CULPRIT]
 
 
@@ -497,21 +567,25 @@ def test_a_log_path_through_a_symlink_of_the_tree_is_never_deleted_or_read(tmp_p
     repo.git("commit", "-q", "-m", "logs are elsewhere")
     repo.commits.append(repo.git("rev-parse", "HEAD"))
     repo.commit("second", {"a.txt": "a\n"})
-    result, _ = bisect_repository(repo.path, ["sh", "-c", "exit 0"], good=repo.commits[0], bad=repo.commits[1],
-                                  log_path="logs/bench.log")
+    result, _ = bisect_repository(
+        repo.path, ["sh", "-c", "exit 0"], good=repo.commits[0], bad=repo.commits[1], log_path="logs/bench.log"
+    )
     assert result.found is None
     assert (victim / "bench.log").read_text(encoding="utf-8") == "precious\n"
 
 
-@pytest.mark.parametrize("args, message", [
-    ([], "give --good and --bad, or --from"),
-    (["--good", "nothex!"], "is not a commit id"),
-    (["--good", "abcdef0123"], "unknown commit abcdef0123"),
-    (["--good", "HEAD~3"], "is not a commit id"),
-    (["--good", "{first}", "--bad", "{first}"], "the same commit"),
-    (["--good", "{first}", "--log", "../x.log"], "--log ../x.log: give a path inside the checkout"),
-    (["--from", "{missing}"], "--from"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "give --good and --bad, or --from"),
+        (["--good", "nothex!"], "is not a commit id"),
+        (["--good", "abcdef0123"], "unknown commit abcdef0123"),
+        (["--good", "HEAD~3"], "is not a commit id"),
+        (["--good", "{first}", "--bad", "{first}"], "the same commit"),
+        (["--good", "{first}", "--log", "../x.log"], "--log ../x.log: give a path inside the checkout"),
+        (["--from", "{missing}"], "--from"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(repository, tmp_path, args, message):
     args = [a.format(first=repository.commits[0], missing=tmp_path / "none.json") for a in args]
     result = CliRunner().invoke(app, ["bisect", "--repo", str(repository.path), *args, "--", *BENCH_COMMAND])
@@ -525,19 +599,34 @@ def test_good_must_be_on_one_line_with_bad(tmp_path):
     main = repo.commits[-1]
     repo.git("checkout", "-q", "--force", "-b", "side", repo.commits[0])
     side = repo.commit("side work", {"other.txt": "x\n"})
-    result = CliRunner().invoke(app, ["bisect", "--repo", str(repo.path), "--good", side, "--bad", main,
-                                      "--", *BENCH_COMMAND])
+    result = CliRunner().invoke(
+        app, ["bisect", "--repo", str(repo.path), "--good", side, "--bad", main, "--", *BENCH_COMMAND]
+    )
     assert result.exit_code == ExitCode.USAGE and "is not an ancestor of bad" in result.stderr
 
 
 def test_ends_from_a_build_document(tmp_path):
     def shift(verdict, before, after, values):
-        return {"id": "s", "verdict": verdict, "change_pct": 0.0,
-                "from": {"commit": before, "value": values[0]}, "to": {"commit": after, "value": values[1]}}
+        return {
+            "id": "s",
+            "verdict": verdict,
+            "change_pct": 0.0,
+            "from": {"commit": before, "value": values[0]},
+            "to": {"commit": after, "value": values[1]},
+        }
 
     path = tmp_path / "build.json"
-    path.write_text(json.dumps({"shifts": [shift(None, "a", "b", (1, 2)), shift("improvement", "c", "d", (80, 100)),
-                                           shift("regression", "e", "f", (100, 80))]}))
+    path.write_text(
+        json.dumps(
+            {
+                "shifts": [
+                    shift(None, "a", "b", (1, 2)),
+                    shift("improvement", "c", "d", (80, 100)),
+                    shift("regression", "e", "f", (100, 80)),
+                ]
+            }
+        )
+    )
     assert ends_from_build(path) == ("e", "f")
     path.write_text(json.dumps({"shifts": [shift("improvement", "c", "d", (80, 100))]}))
     assert ends_from_build(path) == ("d", "c")  # good is the faster side
@@ -549,9 +638,21 @@ def test_ends_from_a_build_document(tmp_path):
 def test_from_a_build_document_bisects_its_regression(repository, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_BENCH_SEED", "11")
     path = tmp_path / "build.json"
-    path.write_text(json.dumps({"shifts": [{"id": "s1", "verdict": "regression", "change_pct": -20.0,
-                                            "from": {"commit": repository.commits[16], "value": 100.0},
-                                            "to": {"commit": repository.commits[24], "value": 80.0}}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "shifts": [
+                    {
+                        "id": "s1",
+                        "verdict": "regression",
+                        "change_pct": -20.0,
+                        "from": {"commit": repository.commits[16], "value": 100.0},
+                        "to": {"commit": repository.commits[24], "value": 80.0},
+                    }
+                ]
+            }
+        )
+    )
     result, _ = bisect_repository(repository.path, BENCH_COMMAND, from_path=path)
     assert result.found == repository.commits[CULPRIT] and len(result.candidates) == 8
 
@@ -562,11 +663,33 @@ def test_an_interrupt_mid_step_leaves_nothing_behind(repository, tmp_path, signu
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     started = tmp_path / "started"
-    env = dict(os.environ, TMPDIR=str(temporary), FAKE_BENCH_HANG_AT_RUN="5", FAKE_BENCH_STARTED=str(started),
-               PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "timeline", "bisect", "--repo", str(repository.path),
-                             "--good", repository.commits[0], "--bad", repository.commits[-1], "--", *BENCH_COMMAND],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(
+        os.environ,
+        TMPDIR=str(temporary),
+        FAKE_BENCH_HANG_AT_RUN="5",
+        FAKE_BENCH_STARTED=str(started),
+        PYTHONPATH=str(ROOT),
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "timeline",
+            "bisect",
+            "--repo",
+            str(repository.path),
+            "--good",
+            repository.commits[0],
+            "--bad",
+            repository.commits[-1],
+            "--",
+            *BENCH_COMMAND,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while not started.exists():  # run 5: the first run of the first step
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -597,8 +720,20 @@ def alive(pid: int) -> bool:
 
 def test_bad_defaults_to_head_and_json_can_go_to_stdout(repository, monkeypatch):
     monkeypatch.setenv("FAKE_BENCH_SEED", "5")
-    result = CliRunner().invoke(app, ["bisect", "--repo", str(repository.path), "--good", repository.commits[0],
-                                      "--json", "-", "--", *BENCH_COMMAND])
+    result = CliRunner().invoke(
+        app,
+        [
+            "bisect",
+            "--repo",
+            str(repository.path),
+            "--good",
+            repository.commits[0],
+            "--json",
+            "-",
+            "--",
+            *BENCH_COMMAND,
+        ],
+    )
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)  # the JSON alone
     assert document["bad"]["commit"] == repository.commits[-1] and document["candidates"] == 31
@@ -606,8 +741,11 @@ def test_bad_defaults_to_head_and_json_can_go_to_stdout(repository, monkeypatch)
 
 
 def test_a_command_that_cannot_start_is_one_line_and_exit_2(repository):
-    result = CliRunner().invoke(app, ["bisect", "--repo", str(repository.path), "--good", repository.commits[0],
-                                      "--", "./no-such-benchmark"])
+    result = CliRunner().invoke(
+        app, ["bisect", "--repo", str(repository.path), "--good", repository.commits[0], "--", "./no-such-benchmark"]
+    )
     assert result.exit_code == ExitCode.USAGE
-    assert result.stderr.splitlines()[-1] == "timeline: error: cannot run ./no-such-benchmark: No such file or directory"
+    assert (
+        result.stderr.splitlines()[-1] == "timeline: error: cannot run ./no-such-benchmark: No such file or directory"
+    )
     assert "Traceback" not in result.stderr

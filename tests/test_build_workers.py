@@ -28,7 +28,9 @@ def _folder(tmp_path, count: int = 20):
 
 
 def _document(folder, jobs: str) -> str:
-    env = Environment(environ={"TIMELINE_JOBS": jobs, "TZ": "UTC"}, now=lambda: datetime(2026, 3, 1, tzinfo=timezone.utc))
+    env = Environment(
+        environ={"TIMELINE_JOBS": jobs, "TZ": "UTC"}, now=lambda: datetime(2026, 3, 1, tzinfo=timezone.utc)
+    )
     return dumps(build([folder], log_tz="UTC", env=env))
 
 

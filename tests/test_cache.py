@@ -36,15 +36,18 @@ def _age(*paths: Path, when: float = LONG_AGO) -> None:
 
 def _logs(folder: Path, count: int = 3) -> Path:
     for i in range(count):
-        write_sglang_log(folder / f"server-{i}.log", [Launch(datetime(2026, 1, 1 + i, 8), minutes=3, throughput=90.0 + i)],
-                         seed=i)
+        write_sglang_log(
+            folder / f"server-{i}.log", [Launch(datetime(2026, 1, 1 + i, 8), minutes=3, throughput=90.0 + i)], seed=i
+        )
     _age(folder)
     return folder
 
 
 def _env(cache_dir: Path, **extra: str) -> Environment:
-    return Environment(environ={"TIMELINE_CACHE_DIR": str(cache_dir), "TZ": "UTC", **extra},
-                       now=lambda: datetime(2026, 3, 1, tzinfo=timezone.utc))
+    return Environment(
+        environ={"TIMELINE_CACHE_DIR": str(cache_dir), "TZ": "UTC", **extra},
+        now=lambda: datetime(2026, 3, 1, tzinfo=timezone.utc),
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -201,8 +204,9 @@ def test_unusable_cache_folder_only_turns_the_cache_off(tmp_path, parses):
     assert dumps(build([logs], log_tz="UTC", env=_env(tmp_path / "cache"), cache=parse_cache)) == expected
     assert parse_cache.problem and str(blocker) in parse_cache.problem and len(parses) == 4
 
-    result = CliRunner().invoke(app, ["build", str(logs), "--log-tz", "UTC", "--json", "-"],
-                                env={"TIMELINE_CACHE_DIR": str(blocker / "cache")})
+    result = CliRunner().invoke(
+        app, ["build", str(logs), "--log-tz", "UTC", "--json", "-"], env={"TIMELINE_CACHE_DIR": str(blocker / "cache")}
+    )
     assert result.exit_code == 0 and json.loads(result.stdout)["runs"]
     notes = [line for line in result.stderr.splitlines() if "parse cache off" in line]
     assert len(notes) == 1 and "Traceback" not in result.output
@@ -238,7 +242,9 @@ def test_cache_never_writes_next_to_the_logs(tmp_path, parse_cache_folder, demo)
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     repo_before = sorted(p.relative_to(demo.repo) for p in demo.repo.rglob("*"))
     for _ in range(2):
-        result = CliRunner().invoke(app, ["build", str(logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--json", "-"])
+        result = CliRunner().invoke(
+            app, ["build", str(logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--json", "-"]
+        )
         assert result.exit_code == 0
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
     assert sorted(p.relative_to(demo.repo) for p in demo.repo.rglob("*")) == repo_before
@@ -269,17 +275,24 @@ def test_log_being_written_is_not_stored(tmp_path, parses):
     assert len(parses) == 2 and _entries(where) == []
 
 
-@pytest.mark.parametrize(("code", "stored"), [
-    ("unreadable", False), ("read-error", False), ("internal-error", False), ("zstd-missing", False),
-    ("other", True),
-])
+@pytest.mark.parametrize(
+    ("code", "stored"),
+    [
+        ("unreadable", False),
+        ("read-error", False),
+        ("internal-error", False),
+        ("zstd-missing", False),
+        ("other", True),
+    ],
+)
 def test_parse_with_a_passing_problem_is_not_stored(tmp_path, monkeypatch, code, stored):
     # the code decides, not the wording: the same message under "other" is a lasting one
     logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "cache"
 
     def failing(path, *, source=None, **options):
-        return ParsedFile(source, diagnostics=[
-            Diagnostic(source, 12, "internal parser error near line 12: KeyError: 'x'", code)])
+        return ParsedFile(
+            source, diagnostics=[Diagnostic(source, 12, "internal parser error near line 12: KeyError: 'x'", code)]
+        )
 
     monkeypatch.setattr(builder, "parse_file", failing)
     build([logs], log_tz="UTC", env=_env(where))
@@ -360,7 +373,13 @@ def test_small_logs_are_not_cached(tmp_path, parses, monkeypatch):
     _age(logs)
     for _ in range(2):
         build([str(logs)], env=_env(tmp_path / "cache"))
-    assert sorted(Path(source).name for source in parses) == ["big.log", "server-0.log", "server-0.log", "server-1.log", "server-1.log"]
+    assert sorted(Path(source).name for source in parses) == [
+        "big.log",
+        "server-0.log",
+        "server-0.log",
+        "server-1.log",
+        "server-1.log",
+    ]
     assert len(_entries(tmp_path / "cache")) == 1
 
 

@@ -92,7 +92,9 @@ def test_table_shows_events_and_runs_in_time_order(demo):
     result = invoke("build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC")
     assert result.exit_code == 0
     text = result.stdout
-    order = [text.index(marker) for marker in ("clone", "16:42:00", "18:00:00", "pull", "19:40:00", "reset", "21:00:00")]
+    order = [
+        text.index(marker) for marker in ("clone", "16:42:00", "18:00:00", "pull", "19:40:00", "reset", "21:00:00")
+    ]
     assert order == sorted(order)
     assert "Fix PCG MoE Error" in text
     assert "mixed" in text and "exact" in text
@@ -225,9 +227,7 @@ def test_version():
 def test_nothing_in_the_checkout_changes(demo):
     def snapshot() -> dict[str, tuple[int, int]]:
         return {
-            os.fspath(p): (p.stat().st_mtime_ns, p.stat().st_size)
-            for p in sorted(demo.repo.rglob("*"))
-            if p.is_file()
+            os.fspath(p): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(demo.repo.rglob("*")) if p.is_file()
         }
 
     before = snapshot()

@@ -23,8 +23,9 @@ def test_version():
 
 
 def test_version_as_an_installed_command_starts_fast():
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "timeline", "--version"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "timeline", "--version"], capture_output=True, text=True
+    )
     assert done.returncode == 0 and done.stdout.startswith("timeline ")
     assert not re.search(r"\|\s+(pandas|numpy|jsonschema|git)$", done.stderr, flags=re.MULTILINE)
 
@@ -61,8 +62,9 @@ def test_no_color_is_respected(demo):
 
 
 def test_tables_fit_an_80_column_terminal(demo):
-    result = CliRunner().invoke(app, ["build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC"],
-                                env={"COLUMNS": "80"})
+    result = CliRunner().invoke(
+        app, ["build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC"], env={"COLUMNS": "80"}
+    )
     assert result.exit_code == 0
     widths = [cell_len(line) for line in result.stdout.splitlines()]
     assert widths and max(widths) <= 80, max(widths)

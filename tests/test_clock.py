@@ -137,8 +137,12 @@ def _one_offset_every_minute(zone, earliest: datetime, latest: datetime) -> bool
 
 
 @settings(max_examples=120, deadline=None)
-@given(name=st.sampled_from(TRANSITION_ZONES), which=st.integers(0, 3), before=st.integers(-3000, 3000),
-       span=st.integers(0, 3000))
+@given(
+    name=st.sampled_from(TRANSITION_ZONES),
+    which=st.integers(0, 3),
+    before=st.integers(-3000, 3000),
+    span=st.integers(0, 3000),
+)
 def test_a_steady_offset_has_one_reading_a_minute(name, which, before, span) -> None:
     """Around a zone's transitions (30-minute ones too): whenever ``steady_offset`` says the
     offset holds, every minute of the span reads one instant, at one offset."""

@@ -44,8 +44,11 @@ SOURCES = {
 PULLED = (  # subject, path, line added
     ("Diffusion: add a scheduler", "python/sglang/multimodal_gen/scheduler.py", "SIGMA = 1.0"),
     ("Diffusion: faster VAE", "python/sglang/multimodal_gen/vae.py", "TILE = 64"),
-    ("Fix PCG MoE Error", "python/sglang/srt/distributed/custom_all_reduce.py",
-     'MAX_SIZE = 8 << 20\nlogger.info(f"Custom allreduce: one-shot up to {MAX_SIZE} bytes")'),
+    (
+        "Fix PCG MoE Error",
+        "python/sglang/srt/distributed/custom_all_reduce.py",
+        'MAX_SIZE = 8 << 20\nlogger.info(f"Custom allreduce: one-shot up to {MAX_SIZE} bytes")',
+    ),
     ("Diffusion: LoRA loading", "python/sglang/multimodal_gen/lora.py", "RANK = 16"),
     ("Scheduler: fewer syncs", "python/sglang/srt/managers/scheduler.py", "SYNC = False"),
     ("Docs: server arguments", "docs/server_arguments.md", "- `--disable-custom-all-reduce`"),
@@ -53,8 +56,13 @@ PULLED = (  # subject, path, line added
     ("MoE: new top-k", "python/sglang/srt/layers/moe.py", "TOPK = 4"),
     ("Diffusion: CLI", "python/sglang/multimodal_gen/cli.py", "ARGS = []"),
 )
-NOT_IMPORTED = {"Diffusion: add a scheduler", "Diffusion: faster VAE", "Diffusion: LoRA loading",
-                "Diffusion: runtime", "Diffusion: CLI"}
+NOT_IMPORTED = {
+    "Diffusion: add a scheduler",
+    "Diffusion: faster VAE",
+    "Diffusion: LoRA loading",
+    "Diffusion: runtime",
+    "Diffusion: CLI",
+}
 
 
 def _write(repo: Path, path: str, text: str, append: bool = False) -> None:
@@ -89,11 +97,21 @@ def nine_commit_pull(root: Path, before_flag: bool, after_flag: bool, levels=(94
     git.git(repo, "pull", "-q", "origin", "main", at=at(13))
 
     logs = root / "logs"
-    for name, hour, level, flag, seed, startup in (("before", 10, levels[0], before_flag, 1, ()),
-                                                   ("after", 14, levels[1], after_flag, 2, (NEW_STARTUP_LINE,))):
+    for name, hour, level, flag, seed, startup in (
+        ("before", 10, levels[0], before_flag, 1, ()),
+        ("after", 14, levels[1], after_flag, 2, (NEW_STARTUP_LINE,)),
+    ):
         start = datetime(2026, 4, 7, hour, 0)
-        launches = [Launch(start + timedelta(minutes=20 * n), 10, level * (1 + 0.004 * (-1) ** n),
-                           extra_args={"disable_custom_all_reduce": flag}, startup=startup) for n in range(2)]
+        launches = [
+            Launch(
+                start + timedelta(minutes=20 * n),
+                10,
+                level * (1 + 0.004 * (-1) ** n),
+                extra_args={"disable_custom_all_reduce": flag},
+                startup=startup,
+            )
+            for n in range(2)
+        ]
         write_sglang_log(logs / f"{name}.log", launches, seed=seed)
     return repo, logs, shas
 
@@ -169,26 +187,42 @@ def test_equal_flags_keep_the_regression_and_raise_nothing_by_the_knob_link(equa
     kinds = {e.kind for c in timeline.culprits for e in c.evidence}
     assert "knob-link" not in kinds
     assert [c.likelihood for c in timeline.culprits[:3]] == ["possible"] * 3
-    assert {c.subject for c in timeline.culprits[:3]} == {"Fix PCG MoE Error", "Scheduler: fewer syncs", "MoE: new top-k"}
+    assert {c.subject for c in timeline.culprits[:3]} == {
+        "Fix PCG MoE Error",
+        "Scheduler: fewer syncs",
+        "MoE: new top-k",
+    }
 
 
 def test_the_table_shows_every_suspect_and_the_ranked_evidence(tmp_path, flags_differ):
     repo, logs, shas = nine_commit_pull(tmp_path, True, False)
-    result = CliRunner().invoke(app, ["build", str(logs), "--repo", str(repo), "--log-tz", "UTC"],
-                                env={"COLUMNS": "200"}, catch_exceptions=False)
+    result = CliRunner().invoke(
+        app,
+        ["build", str(logs), "--repo", str(repo), "--log-tz", "UTC"],
+        env={"COLUMNS": "200"},
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     out = result.stdout
-    table = out[:out.index("Shifts (")]
+    table = out[: out.index("Shifts (")]
     for subject in ("Fix PCG MoE Error", "Scheduler: fewer syncs", "MoE: new top-k"):
         assert subject in table  # suspects still in the running are never folded away
     assert "... 2 more, none of them a likely suspect" in table
     folded = [subject for subject, _, _ in PULLED if subject not in table]
     assert len(folded) == 2 and set(folded) <= NOT_IMPORTED | {"Docs: server arguments"}
-    every = CliRunner().invoke(app, ["build", str(logs), "--repo", str(repo), "--log-tz", "UTC", "--all-events"],
-                               env={"COLUMNS": "200"}, catch_exceptions=False).stdout
-    assert " more" not in every[:every.index("Shifts (")]
+    every = (
+        CliRunner()
+        .invoke(
+            app,
+            ["build", str(logs), "--repo", str(repo), "--log-tz", "UTC", "--all-events"],
+            env={"COLUMNS": "200"},
+            catch_exceptions=False,
+        )
+        .stdout
+    )
+    assert " more" not in every[: every.index("Shifts (")]
     assert all(subject in every for subject, _, _ in PULLED)
-    culprits = out[out.index("Culprits, most likely first:"):]
+    culprits = out[out.index("Culprits, most likely first:") :]
     assert culprits.splitlines()[1].startswith(f"1. {shas['Fix PCG MoE Error'][:9]} Fix PCG MoE Error [likely; s1]")
     assert "+ touches the code behind `disable_custom_all_reduce`" in culprits
     assert "- unlikely: not imported by the server (python/sglang/multimodal_gen/" in culprits

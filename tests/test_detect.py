@@ -236,7 +236,16 @@ def test_detect_is_pure():
             imported |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module)
-    assert imported <= {"__future__", "math", "statistics", "collections.abc", "dataclasses", "functools", "timeline.model", "numpy"}
+    assert imported <= {
+        "__future__",
+        "math",
+        "statistics",
+        "collections.abc",
+        "dataclasses",
+        "functools",
+        "timeline.model",
+        "numpy",
+    }
     assert "open(" not in Path(detect.__file__).read_text(encoding="utf-8")
 
 
@@ -304,9 +313,13 @@ def test_one_run_a_side_line_spread_rule_rates():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(min_value=-10, max_value=5000)
-                | st.sampled_from([0.39, 60.0, 90.5, 91.0, 94.25, 1e-300, float("inf"), float("nan")]),
-                max_size=400))
+@given(
+    st.lists(
+        st.floats(min_value=-10, max_value=5000)
+        | st.sampled_from([0.39, 60.0, 90.5, 91.0, 94.25, 1e-300, float("inf"), float("nan")]),
+        max_size=400,
+    )
+)
 def test_steady_decode_of_a_parser_series_is_the_lists(values) -> None:
     """The numpy path for the parsers' compact ``array("d")`` series gives the list path's answer."""
     from array import array
@@ -315,7 +328,12 @@ def test_steady_decode_of_a_parser_series_is_the_lists(values) -> None:
     if listed is None:
         assert compact is None
         return
-    assert (compact.value, compact.n, compact.skipped, compact.source) == (listed.value, listed.n, listed.skipped, listed.source)
+    assert (compact.value, compact.n, compact.skipped, compact.source) == (
+        listed.value,
+        listed.n,
+        listed.skipped,
+        listed.source,
+    )
     assert (compact.spread is None) == (listed.spread is None)
     if listed.spread is not None:
         assert compact.spread == pytest.approx(listed.spread, rel=1e-12, abs=1e-15)

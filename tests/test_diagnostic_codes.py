@@ -31,8 +31,9 @@ A, B, C, D = ("a" * 40, "b" * 40, "c" * 40, "d" * 40)
 
 
 def entry(old: str, new: str, ts: int, line: int) -> ReflogEntry:
-    return ReflogEntry(old=old, new=new, name="Ann", email="ann@example.com", ts=ts, tz="+0000",
-                       message="commit: x", line=line)
+    return ReflogEntry(
+        old=old, new=new, name="Ann", email="ann@example.com", ts=ts, tz="+0000", message="commit: x", line=line
+    )
 
 
 class FakeLogs:
@@ -63,10 +64,15 @@ def test_no_reflog_file(tmp_path):
     assert [d.code for d in said] == ["no-reflog"]
 
     # HEAD has no log, the branch neither: neither says so, HEAD's log falls back to the branch's
-    logs = FakeLogs({
-        "HEAD": (None, [Diagnostic("logs/HEAD", None, REWORDED, "no-reflog")]),
-        "refs/heads/main": ([entry(A, B, 100, 1)], [Diagnostic("logs/refs/heads/main", None, REWORDED, "no-reflog")]),
-    })
+    logs = FakeLogs(
+        {
+            "HEAD": (None, [Diagnostic("logs/HEAD", None, REWORDED, "no-reflog")]),
+            "refs/heads/main": (
+                [entry(A, B, 100, 1)],
+                [Diagnostic("logs/refs/heads/main", None, REWORDED, "no-reflog")],
+            ),
+        }
+    )
     diags: list[Diagnostic] = []
     log = history._read_head_log(logs, HeadState(B, "refs/heads/main"), diags)
     assert log.fallback and not log.refused
@@ -74,8 +80,16 @@ def test_no_reflog_file(tmp_path):
 
 
 def test_no_reflog_file_is_dropped_when_approximate_events_stand_in(monkeypatch):
-    stand_in = CodeEvent(id="", time=datetime(2024, 1, 1, tzinfo=timezone.utc), ts=0, kind="other",
-                         message="", old=A, new=B, changes_commit=True)
+    stand_in = CodeEvent(
+        id="",
+        time=datetime(2024, 1, 1, tzinfo=timezone.utc),
+        ts=0,
+        kind="other",
+        message="",
+        old=A,
+        new=B,
+        changes_commit=True,
+    )
     monkeypatch.setattr(history, "approximate_events", lambda loc, head, diags: ([stand_in], []))
     kept = Diagnostic("logs/HEAD", None, REWORDED)
     diags = [Diagnostic("logs/HEAD", None, REWORDED, "no-reflog"), kept]
@@ -86,10 +100,12 @@ def test_no_reflog_file_is_dropped_when_approximate_events_stand_in(monkeypatch)
 def test_empty_reflog():
     assert [d.code for d in parse_reflog(b"", "logs/HEAD").diagnostics] == ["reflog-empty"]
 
-    logs = FakeLogs({
-        "HEAD": ([], [Diagnostic("logs/HEAD", None, REWORDED, "reflog-empty")]),
-        "refs/heads/main": ([entry(A, B, 100, 1)], []),
-    })
+    logs = FakeLogs(
+        {
+            "HEAD": ([], [Diagnostic("logs/HEAD", None, REWORDED, "reflog-empty")]),
+            "refs/heads/main": ([entry(A, B, 100, 1)], []),
+        }
+    )
     diags: list[Diagnostic] = []
     log = history._read_head_log(logs, HeadState(B, "refs/heads/main"), diags)
     assert log.fallback and not log.refused
@@ -98,10 +114,12 @@ def test_empty_reflog():
 
 def test_context_logs_missing_or_empty_are_not_worth_a_warning():
     damaged = Diagnostic("logs/refs/remotes/origin/main", 1, REWORDED, "reflog-damaged-line")
-    logs = FakeLogs({
-        "refs/remotes/origin/main": ([], [damaged, Diagnostic("x", None, REWORDED, "reflog-empty")]),
-        "refs/stash": (None, [Diagnostic("y", None, REWORDED, "no-reflog")]),
-    })
+    logs = FakeLogs(
+        {
+            "refs/remotes/origin/main": ([], [damaged, Diagnostic("x", None, REWORDED, "reflog-empty")]),
+            "refs/stash": (None, [Diagnostic("y", None, REWORDED, "no-reflog")]),
+        }
+    )
     diags: list[Diagnostic] = []
     assert context_events(logs, diags) == ([], [])
     assert diags == [damaged]
@@ -114,10 +132,12 @@ def test_unreadable_reflog(tmp_path):
     _, said = load_reflog(tmp_path / "logs" / "HEAD", (tmp_path,))
     assert [d.code for d in said] == ["reflog-unreadable"]
 
-    logs = FakeLogs({
-        "HEAD": (None, [Diagnostic("logs/HEAD", None, REWORDED, "reflog-unreadable")]),
-        "refs/heads/main": ([entry(A, B, 100, 1)], []),
-    })
+    logs = FakeLogs(
+        {
+            "HEAD": (None, [Diagnostic("logs/HEAD", None, REWORDED, "reflog-unreadable")]),
+            "refs/heads/main": ([entry(A, B, 100, 1)], []),
+        }
+    )
     diags: list[Diagnostic] = []
     log = history._read_head_log(logs, HeadState(B, "refs/heads/main"), diags)
     assert log.refused
@@ -136,13 +156,26 @@ def test_reflog_chain_gap():
     assert [(d.line, d.code) for d in said] == [(2, "reflog-chain-gap")]
 
     # the branch's move B -> C fills the gap before HEAD's second entry: its chain-gap goes
-    events = [CodeEvent(id="", time=datetime.fromtimestamp(ts, timezone.utc), ts=ts, kind="commit",
-                        message="commit: x", old=old, new=new, changes_commit=True, source="logs/HEAD",
-                        line=line) for old, new, ts, line in ((A, B, 100, 1), (C, D, 300, 2))]
+    events = [
+        CodeEvent(
+            id="",
+            time=datetime.fromtimestamp(ts, timezone.utc),
+            ts=ts,
+            kind="commit",
+            message="commit: x",
+            old=old,
+            new=new,
+            changes_commit=True,
+            source="logs/HEAD",
+            line=line,
+        )
+        for old, new, ts, line in ((A, B, 100, 1), (C, D, 300, 2))
+    ]
     kept = Diagnostic("logs/HEAD", 2, REWORDED)
     diags = [Diagnostic("logs/HEAD", 2, REWORDED, "reflog-chain-gap"), kept]
-    merged, _ = merge_branch_moves(events, [], [entry(B, C, 200, 7)], "refs/heads/main",
-                                   "logs/refs/heads/main", D, diags, False)
+    merged, _ = merge_branch_moves(
+        events, [], [entry(B, C, 200, 7)], "refs/heads/main", "logs/refs/heads/main", D, diags, False
+    )
     assert [e.line for e in merged] == [1, 7, 2]
     assert diags == [kept]
 
@@ -168,12 +201,18 @@ def _message_tests(path: Path) -> list[str]:
         return isinstance(node, ast.Attribute) and node.attr == "message"
 
     for node in ast.walk(ast.parse(path.read_bytes())):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("startswith", "endswith") and is_message(node.func.value)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("startswith", "endswith")
+            and is_message(node.func.value)
+        ):
             found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-        elif isinstance(node, ast.Compare) and any(
-                isinstance(op, (ast.In, ast.NotIn, ast.Eq, ast.NotEq)) for op in node.ops) and (
-                any(map(is_message, [node.left, *node.comparators]))):
+        elif (
+            isinstance(node, ast.Compare)
+            and any(isinstance(op, (ast.In, ast.NotIn, ast.Eq, ast.NotEq)) for op in node.ops)
+            and (any(map(is_message, [node.left, *node.comparators])))
+        ):
             found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     return found
 

@@ -41,8 +41,9 @@ def test_the_window_runs_from_the_move_that_set_the_code_to_the_first_move_after
     window = event_window(timeline)
     assert [e.new for e in window.events] == [shas["c30"], shas["c31"]]
     assert (window.earlier, window.later) == (29, 1)
-    assert window.note() == ("29 earlier and 1 later code events not shown "
-                             "(--all-events shows them; the JSON document has them all)")
+    assert window.note() == (
+        "29 earlier and 1 later code events not shown (--all-events shows them; the JSON document has them all)"
+    )
     assert event_window(timeline, all_events=True) == (timeline.events, 0, 0)
 
 
@@ -69,8 +70,22 @@ def test_the_json_document_and_the_html_report(long_history, tmp_path):
     repo, logs, _ = long_history
     out = tmp_path / "out.json"
     report = tmp_path / "report.html"
-    result = runner.invoke(app, ["build", str(logs), "--repo", str(repo), "--log-tz", "UTC", "--no-cache",
-                                 "--json", str(out), "--html", str(report)])
+    result = runner.invoke(
+        app,
+        [
+            "build",
+            str(logs),
+            "--repo",
+            str(repo),
+            "--log-tz",
+            "UTC",
+            "--no-cache",
+            "--json",
+            str(out),
+            "--html",
+            str(report),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert len(json.loads(out.read_text())["events"]) == 32
     html = report.read_text()

@@ -41,28 +41,58 @@ class FixedReach:
 
 
 def suspect(sha: str = "a" * 40, paths=("python/x.py",), change: str = "arrived") -> Suspect:
-    return Suspect(sha, f"commit {sha[:3]}", change, "e1", paths=list(paths) if paths is not None else None,
-                   unlikely=is_unlikely(paths))
+    return Suspect(
+        sha,
+        f"commit {sha[:3]}",
+        change,
+        "e1",
+        paths=list(paths) if paths is not None else None,
+        unlikely=is_unlikely(paths),
+    )
 
 
-def shift(number: int, group: str, change_pct: float, suspects: list[Suspect], verdict: str = "regression",
-          confounders=(), added=(), gone=()) -> Shift:
-    return Shift(f"s{number}", group, "decode_throughput", "tok/s", ShiftSide("f" * 40, ["r1"], 100.0),
-                 ShiftSide("e" * 40, ["r2"], 100.0 * (1 + change_pct / 100)), change_pct, None, verdict, "line-spread",
-                 suspects=suspects, confounders=list(confounders), arguments_added=list(added), arguments_gone=list(gone))
+def shift(
+    number: int,
+    group: str,
+    change_pct: float,
+    suspects: list[Suspect],
+    verdict: str = "regression",
+    confounders=(),
+    added=(),
+    gone=(),
+) -> Shift:
+    return Shift(
+        f"s{number}",
+        group,
+        "decode_throughput",
+        "tok/s",
+        ShiftSide("f" * 40, ["r1"], 100.0),
+        ShiftSide("e" * 40, ["r2"], 100.0 * (1 + change_pct / 100)),
+        change_pct,
+        None,
+        verdict,
+        "line-spread",
+        suspects=suspects,
+        confounders=list(confounders),
+        arguments_added=list(added),
+        arguments_gone=list(gone),
+    )
 
 
 # --------------------------------------------------------------------------- knob link
 
 
-@pytest.mark.parametrize("field, values, words", [
-    ("disable_custom_all_reduce", (True, False), ("custom_all_reduce", ())),
-    ("enable_torch_compile", (False, True), ("torch_compile", ())),
-    ("attention_backend", ("flashinfer", "triton"), ("attention_backend", ("flashinfer", "triton"))),
-    ("load_format", ("auto", "dummy"), ("load_format", ("dummy",))),  # "auto" names no code
-    ("nccl_version", ("2.27.5", "2.28.3"), ("nccl", ())),
-    ("use_fp8", (True, False), ("use_fp8", ())),  # too short once the prefix is gone: kept whole
-])
+@pytest.mark.parametrize(
+    "field, values, words",
+    [
+        ("disable_custom_all_reduce", (True, False), ("custom_all_reduce", ())),
+        ("enable_torch_compile", (False, True), ("torch_compile", ())),
+        ("attention_backend", ("flashinfer", "triton"), ("attention_backend", ("flashinfer", "triton"))),
+        ("load_format", ("auto", "dummy"), ("load_format", ("dummy",))),  # "auto" names no code
+        ("nccl_version", ("2.27.5", "2.28.3"), ("nccl", ())),
+        ("use_fp8", (True, False), ("use_fp8", ())),  # too short once the prefix is gone: kept whole
+    ],
+)
 def test_knob_words(field, values, words):
     assert knob_words(Confounder(field, *values)) == words
 
@@ -76,10 +106,13 @@ def test_a_path_naming_the_flag_links_it():
 
 def test_a_changed_line_naming_the_flag_links_it():
     flag = Confounder("disable_custom_all_reduce", True, False)
-    lines = [Line("python/sglang/srt/distributed/parallel_state.py", True, "    if not disable_custom_all_reduce:"),
-             Line("python/sglang/srt/other.py", True, "x = disable_custom_all_reducer")]  # another word
+    lines = [
+        Line("python/sglang/srt/distributed/parallel_state.py", True, "    if not disable_custom_all_reduce:"),
+        Line("python/sglang/srt/other.py", True, "x = disable_custom_all_reducer"),
+    ]  # another word
     assert knob_link(flag, suspect(paths=["python/sglang/srt/distributed/parallel_state.py"]), lines) == (
-        "python/sglang/srt/distributed/parallel_state.py",)
+        "python/sglang/srt/distributed/parallel_state.py",
+    )
     assert knob_link(flag, suspect(paths=["python/sglang/srt/other.py"]), lines[1:]) == ()
 
 
@@ -94,15 +127,24 @@ def test_values_link_whole_words_of_code_paths_only():
 
 def test_a_test_naming_the_flag_does_not_link_the_commit():
     flag = Confounder("disable_custom_all_reduce", True, False)
-    lines = [Line("test/srt/test_allreduce.py", True, "    args.disable_custom_all_reduce = True"),
-             Line("python/sglang/srt/managers/scheduler.py", True, "x = 1")]
-    assert knob_link(flag, suspect(paths=["python/sglang/srt/managers/scheduler.py", "test/srt/test_allreduce.py"]),
-                     lines) == ()
+    lines = [
+        Line("test/srt/test_allreduce.py", True, "    args.disable_custom_all_reduce = True"),
+        Line("python/sglang/srt/managers/scheduler.py", True, "x = 1"),
+    ]
+    assert (
+        knob_link(flag, suspect(paths=["python/sglang/srt/managers/scheduler.py", "test/srt/test_allreduce.py"]), lines)
+        == ()
+    )
 
 
 def test_nccl_links_the_nccl_wrappers():
-    assert knob_link(Confounder("nccl_version", "2.27.5", "2.28.3"),
-                     suspect(paths=["python/sglang/srt/distributed/device_communicators/pynccl.py"])) != ()
+    assert (
+        knob_link(
+            Confounder("nccl_version", "2.27.5", "2.28.3"),
+            suspect(paths=["python/sglang/srt/distributed/device_communicators/pynccl.py"]),
+        )
+        != ()
+    )
 
 
 # --------------------------------------------------------------------------- changed what ran
@@ -122,20 +164,36 @@ def test_a_new_server_argument_added_by_the_commit_is_evidence_its_code_ran():
 def test_a_new_log_message_printed_by_an_added_literal_is_evidence_its_code_ran():
     here = shift(1, "g", -30.0, [])
     here.messages_added = ["Using custom allreduce v0 for tp_size=0 (world 0)", "Capture cuda graph begin."]
-    lines = [Line("python/sglang/srt/distributed/custom_all_reduce.py", True,
-                  '        logger.info(f"Using custom allreduce v2 for tp_size={tp} (world {n})")')]
+    lines = [
+        Line(
+            "python/sglang/srt/distributed/custom_all_reduce.py",
+            True,
+            '        logger.info(f"Using custom allreduce v2 for tp_size={tp} (world {n})")',
+        )
+    ]
     assert changed_what_ran(here, suspect(), lines) == (None, "Using custom allreduce v0 for tp_size=0 (world 0)")
     assert changed_what_ran(here, suspect(change="left"), lines) == (None, None)  # only in the after side's logs
 
 
-@pytest.mark.parametrize("message, line, printed", [
-    ("Load weight end. type=Qwen0, avail mem=0.0 GB", 'logger.info("Load weight end. type=%s, avail mem=%.2f GB", t, m)', True),
-    ("Capture cuda graph begin. This can take up to several minutes.", "log('Capture cuda graph begin.')", True),
-    ("Capture cuda graph begin.", 'print("Capture cud")', False),  # 11 characters: under MIN_FRAGMENT
-    ("Done.", 'print("Done.")', False),
-    ("The server is fired up and ready to roll!", "x = 1  # The server is fired up and ready to roll!", False),  # no literal
-    ("EAGLE0 draft model loaded", 'logger.info(f"EAGLE{v} draft model loaded")', True),
-])
+@pytest.mark.parametrize(
+    "message, line, printed",
+    [
+        (
+            "Load weight end. type=Qwen0, avail mem=0.0 GB",
+            'logger.info("Load weight end. type=%s, avail mem=%.2f GB", t, m)',
+            True,
+        ),
+        ("Capture cuda graph begin. This can take up to several minutes.", "log('Capture cuda graph begin.')", True),
+        ("Capture cuda graph begin.", 'print("Capture cud")', False),  # 11 characters: under MIN_FRAGMENT
+        ("Done.", 'print("Done.")', False),
+        (
+            "The server is fired up and ready to roll!",
+            "x = 1  # The server is fired up and ready to roll!",
+            False,
+        ),  # no literal
+        ("EAGLE0 draft model loaded", 'logger.info(f"EAGLE{v} draft model loaded")', True),
+    ],
+)
 def test_message_printed_by(message, line, printed):
     assert message_printed_by(message, line) is printed
 
@@ -174,8 +232,10 @@ def test_each_commit_once_across_shifts_with_every_shift_it_may_explain():
     shared, other = suspect("c" * 40), suspect("d" * 40, paths=["docs/a.md"])
     shifts = [shift(1, "baseline", -7.0, [shared, other]), shift(2, "eagle3", -36.0, [shared])]
     culprits = rank_culprits(shifts)
-    assert [(c.sha[0], c.likelihood, c.shifts) for c in culprits] == [("c", "sole", ["s1", "s2"]),
-                                                                      ("d", "unlikely", ["s1"])]
+    assert [(c.sha[0], c.likelihood, c.shifts) for c in culprits] == [
+        ("c", "sole", ["s1", "s2"]),
+        ("d", "unlikely", ["s1"]),
+    ]
     evidence = culprits[0].evidence
     assert {(e.shifts, e.count) for e in evidence if e.kind == "sole"} == {(("s1",), 1), (("s2",), 0)}
     assert [e.shifts for e in evidence if e.kind == "same-boundary"] == [("s1", "s2")]
@@ -184,8 +244,14 @@ def test_each_commit_once_across_shifts_with_every_shift_it_may_explain():
 def test_knob_linked_commit_ranks_first_and_the_confounder_names_it():
     linked = suspect("b" * 40, paths=["python/custom_all_reduce.py"])
     plain = [suspect(c * 40) for c in "cd"]
-    here = shift(1, "g", -30.0, plain[:1] + [linked] + plain[1:], "confounded",
-                 confounders=[Confounder("disable_custom_all_reduce", True, False)])
+    here = shift(
+        1,
+        "g",
+        -30.0,
+        plain[:1] + [linked] + plain[1:],
+        "confounded",
+        confounders=[Confounder("disable_custom_all_reduce", True, False)],
+    )
     culprits = rank_culprits([here])
     assert [c.likelihood for c in culprits] == ["likely", "possible", "possible"]
     assert culprits[0].sha == "b" * 40
@@ -196,33 +262,65 @@ def test_knob_linked_commit_ranks_first_and_the_confounder_names_it():
 # --------------------------------------------------------------------------- confounders and the verdict
 
 
-@pytest.mark.parametrize("name, values, random", [
-    ("random_seed", [123, 98765, 5550], True),  # drawn at each launch
-    ("random_seed", [42, 42, 7, 7], False),  # set by the user, and changed
-    ("port", [30000, 30001], True), ("nccl_port", [1, 2], True), ("metrics_ports", [[1], [2]], True),
-    ("log_dir", ["/a", "/b"], True), ("crash_dump_path", ["/a", "/b"], True),
-    ("disable_custom_all_reduce", [True, False], False), ("attention_backend", ["fa3", "triton"], False),
-])
+@pytest.mark.parametrize(
+    "name, values, random",
+    [
+        ("random_seed", [123, 98765, 5550], True),  # drawn at each launch
+        ("random_seed", [42, 42, 7, 7], False),  # set by the user, and changed
+        ("port", [30000, 30001], True),
+        ("nccl_port", [1, 2], True),
+        ("metrics_ports", [[1], [2]], True),
+        ("log_dir", ["/a", "/b"], True),
+        ("crash_dump_path", ["/a", "/b"], True),
+        ("disable_custom_all_reduce", [True, False], False),
+        ("attention_backend", ["fa3", "triton"], False),
+    ],
+)
 def test_launch_random_values(name, values, random):
     assert is_launch_random(name, values) is random
 
 
 def _run(number: int, commit: str, hour: int, value: float, group: str = "m", **config) -> Run:
     start = datetime(2026, 4, 7, hour, tzinfo=timezone.utc)
-    return Run(f"r{number}", "a.log", "sglang-server", start, start + timedelta(minutes=10), None, "UTC", "flag", 1, 2,
-               commit, "exact", config={"model_path": group, "tp_size": 8, **config}, nccl_versions=["2.27.5"],
-               steady=SteadyValue("decode_throughput", "tok/s", value, 30, 0, 0.01, "decode-lines"))
+    return Run(
+        f"r{number}",
+        "a.log",
+        "sglang-server",
+        start,
+        start + timedelta(minutes=10),
+        None,
+        "UTC",
+        "flag",
+        1,
+        2,
+        commit,
+        "exact",
+        config={"model_path": group, "tp_size": 8, **config},
+        nccl_versions=["2.27.5"],
+        steady=SteadyValue("decode_throughput", "tok/s", value, 30, 0, 0.01, "decode-lines"),
+    )
 
 
 def _pull(hour: int, shas: str = "c") -> CodeEvent:
     moment = datetime(2026, 4, 7, hour, tzinfo=timezone.utc)
-    return CodeEvent("e1", moment, int(moment.timestamp()), "pull", "pull", "a" * 40, "b" * 40, True,
-                     commits=[CommitInfo(ch * 40, f"commit {ch}") for ch in shas])
+    return CodeEvent(
+        "e1",
+        moment,
+        int(moment.timestamp()),
+        "pull",
+        "pull",
+        "a" * 40,
+        "b" * 40,
+        True,
+        commits=[CommitInfo(ch * 40, f"commit {ch}") for ch in shas],
+    )
 
 
 def test_a_flag_that_differs_confounds_the_shift_and_names_the_rerun():
-    runs = [_run(1, "a" * 40, 9, 94.0, disable_custom_all_reduce=True, random_seed=11),
-            _run(2, "b" * 40, 11, 60.0, disable_custom_all_reduce=False, random_seed=987654)]
+    runs = [
+        _run(1, "a" * 40, 9, 94.0, disable_custom_all_reduce=True, random_seed=11),
+        _run(2, "b" * 40, 11, 60.0, disable_custom_all_reduce=False, random_seed=987654),
+    ]
     (only,) = find_shifts(runs, [_pull(10)])
     assert (only.verdict, only.measured) == ("confounded", "regression")
     assert [c.field for c in only.confounders] == ["disable_custom_all_reduce"]  # random_seed is not one
@@ -231,10 +329,12 @@ def test_a_flag_that_differs_confounds_the_shift_and_names_the_rerun():
 
 
 def test_equal_flag_runs_seeing_the_same_change_keep_the_verdict():
-    runs = [_run(1, "a" * 40, 9, 94.0, disable_custom_all_reduce=True),
-            _run(2, "a" * 40, 9, 94.5, disable_custom_all_reduce=False),
-            _run(3, "b" * 40, 11, 60.0, disable_custom_all_reduce=False),
-            _run(4, "b" * 40, 11, 60.5, disable_custom_all_reduce=False)]
+    runs = [
+        _run(1, "a" * 40, 9, 94.0, disable_custom_all_reduce=True),
+        _run(2, "a" * 40, 9, 94.5, disable_custom_all_reduce=False),
+        _run(3, "b" * 40, 11, 60.0, disable_custom_all_reduce=False),
+        _run(4, "b" * 40, 11, 60.5, disable_custom_all_reduce=False),
+    ]
     runs[1].start += timedelta(minutes=20)
     runs[3].start += timedelta(minutes=20)
     (only,) = find_shifts(runs, [_pull(10)])
@@ -243,10 +343,12 @@ def test_equal_flag_runs_seeing_the_same_change_keep_the_verdict():
 
 
 def test_another_workload_without_confounders_across_the_same_commits_keeps_the_verdict():
-    runs = [_run(1, "a" * 40, 9, 94.0, "eagle", disable_custom_all_reduce=True),
-            _run(2, "a" * 40, 9, 88.0, "base", disable_custom_all_reduce=False),
-            _run(3, "b" * 40, 11, 60.0, "eagle", disable_custom_all_reduce=False),
-            _run(4, "b" * 40, 11, 80.0, "base", disable_custom_all_reduce=False)]
+    runs = [
+        _run(1, "a" * 40, 9, 94.0, "eagle", disable_custom_all_reduce=True),
+        _run(2, "a" * 40, 9, 88.0, "base", disable_custom_all_reduce=False),
+        _run(3, "b" * 40, 11, 60.0, "eagle", disable_custom_all_reduce=False),
+        _run(4, "b" * 40, 11, 80.0, "base", disable_custom_all_reduce=False),
+    ]
     runs[1].start += timedelta(minutes=20)
     runs[3].start += timedelta(minutes=20)
     eagle, base = find_shifts(runs, [_pull(10)])
@@ -254,12 +356,15 @@ def test_another_workload_without_confounders_across_the_same_commits_keeps_the_
     assert eagle.verdict == "regression" and eagle.equal_flags == base.id
 
 
-@pytest.mark.parametrize("field, value, text", [
-    ("disable_custom_all_reduce", True, "`--disable-custom-all-reduce`"),
-    ("enable_torch_compile", False, "without `--enable-torch-compile`"),
-    ("attention_backend", "fa3", "`--attention-backend fa3`"),
-    ("nccl_version", "2.27.5", "NCCL 2.27.5"),
-])
+@pytest.mark.parametrize(
+    "field, value, text",
+    [
+        ("disable_custom_all_reduce", True, "`--disable-custom-all-reduce`"),
+        ("enable_torch_compile", False, "without `--enable-torch-compile`"),
+        ("attention_backend", "fa3", "`--attention-backend fa3`"),
+        ("nccl_version", "2.27.5", "NCCL 2.27.5"),
+    ],
+)
 def test_flag_text(field, value, text):
     assert flag_text(field, value) == text
 
@@ -269,18 +374,30 @@ def test_same_boundary_weighs_what_the_commit_did_not_only_the_direction():
     arrived, left = suspect("c" * 40), suspect("c" * 40, change="left")
     assert same_boundary([shift(1, "w1", -30.0, [arrived]), shift(2, "w2", -30.0, [left])]) == {}
     assert same_boundary([shift(1, "w1", -30.0, [arrived]), shift(2, "w2", +30.0, [left], "improvement")]) == {
-        "c" * 40: ("s1", "s2")}
+        "c" * 40: ("s1", "s2")
+    }
 
 
 def test_a_workload_whose_drop_the_commit_could_not_cause_does_not_clear_the_confounder():
-    runs = [_run(1, "a" * 40, 9, 94.0, "eagle", disable_custom_all_reduce=True),
-            _run(2, "b" * 40, 11, 60.0, "eagle", disable_custom_all_reduce=False),
-            _run(3, "b" * 40, 13, 88.0, "base", disable_custom_all_reduce=False),
-            _run(4, "a" * 40, 15, 60.0, "base", disable_custom_all_reduce=False)]
+    runs = [
+        _run(1, "a" * 40, 9, 94.0, "eagle", disable_custom_all_reduce=True),
+        _run(2, "b" * 40, 11, 60.0, "eagle", disable_custom_all_reduce=False),
+        _run(3, "b" * 40, 13, 88.0, "base", disable_custom_all_reduce=False),
+        _run(4, "a" * 40, 15, 60.0, "base", disable_custom_all_reduce=False),
+    ]
     pull = _pull(10)
     moment = datetime(2026, 4, 7, 14, tzinfo=timezone.utc)
-    reset = CodeEvent("e2", moment, int(moment.timestamp()), "reset", "reset", "b" * 40, "a" * 40, True,
-                      commits_removed=list(pull.commits))
+    reset = CodeEvent(
+        "e2",
+        moment,
+        int(moment.timestamp()),
+        "reset",
+        "reset",
+        "b" * 40,
+        "a" * 40,
+        True,
+        commits_removed=list(pull.commits),
+    )
     eagle, base = find_shifts(runs, [pull, reset])
     assert base.verdict == "regression" and not base.confounders  # c left, and base dropped
     assert eagle.verdict == "confounded"  # c arrived and eagle dropped: base does not confirm it

@@ -22,8 +22,11 @@ def story(tmp_path, reflog_repo):
     repo = reflog_repo([("clone", T(9, 0), 2), ("pull", T(12, 0), 3), ("reset", T(15, 0), "HEAD~1")])
     logs = tmp_path / "logs"
     write_sglang_log(logs / "a.log", [Launch(datetime(2026, 3, 2, 10, 0), 10, 100.0)], seed=1)
-    write_sglang_log(logs / "b.log", [Launch(datetime(2026, 3, 2, 13, 0), 10, 90.0),
-                                      Launch(datetime(2026, 3, 2, 16, 0), 10, 99.5)], seed=2)
+    write_sglang_log(
+        logs / "b.log",
+        [Launch(datetime(2026, 3, 2, 13, 0), 10, 90.0), Launch(datetime(2026, 3, 2, 16, 0), 10, 99.5)],
+        seed=2,
+    )
     return repo, logs
 
 
@@ -68,10 +71,16 @@ def test_samples_frame_has_one_row_per_stats_line(story, timeline_build):
     assert set(r2["commit"]) == {repo.shas["c5"]}
     assert r2["gen_throughput"].median() == pytest.approx(runs.set_index("id").loc["r2", "decode_throughput_median"])
     # Row for row the runs' samples (read column by column), in time order; a field a line lacks is missing.
-    rows = [{"run": run.id, "kind": kind, **row} for run in built.runs for kind in sorted(run.samples)
-            for row in run.samples[kind]]
+    rows = [
+        {"run": run.id, "kind": kind, **row}
+        for run in built.runs
+        for kind in sorted(run.samples)
+        for row in run.samples[kind]
+    ]
     rows.sort(key=lambda row: (row["time"], row["run"], row["line"]))
-    assert frame["line"].tolist() == [row["line"] for row in rows] and frame["run"].tolist() == [row["run"] for row in rows]
+    assert frame["line"].tolist() == [row["line"] for row in rows] and frame["run"].tolist() == [
+        row["run"] for row in rows
+    ]
     for column in ("gen_throughput", "accept_len", "new_token"):
         got = frame[column].astype("float64").tolist()
         assert got == pytest.approx([row.get(column, float("nan")) for row in rows], nan_ok=True)
@@ -129,10 +138,16 @@ def test_shifts_frame_flattens_the_json_shifts(story, timeline_build, monkeypatc
     repo, logs = story
     built = timeline_build(logs, repo=repo.path)
     shift = {
-        "id": "s1", "group": "Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3", "metric": "decode_throughput",
+        "id": "s1",
+        "group": "Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3",
+        "metric": "decode_throughput",
         "from": {"commit": repo.shas["c2"], "runs": ["r1"], "value": 100.0},
         "to": {"commit": repo.shas["c5"], "runs": ["r2"], "value": 90.0},
-        "change_pct": -10.0, "p_value": 0.001, "verdict": "regression", "single_run": True, "events": ["e2"],
+        "change_pct": -10.0,
+        "p_value": 0.001,
+        "verdict": "regression",
+        "single_run": True,
+        "events": ["e2"],
         "suspects": [{"sha": repo.shas["c5"], "subject": "c5", "paths": ["changes/c5.txt"], "unlikely": False}],
         "confounders": [],
     }
@@ -141,7 +156,11 @@ def test_shifts_frame_flattens_the_json_shifts(story, timeline_build, monkeypatc
     frame = built.shifts_frame()
     row = frame.iloc[0]
     assert (row["id"], row["verdict"], row["from_commit"], row["to_commit"]) == (
-        "s1", "regression", repo.shas["c2"], repo.shas["c5"])
+        "s1",
+        "regression",
+        repo.shas["c2"],
+        repo.shas["c5"],
+    )
     assert row["from_runs"] == ["r1"] and row["suspects"] == [repo.shas["c5"]] and row["n_suspects"] == 1
     assert frame["change_pct"].dtype == "float64" and frame["single_run"].dtype == "boolean"
     assert isinstance(frame["verdict"].dtype, pd.CategoricalDtype)

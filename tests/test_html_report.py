@@ -17,15 +17,31 @@ from typer.testing import CliRunner
 from timeline.cli import app
 from timeline.render.html import CHART_BORDER, PALETTE, document_html
 
-CHROMIUM = next((path for path in (shutil.which("chromium"), "/usr/bin/chromium") if path and os.path.exists(path)), None)
+CHROMIUM = next(
+    (path for path in (shutil.which("chromium"), "/usr/bin/chromium") if path and os.path.exists(path)), None
+)
 
 
 @pytest.fixture(scope="module")
 def report(demo, tmp_path_factory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("report")
     target, document = out / "report.html", out / "timeline.json"
-    result = CliRunner().invoke(app, ["build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC",
-                                      "--html", str(target), "--json", str(document)], catch_exceptions=False)
+    result = CliRunner().invoke(
+        app,
+        [
+            "build",
+            str(demo.logs),
+            "--repo",
+            str(demo.repo),
+            "--log-tz",
+            "UTC",
+            "--html",
+            str(target),
+            "--json",
+            str(document),
+        ],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     assert "Timeline" in result.stdout  # the table is still printed
     assert sorted(p.name for p in out.iterdir()) == ["report.html", "timeline.json"]  # atomic: no temporary left
@@ -53,7 +69,10 @@ def test_report_has_a_chart_per_group_and_every_table(report):
         assert f'<table id="{table}">' in html
     assert "<h2>Shifts</h2>" in html and "<h2>Suspects</h2>" in html
     # Points are coloured by commit: one colour per commit, the same in the legend.
-    colours = {m.group(1): m.group(2) for m in re.finditer(r'data-commit="([0-9a-f]+)"><title>.*?stroke="(#[0-9a-f]{6})"', html, re.S)}
+    colours = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r'data-commit="([0-9a-f]+)"><title>.*?stroke="(#[0-9a-f]{6})"', html, re.S)
+    }
     assert len(set(colours.values())) == len(colours) == 3
     # The run during the pull is hollow (not tied to one commit exactly).
     assert 'fill="#ffffff"' in html
@@ -64,17 +83,37 @@ def test_shifts_are_highlighted(report):
     document = json.loads(json.dumps(document))
     runs = document["runs"]
     group = "Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3"
-    document["shifts"] = [{
-        "id": "s1", "group": group, "metric": "decode_throughput",
-        "from": {"commit": runs[0]["commit"], "runs": ["r1"], "value": 94.0},
-        "to": {"commit": runs[2]["commit"], "runs": ["r3"], "value": 60.0},
-        "change_pct": -36.0, "p_value": None, "verdict": "regression", "single_run": True, "events": ["e2"],
-        "suspects": [{"sha": runs[2]["commit"], "subject": "Fix PCG MoE Error", "paths": ["python/moe.py"],
-                      "unlikely": False}],
-        "confounders": [],
-    }]
-    document["culprits"] = [{"sha": runs[2]["commit"], "subject": "Fix PCG MoE Error", "shifts": ["s1"],
-                             "reason": "arrived with the regression"}]
+    document["shifts"] = [
+        {
+            "id": "s1",
+            "group": group,
+            "metric": "decode_throughput",
+            "from": {"commit": runs[0]["commit"], "runs": ["r1"], "value": 94.0},
+            "to": {"commit": runs[2]["commit"], "runs": ["r3"], "value": 60.0},
+            "change_pct": -36.0,
+            "p_value": None,
+            "verdict": "regression",
+            "single_run": True,
+            "events": ["e2"],
+            "suspects": [
+                {
+                    "sha": runs[2]["commit"],
+                    "subject": "Fix PCG MoE Error",
+                    "paths": ["python/moe.py"],
+                    "unlikely": False,
+                }
+            ],
+            "confounders": [],
+        }
+    ]
+    document["culprits"] = [
+        {
+            "sha": runs[2]["commit"],
+            "subject": "Fix PCG MoE Error",
+            "shifts": ["s1"],
+            "reason": "arrived with the regression",
+        }
+    ]
     html = document_html(document)
     assert '<g class="shift" data-verdict="regression">' in html
     assert "s1 regression -36.0%" in html
@@ -86,8 +125,8 @@ def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     position, idat, header = 8, b"", None
     while position < len(data):
-        length, kind = struct.unpack(">I4s", data[position:position + 8])
-        chunk = data[position + 8:position + 8 + length]
+        length, kind = struct.unpack(">I4s", data[position : position + 8])
+        chunk = data[position + 8 : position + 8 + length]
         position += 12 + length
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", chunk)
@@ -99,7 +138,7 @@ def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     raw, stride = zlib.decompress(idat), width * channels
     rows, previous, offset = [], bytearray(stride), 0
     for _ in range(height):
-        kind, line = raw[offset], bytearray(raw[offset + 1:offset + 1 + stride])
+        kind, line = raw[offset], bytearray(raw[offset + 1 : offset + 1 + stride])
         offset += 1 + stride
         for i in range(stride):
             left = line[i - channels] if i >= channels else 0
@@ -140,10 +179,22 @@ def _chart_colour_counts(png: bytes, border: str, colours: list[str], tolerance:
 
 
 def _chromium(*args: str, profile: Path) -> subprocess.CompletedProcess:
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic",
-               "--disable-extensions", "--force-color-profile=srgb", "--hide-scrollbars",
-               f"--user-data-dir={profile}", *args]
+    command = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--disable-sync",
+        "--disable-quic",
+        "--disable-extensions",
+        "--force-color-profile=srgb",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        *args,
+    ]
     return subprocess.run(command, capture_output=True, timeout=180, stdin=subprocess.DEVNULL)
 
 
@@ -177,8 +228,11 @@ def test_one_chart_per_workload_group(captured_log, timeline_build):
     from timeline.workload import workload_label
 
     built = timeline_build(captured_log.root)
-    groups = {workload_label(run.config) or "(unknown workload)" for run in built.runs
-              if run.start is not None and "decode_throughput" in run.metrics}
+    groups = {
+        workload_label(run.config) or "(unknown workload)"
+        for run in built.runs
+        if run.start is not None and "decode_throughput" in run.metrics
+    }
     html = timeline_html(built)
     assert len(groups) >= 3
     assert html.count('<svg class="chart"') == len(groups)

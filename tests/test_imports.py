@@ -14,6 +14,7 @@ def reach_of(files: dict[str, str], entries=("app.main",), asked: list | None = 
         if asked is not None:
             asked.append(sorted(paths))
         return {p: files[p].encode() for p in paths}
+
     return reachable(files, read, entries)
 
 
@@ -46,42 +47,68 @@ def tree(**sources: str) -> dict[str, str]:
     return files
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("import app.core.engine", {"app/core/__init__.py", "app/core/engine.py"}),
-    ("from app.core import engine", {"app/core/__init__.py", "app/core/engine.py"}),
-    ("from app.core.engine import Engine", {"app/core/__init__.py", "app/core/engine.py"}),
-    ("from app.core import Engine", {"app/core/__init__.py"}),        # an attribute, no submodule
-    ("from .core import engine", {"app/core/__init__.py", "app/core/engine.py"}),
-    ("from . import extra", {"app/extra/__init__.py"}),
-    ("def serve():\n    try:\n        import app.core.sched\n    except ImportError:\n        pass",
-     {"app/core/__init__.py", "app/core/sched.py"}),
-    ("import importlib\nm = importlib.import_module('app.extra.tool')", {"app/extra/__init__.py", "app/extra/tool.py"}),
-    ("m = __import__('app.core.sched')", {"app/core/__init__.py", "app/core/sched.py"}),
-    ("import importlib\nimportlib.import_module('.extra.tool', __package__)",
-     {"app/extra/__init__.py", "app/extra/tool.py"}),
-    ("from importlib import import_module\nimport_module(f'app.models.{name}')",
-     {"app/models/__init__.py", "app/models/llama.py", "app/models/qwen.py"}),
-    ("import importlib\nimportlib.import_module('app.models.' + name)",
-     {"app/models/__init__.py", "app/models/llama.py", "app/models/qwen.py"}),
-    ("import importlib\nimportlib.import_module('.' + name, __package__)", set(BASE) - {"app/__init__.py", "app/main.py"}),
-    ("ModelRegistry.register('app.models')", {"app/models/__init__.py", "app/models/llama.py", "app/models/qwen.py"}),
-    ("WORKER = 'app.core.engine.Engine'", {"app/core/__init__.py", "app/core/engine.py"}),
-    ("WORKER = 'app.core.engine:Engine'", {"app/core/__init__.py", "app/core/engine.py"}),
-    ("LAZY = {'Engine': '.core.engine:Engine'}", {"app/core/__init__.py", "app/core/engine.py"}),
-    ("logger = logging.getLogger('app')", set()),                 # a top-level name: only its __init__
-    ("import torch.nn\nfrom numpy import *", set()),              # outside the tree
-    ("'''app.models is documented here.'''", set()),
-    ("import importlib\nimportlib.import_module(name)", set()),   # no constant part: not seen
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("import app.core.engine", {"app/core/__init__.py", "app/core/engine.py"}),
+        ("from app.core import engine", {"app/core/__init__.py", "app/core/engine.py"}),
+        ("from app.core.engine import Engine", {"app/core/__init__.py", "app/core/engine.py"}),
+        ("from app.core import Engine", {"app/core/__init__.py"}),  # an attribute, no submodule
+        ("from .core import engine", {"app/core/__init__.py", "app/core/engine.py"}),
+        ("from . import extra", {"app/extra/__init__.py"}),
+        (
+            "def serve():\n    try:\n        import app.core.sched\n    except ImportError:\n        pass",
+            {"app/core/__init__.py", "app/core/sched.py"},
+        ),
+        (
+            "import importlib\nm = importlib.import_module('app.extra.tool')",
+            {"app/extra/__init__.py", "app/extra/tool.py"},
+        ),
+        ("m = __import__('app.core.sched')", {"app/core/__init__.py", "app/core/sched.py"}),
+        (
+            "import importlib\nimportlib.import_module('.extra.tool', __package__)",
+            {"app/extra/__init__.py", "app/extra/tool.py"},
+        ),
+        (
+            "from importlib import import_module\nimport_module(f'app.models.{name}')",
+            {"app/models/__init__.py", "app/models/llama.py", "app/models/qwen.py"},
+        ),
+        (
+            "import importlib\nimportlib.import_module('app.models.' + name)",
+            {"app/models/__init__.py", "app/models/llama.py", "app/models/qwen.py"},
+        ),
+        (
+            "import importlib\nimportlib.import_module('.' + name, __package__)",
+            set(BASE) - {"app/__init__.py", "app/main.py"},
+        ),
+        (
+            "ModelRegistry.register('app.models')",
+            {"app/models/__init__.py", "app/models/llama.py", "app/models/qwen.py"},
+        ),
+        ("WORKER = 'app.core.engine.Engine'", {"app/core/__init__.py", "app/core/engine.py"}),
+        ("WORKER = 'app.core.engine:Engine'", {"app/core/__init__.py", "app/core/engine.py"}),
+        ("LAZY = {'Engine': '.core.engine:Engine'}", {"app/core/__init__.py", "app/core/engine.py"}),
+        ("logger = logging.getLogger('app')", set()),  # a top-level name: only its __init__
+        ("import torch.nn\nfrom numpy import *", set()),  # outside the tree
+        ("'''app.models is documented here.'''", set()),
+        ("import importlib\nimportlib.import_module(name)", set()),  # no constant part: not seen
+    ],
+)
 def test_imports_of_the_entry(source, expected):
     assert reached(tree(main=source)) == {"app/__init__.py", "app/main.py"} | expected
 
 
 def test_relative_imports_of_levels_one_and_two():
-    files = tree(main="import app.core.engine",
-                 core_engine="from . import sched\nfrom ..models import llama")
-    assert reached(files) == {"app/__init__.py", "app/main.py", "app/core/__init__.py", "app/core/engine.py",
-                              "app/core/sched.py", "app/models/__init__.py", "app/models/llama.py"}
+    files = tree(main="import app.core.engine", core_engine="from . import sched\nfrom ..models import llama")
+    assert reached(files) == {
+        "app/__init__.py",
+        "app/main.py",
+        "app/core/__init__.py",
+        "app/core/engine.py",
+        "app/core/sched.py",
+        "app/models/__init__.py",
+        "app/models/llama.py",
+    }
 
 
 def test_a_relative_import_in_a_package_init_resolves_against_the_package_itself():
@@ -99,29 +126,39 @@ def test_a_package_scanned_with_pkgutil_is_reached_whole():
 
 
 def test_an_entry_naming_a_package_reaches_all_of_it():
-    assert reached(BASE, ("app.models",)) == {"app/__init__.py", "app/models/__init__.py", "app/models/llama.py",
-                                               "app/models/qwen.py"}
+    assert reached(BASE, ("app.models",)) == {
+        "app/__init__.py",
+        "app/models/__init__.py",
+        "app/models/llama.py",
+        "app/models/qwen.py",
+    }
 
 
 def test_a_file_that_does_not_parse_counts_as_importing_its_whole_package():
     files = tree(main="import app.core.engine", core_engine="def broken(:\n")
     reach = reach_of(files)
-    assert set(reach.reached) == {"app/__init__.py", "app/main.py", "app/core/__init__.py", "app/core/engine.py",
-                                  "app/core/sched.py"}
+    assert set(reach.reached) == {
+        "app/__init__.py",
+        "app/main.py",
+        "app/core/__init__.py",
+        "app/core/engine.py",
+        "app/core/sched.py",
+    }
     assert reach.unknown == {"app/core/engine.py"}
     assert reach.judge("app/extra/tool.py") is False
 
 
 def test_a_file_the_reader_leaves_out_counts_as_unreadable():
     files = tree(main="import app.core.engine")
-    reach = reachable(files, lambda paths: {p: files[p].encode() for p in paths if p != "app/core/engine.py"},
-                      ["app.main"])
+    reach = reachable(
+        files, lambda paths: {p: files[p].encode() for p in paths if p != "app/core/engine.py"}, ["app.main"]
+    )
     assert reach.unknown == {"app/core/engine.py"} and reach.judge("app/core/sched.py") is True
 
 
 def test_with_ids_a_file_whose_references_the_memo_holds_is_not_read_again():
     files = tree(main="import app.core.engine", core_engine="import app.core.sched")
-    ids = {path: f"id of {text!r}" for path, text in files.items()}     # equal contents, one id
+    ids = {path: f"id of {text!r}" for path, text in files.items()}  # equal contents, one id
     memo: dict = {}
     first: list = []
     reach = reach_of_ids(files, ids, memo, first)
@@ -138,6 +175,7 @@ def reach_of_ids(files: dict[str, str], ids: dict[str, str], memo: dict, asked: 
     def read(paths):
         asked.append(sorted(paths))
         return {p: files[p].encode() for p in paths}
+
     return reachable(files, read, ("app.main",), memo, ids=ids)
 
 
@@ -150,8 +188,11 @@ def test_null_bytes_and_deep_nesting_count_as_not_parsed():
 def test_only_the_files_reached_are_read_a_round_at_a_time():
     asked: list = []
     reach_of(tree(main="import app.core.engine", core_engine="import app.core.sched"), asked=asked)
-    assert asked == [["app/__init__.py", "app/main.py"], ["app/core/__init__.py", "app/core/engine.py"],
-                     ["app/core/sched.py"]]
+    assert asked == [
+        ["app/__init__.py", "app/main.py"],
+        ["app/core/__init__.py", "app/core/engine.py"],
+        ["app/core/sched.py"],
+    ]
 
 
 SGLANG = {
@@ -177,25 +218,28 @@ SGLANG = {
 }
 
 
-@pytest.mark.parametrize("path, judged", [
-    ("python/sglang/launch_server.py", True),
-    ("python/sglang/srt/layers/moe.py", True),
-    ("python/sglang/srt/layers/configs/E=8,N=14336.json", True),     # data next to reached modules
-    ("python/sglang/srt/layers/moe_kernels.cu", True),
-    ("python/sglang/srt/layers/norm.py", False),                     # its folder is reached, it is not
-    ("python/sglang/multimodal_gen/pipeline.py", False),
-    ("python/sglang/multimodal_gen/configs/wan.json", None),        # not Python, in no reached folder
-    ("python/sglang/multimodal_gen/jit/rope.cu", None),              # may be loaded by its path
-    ("python/sglang/multimodal_gen/removed.py", False),              # a file this version lacks
-    ("python/sglang/srt/layers/removed.py", True),
-    ("python/setup_helper.py", None),                                # in the root, in no package
-    ("python/pyproject.toml", None),
-    ("sgl-kernel/csrc/allreduce/custom_all_reduce.cu", None),
-    ("sgl-kernel/python/sgl_kernel/__init__.py", None),
-    ("docs/index.md", None),
-    ("Dockerfile", None),
-    ("test/srt/test_moe.py", None),
-])
+@pytest.mark.parametrize(
+    "path, judged",
+    [
+        ("python/sglang/launch_server.py", True),
+        ("python/sglang/srt/layers/moe.py", True),
+        ("python/sglang/srt/layers/configs/E=8,N=14336.json", True),  # data next to reached modules
+        ("python/sglang/srt/layers/moe_kernels.cu", True),
+        ("python/sglang/srt/layers/norm.py", False),  # its folder is reached, it is not
+        ("python/sglang/multimodal_gen/pipeline.py", False),
+        ("python/sglang/multimodal_gen/configs/wan.json", None),  # not Python, in no reached folder
+        ("python/sglang/multimodal_gen/jit/rope.cu", None),  # may be loaded by its path
+        ("python/sglang/multimodal_gen/removed.py", False),  # a file this version lacks
+        ("python/sglang/srt/layers/removed.py", True),
+        ("python/setup_helper.py", None),  # in the root, in no package
+        ("python/pyproject.toml", None),
+        ("sgl-kernel/csrc/allreduce/custom_all_reduce.cu", None),
+        ("sgl-kernel/python/sgl_kernel/__init__.py", None),
+        ("docs/index.md", None),
+        ("Dockerfile", None),
+        ("test/srt/test_moe.py", None),
+    ],
+)
 def test_judge_in_an_sglang_like_tree(path, judged):
     reach = reach_of(SGLANG, DEFAULT_ENTRIES["sglang-server"])
     assert reach.root == "python/" and reach.entries_found == ("sglang.launch_server",)
@@ -211,12 +255,16 @@ def test_a_package_named_by_the_constant_start_of_a_computed_name_is_reached_who
         "app/registry.py": (
             "import importlib\n"
             "def load(mod_relname):\n"
-            "    module_name = f\"app.models.{mod_relname}\"\n"
+            '    module_name = f"app.models.{mod_relname}"\n'
             "    return importlib.import_module(module_name)\n"
             "OTHER = 'app.plugins.' + 'x'\n"
         ),
-        "app/models/__init__.py": "", "app/models/llama.py": "", "app/plugins/__init__.py": "",
-        "app/plugins/x.py": "", "app/unused/__init__.py": "", "app/unused/y.py": "",
+        "app/models/__init__.py": "",
+        "app/models/llama.py": "",
+        "app/plugins/__init__.py": "",
+        "app/plugins/x.py": "",
+        "app/unused/__init__.py": "",
+        "app/unused/y.py": "",
     }
     assert {"app/models/llama.py", "app/plugins/x.py"} <= reached(files)
     assert "app/unused/y.py" not in reached(files)
@@ -247,8 +295,9 @@ def test_a_vllm_like_tree_at_the_top_of_the_repository():
     }
     reach = reach_of(files, DEFAULT_ENTRIES["vllm-server"])
     assert reach.root == "" and "vllm/entrypoints/openai/api_server.py" in reach.reached
-    assert [reach.judge(p) for p in ("vllm/engine/llm_engine.py", "vllm/engine/unused.py", "setup.py",
-                                     "csrc/attention.cu")] == [True, False, None, None]
+    assert [
+        reach.judge(p) for p in ("vllm/engine/llm_engine.py", "vllm/engine/unused.py", "setup.py", "csrc/attention.cu")
+    ] == [True, False, None, None]
 
 
 # --------------------------------------------------------------------------- a model of the walk
@@ -257,8 +306,11 @@ NAMES = [f"pkg{i}.mod{j}" for i in range(3) for j in range(4)]
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.dictionaries(st.sampled_from(NAMES), st.lists(st.sampled_from(NAMES), max_size=3)),
-       st.sampled_from(NAMES), st.booleans())
+@given(
+    st.dictionaries(st.sampled_from(NAMES), st.lists(st.sampled_from(NAMES), max_size=3)),
+    st.sampled_from(NAMES),
+    st.booleans(),
+)
 def test_the_walk_is_the_closure_of_the_import_graph(graph, entry, relative):
     files = {f"src/pkg{i}/__init__.py": "" for i in range(3)}
     for name in NAMES:

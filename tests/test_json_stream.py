@@ -45,12 +45,16 @@ def busy_log(path: Path) -> Path:
     for i in range(LINES):
         stamp = (start + timedelta(seconds=2 * i)).strftime("%Y-%m-%d %H:%M:%S")
         gen = {5: "inf", 9: "-inf", 11: "nan"}.get(i, f"{90 + i % 11}.{i % 100:02d}")
-        lines.append(f"[{stamp} TP{i % 2}] Decode batch. #running-req: {1 + i % 4}, #token: {100 + i}, "
-                     f"token usage: 0.{i % 90 + 10}, cuda graph: {i % 3 == 0}, gen throughput (token/s): {gen}, "
-                     f"#queue-req: 0")
+        lines.append(
+            f"[{stamp} TP{i % 2}] Decode batch. #running-req: {1 + i % 4}, #token: {100 + i}, "
+            f"token usage: 0.{i % 90 + 10}, cuda graph: {i % 3 == 0}, gen throughput (token/s): {gen}, "
+            f"#queue-req: 0"
+        )
         if i % 1000 == 0:
-            lines.append(f"[{stamp} TP0] Prefill batch. #new-seq: 1, #new-token: {i + 8}, #cached-token: 0, "
-                         f"token usage: 0.01, #running-req: 1, #queue-req: 0")
+            lines.append(
+                f"[{stamp} TP0] Prefill batch. #new-seq: 1, #new-token: {i + 8}, #cached-token: 0, "
+                f"token usage: 0.01, #running-req: 1, #queue-req: 0"
+            )
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -76,8 +80,11 @@ def test_pieces_are_the_whole_document_in_batches(tmp_path: Path) -> None:
 def test_the_cli_writes_the_same_document(tmp_path: Path) -> None:
     log = busy_log(tmp_path / "server.log")
     out = tmp_path / "timeline.json"
-    result = CliRunner().invoke(app, ["build", str(log), "--log-tz", "Europe/Berlin", "--samples", "--json", str(out),
-                                      "--no-cache"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        app,
+        ["build", str(log), "--log-tz", "Europe/Berlin", "--samples", "--json", str(out), "--no-cache"],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     again = build([log], log_tz="Europe/Berlin", keep_samples=True, cache=False)
     written, expected = json.loads(out.read_text()), json.loads(dumps(again))
@@ -86,10 +93,21 @@ def test_the_cli_writes_the_same_document(tmp_path: Path) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(walls=st.lists(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)), min_size=1,
-                      max_size=30),
-       near=st.booleans(), zone=st.sampled_from([None, timezone.utc, timezone(timedelta(hours=-3, minutes=-30)),
-                                                  ZoneInfo("Europe/Berlin"), ZoneInfo("Asia/Kolkata")]))
+@given(
+    walls=st.lists(
+        st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)), min_size=1, max_size=30
+    ),
+    near=st.booleans(),
+    zone=st.sampled_from(
+        [
+            None,
+            timezone.utc,
+            timezone(timedelta(hours=-3, minutes=-30)),
+            ZoneInfo("Europe/Berlin"),
+            ZoneInfo("Asia/Kolkata"),
+        ]
+    ),
+)
 def test_times_written_at_once_are_iso_of_each(walls, near, zone) -> None:
     """``_iso_texts`` (numpy's datetime64 text) writes what ``iso`` writes of each time: seconds
     or milliseconds, years before 1970 and 1000, the zone's offset (one for all, or each its own)."""

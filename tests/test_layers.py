@@ -16,28 +16,64 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUTS = ("timeline.render", "timeline.export", "timeline.frames")
 COMMAND_LINE = ("timeline.cli", "timeline.commands")
-ANALYSIS = ("timeline.shifts", "timeline.suspects", "timeline.detect", "timeline.imports", "timeline.correlate",
-            "timeline.bisection", "timeline.clock", "timeline.workload")
+ANALYSIS = (
+    "timeline.shifts",
+    "timeline.suspects",
+    "timeline.detect",
+    "timeline.imports",
+    "timeline.correlate",
+    "timeline.bisection",
+    "timeline.clock",
+    "timeline.workload",
+)
 FAMILIES = ("timeline.parsers.sglang", "timeline.parsers.vllm", "timeline.parsers.bench")
 
 # (what the rule says, the modules it binds, the modules they must not import)
 CONTRACTS = [
-    ("parsers read text into records and know nothing else",
-     ("timeline.parsers",), ("timeline.git", "timeline.model", "timeline.builder", "timeline.cache", *ANALYSIS,
-                             *OUTPUTS, *COMMAND_LINE)),
-    ("the log families never import each other (the block reader is SGLang's)",
-     ("timeline.parsers.vllm",), ("timeline.parsers.sglang", "timeline.parsers.bench")),
-    ("the log families never import each other (the block reader is SGLang's)",
-     ("timeline.parsers.bench",), ("timeline.parsers.sglang", "timeline.parsers.vllm")),
-    ("the log families never import each other (the block reader is SGLang's)",
-     ("timeline.parsers.sglang",), ("timeline.parsers.vllm", "timeline.parsers.bench")),
-    ("git reads the checkout into records, never analysis or outputs",
-     ("timeline.git",), ("timeline.shifts", "timeline.suspects", "timeline.detect", "timeline.correlate",
-                         "timeline.bisection", "timeline.builder", *OUTPUTS, *COMMAND_LINE)),
-    ("analysis is pure: no git, no cache, no outputs, no command line",
-     ANALYSIS, ("timeline.git", "timeline.builder", "timeline.cache", *OUTPUTS, *COMMAND_LINE)),
-    ("outputs read the model, never git or the command line",
-     OUTPUTS, ("timeline.git", "timeline.builder", *COMMAND_LINE)),
+    (
+        "parsers read text into records and know nothing else",
+        ("timeline.parsers",),
+        ("timeline.git", "timeline.model", "timeline.builder", "timeline.cache", *ANALYSIS, *OUTPUTS, *COMMAND_LINE),
+    ),
+    (
+        "the log families never import each other (the block reader is SGLang's)",
+        ("timeline.parsers.vllm",),
+        ("timeline.parsers.sglang", "timeline.parsers.bench"),
+    ),
+    (
+        "the log families never import each other (the block reader is SGLang's)",
+        ("timeline.parsers.bench",),
+        ("timeline.parsers.sglang", "timeline.parsers.vllm"),
+    ),
+    (
+        "the log families never import each other (the block reader is SGLang's)",
+        ("timeline.parsers.sglang",),
+        ("timeline.parsers.vllm", "timeline.parsers.bench"),
+    ),
+    (
+        "git reads the checkout into records, never analysis or outputs",
+        ("timeline.git",),
+        (
+            "timeline.shifts",
+            "timeline.suspects",
+            "timeline.detect",
+            "timeline.correlate",
+            "timeline.bisection",
+            "timeline.builder",
+            *OUTPUTS,
+            *COMMAND_LINE,
+        ),
+    ),
+    (
+        "analysis is pure: no git, no cache, no outputs, no command line",
+        ANALYSIS,
+        ("timeline.git", "timeline.builder", "timeline.cache", *OUTPUTS, *COMMAND_LINE),
+    ),
+    (
+        "outputs read the model, never git or the command line",
+        OUTPUTS,
+        ("timeline.git", "timeline.builder", *COMMAND_LINE),
+    ),
 ]
 
 
@@ -79,14 +115,23 @@ def within(module: str, prefixes: tuple[str, ...]) -> bool:
 def test_contract(rule, bound, forbidden):
     broken = sorted(
         f"{name} imports {target}"
-        for name, path in MODULES.items() if within(name, bound)
-        for target in imports_of(path, name) if within(target, forbidden) and not within(target, bound)
+        for name, path in MODULES.items()
+        if within(name, bound)
+        for target in imports_of(path, name)
+        if within(target, forbidden) and not within(target, bound)
     )
     assert not broken, f"{rule}:\n" + "\n".join(broken)
 
 
 def test_the_contracts_see_every_module():
-    assert {"timeline.parsers.sglang", "timeline.git.objects", "timeline.suspects", "timeline.render.wording",
-            "timeline.cli"} <= set(MODULES)
+    assert {
+        "timeline.parsers.sglang",
+        "timeline.git.objects",
+        "timeline.suspects",
+        "timeline.render.wording",
+        "timeline.cli",
+    } <= set(MODULES)
     assert imports_of(MODULES["timeline.parsers.sglang_fast"], "timeline.parsers.sglang_fast") & {
-        "timeline.parsers.sglang", "timeline.parsers.records"}
+        "timeline.parsers.sglang",
+        "timeline.parsers.records",
+    }

@@ -61,19 +61,56 @@ def empty_timeline(**kwargs) -> Timeline:
 
 def hand_made() -> Timeline:
     moment = datetime(2026, 4, 7, 12, tzinfo=timezone.utc)
-    run = Run("r1", "logs/a|b.log", "sglang-server", moment, moment, "2026-04-07 12:00:00", "UTC", "flag", 1, 9, A,
-              "exact", config={"model_path": "Qwen/Qwen3-8B", "tp_size": 2}, nccl_versions=["2.27.5"],
-              steady=SteadyValue("decode_throughput", "tok/s", 94.06, 30, 1, 0.01, "decode-lines"))
-    event = CodeEvent("e1", moment, int(moment.timestamp()), "pull", "pull origin main: Fast-forward", A, B, True,
-                      commits=[CommitInfo(B, "Fix | the\nMoE path")])
+    run = Run(
+        "r1",
+        "logs/a|b.log",
+        "sglang-server",
+        moment,
+        moment,
+        "2026-04-07 12:00:00",
+        "UTC",
+        "flag",
+        1,
+        9,
+        A,
+        "exact",
+        config={"model_path": "Qwen/Qwen3-8B", "tp_size": 2},
+        nccl_versions=["2.27.5"],
+        steady=SteadyValue("decode_throughput", "tok/s", 94.06, 30, 1, 0.01, "decode-lines"),
+    )
+    event = CodeEvent(
+        "e1",
+        moment,
+        int(moment.timestamp()),
+        "pull",
+        "pull origin main: Fast-forward",
+        A,
+        B,
+        True,
+        commits=[CommitInfo(B, "Fix | the\nMoE path")],
+    )
     suspect = Suspect(B, "Fix | the\nMoE path", "arrived", "e1", moment, ["python/moe.py", "docs/x.md"], False, None)
-    shift = Shift("s1", "Qwen3-8B tp2", "decode_throughput", "tok/s", ShiftSide(A, ["r1"], 94.06, [A]),
-                  ShiftSide(B, ["r2"], 60.4, [B]), -35.79, 0.0021, "regression", "pooled-t",
-                  events=["e1"], suspects=[suspect],
-                  confounders=[Confounder("disable_custom_all_reduce", False, True)],
-                  bisect=Bisect(f"git bisect start {B[:12]} {A[:12]}", 2, 3), notes=ShiftNotes(left_out=[("r9", "mixed")]))
+    shift = Shift(
+        "s1",
+        "Qwen3-8B tp2",
+        "decode_throughput",
+        "tok/s",
+        ShiftSide(A, ["r1"], 94.06, [A]),
+        ShiftSide(B, ["r2"], 60.4, [B]),
+        -35.79,
+        0.0021,
+        "regression",
+        "pooled-t",
+        events=["e1"],
+        suspects=[suspect],
+        confounders=[Confounder("disable_custom_all_reduce", False, True)],
+        bisect=Bisect(f"git bisect start {B[:12]} {A[:12]}", 2, 3),
+        notes=ShiftNotes(left_out=[("r9", "mixed")]),
+    )
     culprit = Culprit(B, "Fix | the\nMoE path", ["s1"], "sole", [Evidence("sole", "raises", ("s1",), count=0)])
-    return empty_timeline(repo=RepoInfo("/src/sglang", B), events=[event], runs=[run], shifts=[shift], culprits=[culprit])
+    return empty_timeline(
+        repo=RepoInfo("/src/sglang", B), events=[event], runs=[run], shifts=[shift], culprits=[culprit]
+    )
 
 
 def test_every_section_is_there_in_order():
@@ -98,8 +135,16 @@ def test_pipes_and_newlines_cannot_break_a_table():
 def test_the_cells_say_what_the_shift_says():
     text = timeline_markdown(hand_made())
     (shift,) = table_rows(section(text, "## Shifts"))
-    assert shift[:8] == ["s1", "Qwen3-8B tp2", "aaaaaaaaa (r1) 94.1 tok/s", "bbbbbbbbb (r2) 60.4 tok/s", "-35.8%", "0.0021",
-                         "**regression**", "e1"]
+    assert shift[:8] == [
+        "s1",
+        "Qwen3-8B tp2",
+        "aaaaaaaaa (r1) 94.1 tok/s",
+        "bbbbbbbbb (r2) 60.4 tok/s",
+        "-35.8%",
+        "0.0021",
+        "**regression**",
+        "e1",
+    ]
     assert "- s1: `git bisect start bbbbbbbbbbbb aaaaaaaaaaaa` (3 commits, about 2 steps)" in text
     (suspect,) = table_rows(section(text, "## Suspects"))
     assert suspect[3:] == ["arrived", "2026-04-07 12:00:00+00:00", "`python/moe.py`<br>`docs/x.md`", "sole"]

@@ -20,8 +20,11 @@ def test_a_folder_with_its_own_parsers_package_does_not_shadow_ours(tmp_path: Pa
 
 
 def test_the_dependencies_are_what_the_code_imports():
-    needed = {r.split(";")[0].split(">")[0].split("<")[0].split("=")[0].strip().lower() for r in requires("timeline")
-              if "extra ==" not in r}
+    needed = {
+        r.split(";")[0].split(">")[0].split("<")[0].split("=")[0].strip().lower()
+        for r in requires("timeline")
+        if "extra ==" not in r
+    }
     assert {"numpy", "pandas", "rich", "typer", "pyparsing"} <= needed
     assert "gitpython" not in needed  # the reflog and objects are read without it (README, "Safety")
     extras = {r.split("extra ==")[1].strip().strip("'\"") for r in requires("timeline") if "extra ==" in r}

@@ -25,8 +25,15 @@ def _log(tmp_path: Path) -> Path:
 def _run(path: Path, *, json_path: str | None, terminal: bool) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = build_command.run(
-        [str(path)], repo=None, log_tz=["UTC"], display_tz=None, tolerance_s=60.0, json_path=json_path,
-        samples=False, out=Console(file=out, width=100), err=Console(file=err, force_terminal=terminal, width=100),
+        [str(path)],
+        repo=None,
+        log_tz=["UTC"],
+        display_tz=None,
+        tolerance_s=60.0,
+        json_path=json_path,
+        samples=False,
+        out=Console(file=out, width=100),
+        err=Console(file=err, force_terminal=terminal, width=100),
     )
     assert code == 0
     return out.getvalue(), err.getvalue()

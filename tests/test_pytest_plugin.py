@@ -60,28 +60,33 @@ def test_reflog_repo_builds_the_steps_with_real_git(reflog_repo, timeline_build,
 
 
 def test_reflog_repo_more_steps(reflog_repo):
-    repo = reflog_repo([
-        ("clone", "2026-03-02T09:00:00+00:00", 2),
-        ("pull", T(10, 0), ["Fix PCG MoE Error"]),
-        ("commit", T(11, 0), "local tweak"),
-        ("checkout", T(12, 0), "c1"),
-        ("reset", T(13, 0), "c3"),
-    ])
+    repo = reflog_repo(
+        [
+            ("clone", "2026-03-02T09:00:00+00:00", 2),
+            ("pull", T(10, 0), ["Fix PCG MoE Error"]),
+            ("commit", T(11, 0), "local tweak"),
+            ("checkout", T(12, 0), "c1"),
+            ("reset", T(13, 0), "c3"),
+        ]
+    )
     assert repo.subjects == {"c1": "c1", "c2": "c2", "c3": "Fix PCG MoE Error", "c4": "local tweak"}
     assert repo.heads == [repo.shas[c] for c in ("c2", "c3", "c4", "c1", "c3")]
     assert repo.name_of(repo.shas["c4"]) == "c4"
 
 
-@pytest.mark.parametrize("steps, message", [
-    ([("pull", T(9, 0), 1)], "first step must be"),
-    ([("clone", T(9, 0)), ("fetch", T(10, 0))], "unknown step 'fetch'"),
-])
+@pytest.mark.parametrize(
+    "steps, message",
+    [
+        ([("pull", T(9, 0), 1)], "first step must be"),
+        ([("clone", T(9, 0)), ("fetch", T(10, 0))], "unknown step 'fetch'"),
+    ],
+)
 def test_reflog_repo_bad_steps(reflog_repo, steps, message):
     with pytest.raises(ValueError, match=message):
         reflog_repo(steps)
 
 
-USER_TEST = '''
+USER_TEST = """
 from datetime import datetime, timezone
 
 def test_with_timeline_fixtures(captured_log, reflog_repo, timeline_build):
@@ -94,7 +99,7 @@ def test_with_timeline_fixtures(captured_log, reflog_repo, timeline_build):
     built = timeline_build(captured_log("sglang-0.4-tp2"), repo=path)
     assert [e.kind for e in built.events] == ["clone", "pull"]
     assert built.runs and built.runs[0].attribution == "before-reflog"
-'''
+"""
 
 
 def _installed() -> bool:
@@ -122,7 +127,15 @@ def test_a_plain_install_ships_the_captured_logs(tmp_path):
     for folder in ("timeline", "parsers", "fixtures"):
         shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     lib = tmp_path / "site"
-    build_py = [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q", "build_py", "--build-lib", str(lib)]
+    build_py = [
+        sys.executable,
+        "-c",
+        "import setuptools; setuptools.setup()",
+        "-q",
+        "build_py",
+        "--build-lib",
+        str(lib),
+    ]
     done = subprocess.run(build_py, cwd=source, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     shipped = sorted(p.name for p in (lib / "timeline" / "fixtures").rglob("*.log"))
@@ -136,8 +149,13 @@ def test_a_plain_install_ships_the_captured_logs(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
     env["PYTHONPATH"] = str(lib)
     plugin = [] if _installed() else ["-p", "timeline.pytest_plugin"]
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *plugin, str(project)],
-                          cwd=project, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *plugin, str(project)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"FIXTURES-ROOT {lib / 'timeline' / 'fixtures'}" in done.stdout
 

@@ -41,8 +41,9 @@ def test_timeline_schema_prints_it():
 
 
 def test_exports_are_recorded_and_validated(demo, exported_documents):
-    result = CliRunner().invoke(app, ["build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC",
-                                      "--json", "-", "--samples"])
+    result = CliRunner().invoke(
+        app, ["build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--json", "-", "--samples"]
+    )
     assert result.exit_code == 0
     assert len(exported_documents) == 1
     validate(json.loads(result.stdout), strict=True)

@@ -74,7 +74,9 @@ def test_regression_after_the_pull_and_improvement_after_the_reset(regression_st
     assert "arrived with" in document["culprits"][0]["reason"] and "left with" in document["culprits"][0]["reason"]
     # c3 and c4 stayed in when the level came back: listed once each, cleared
     assert [(c["sha"], c["likelihood"]) for c in document["culprits"][1:]] == [
-        (story.shas["c4"], "cleared"), (story.shas["c3"], "cleared")]
+        (story.shas["c4"], "cleared"),
+        (story.shas["c3"], "cleared"),
+    ]
     assert all("stayed when s2 undid" in c["reason"] for c in document["culprits"][1:])
     cleared = {s["sha"]: s["cleared"] for s in regression["suspects"]}
     assert cleared[story.shas["c5"]] is None
@@ -119,8 +121,9 @@ def test_fail_on_regression_exit_codes(regression_story, flat_story):
 
 def test_fail_on_regression_also_with_json_to_stdout(regression_story):
     story = regression_story
-    result = invoke("build", str(story.logs), "--repo", str(story.repo), "--log-tz", "UTC", "--json", "-",
-                    "--fail-on-regression")
+    result = invoke(
+        "build", str(story.logs), "--repo", str(story.repo), "--log-tz", "UTC", "--json", "-", "--fail-on-regression"
+    )
     assert result.exit_code == 3
     assert json.loads(result.stdout)["shifts"][0]["verdict"] == "regression"
 
@@ -161,7 +164,9 @@ def test_a_reset_with_no_change_clears_what_it_took_away(tmp_path):
     regression, calm = document["shifts"]
     assert regression["verdict"] == "regression" and calm["verdict"] is None
     assert {s["sha"]: bool(s["cleared"]) for s in regression["suspects"]} == {
-        story.shas["c3"]: False, story.shas["c4"]: True, story.shas["c5"]: True,
+        story.shas["c3"]: False,
+        story.shas["c4"]: True,
+        story.shas["c5"]: True,
     }
     culprit, *rest = document["culprits"]
     assert (culprit["sha"], culprit["likelihood"]) == (story.shas["c3"], "sole")
@@ -180,8 +185,9 @@ def test_several_suspects_left_get_a_bisect_line(tmp_path):
         "commits": 3,
     }
     assert [c["likelihood"] for c in document["culprits"]] == ["possible"] * 3
-    table = runner.invoke(app, ["build", str(story.logs), "--repo", str(story.repo), "--log-tz", "UTC"],
-                          env={"COLUMNS": "220"}).stdout
+    table = runner.invoke(
+        app, ["build", str(story.logs), "--repo", str(story.repo), "--log-tz", "UTC"], env={"COLUMNS": "220"}
+    ).stdout
     assert regression["bisect"]["command"] in table
 
 
@@ -225,8 +231,9 @@ def test_idle_gap_lines_in_a_real_log_are_skipped(tmp_path):
     log = write_sglang_log(tmp_path / "a.log", [Launch(datetime(2026, 4, 7, 10, 0), 10, 94.0)])
     lines = log.read_text().splitlines()
     decode = [i for i, line in enumerate(lines) if "Decode batch" in line]
-    idle = lines[decode[5]].replace(re.search(r"gen throughput \(token/s\): [0-9.]+", lines[decode[5]]).group(0),
-                                    "gen throughput (token/s): 0.39")
+    idle = lines[decode[5]].replace(
+        re.search(r"gen throughput \(token/s\): [0-9.]+", lines[decode[5]]).group(0), "gen throughput (token/s): 0.39"
+    )
     lines.insert(decode[5] + 1, idle)
     log.write_text("\n".join(lines) + "\n")
     for samples in (False, True):
@@ -242,39 +249,64 @@ def test_idle_gap_lines_in_a_real_log_are_skipped(tmp_path):
 def test_steady_of_reads_running_req_from_samples_and_prefers_a_bench_result():
     from array import array
 
-    parsed = ParsedRun(kind="sglang-server", series={"decode_throughput": array("d", [5.0, 90.0, 91.0, 92.0])},
-                       units={"decode_throughput": "tok/s"})
-    parsed.samples = {"decode": SampleRows({"gen_throughput": v, "running_req": r}
-                                           for v, r in ((5.0, 0), (90.0, 1), (91.0, 1), (92.0, 2))),
-                      "prefill": SampleRows()}
+    parsed = ParsedRun(
+        kind="sglang-server",
+        series={"decode_throughput": array("d", [5.0, 90.0, 91.0, 92.0])},
+        units={"decode_throughput": "tok/s"},
+    )
+    parsed.samples = {
+        "decode": SampleRows(
+            {"gen_throughput": v, "running_req": r} for v, r in ((5.0, 0), (90.0, 1), (91.0, 1), (92.0, 2))
+        ),
+        "prefill": SampleRows(),
+    }
     steady = steady_of(parsed)
     assert (steady.n, steady.skipped, steady.value) == (3, 1, 91.0)
     parsed.series["output_throughput"] = array("d", [1234.5])
     bench = steady_of(parsed)
-    assert (bench.source, bench.value, bench.metric, bench.spread) == ("bench-client", 1234.5, "output_throughput", None)
+    assert (bench.source, bench.value, bench.metric, bench.spread) == (
+        "bench-client",
+        1234.5,
+        "output_throughput",
+        None,
+    )
 
 
 def test_group_key_normalises_defaults():
     def run(**config):
-        return Run("r1", "a.log", "sglang-server", None, None, None, None, None, None, None, None, "exact", config=config)
+        return Run(
+            "r1", "a.log", "sglang-server", None, None, None, None, None, None, None, None, "exact", config=config
+        )
 
     base = {"model_path": "/models/Qwen3-235B/", "tp_size": 8}
     assert group_key(run(**base)) == group_key(run(**base, dp_size=1, dtype="auto", kv_cache_dtype=None, pp_size=None))
     assert group_key(run(**base)) != group_key(run(**base, quantization="fp8"))
     assert group_key(run(**base)) != group_key(run(**base, speculative_algorithm="EAGLE3"))
     assert group_key(run(**base, speculative_algorithm="EAGLE3", speculative_num_steps=2)) != group_key(
-        run(**base, speculative_algorithm="EAGLE3", speculative_num_steps=3))
+        run(**base, speculative_algorithm="EAGLE3", speculative_num_steps=3)
+    )
     assert group_key(run(**base, random_seed=1)) == group_key(run(**base, random_seed=2))
     assert group_key(run()) is None
 
 
-@pytest.mark.parametrize("path, kind", [
-    ("docs/backend/server_arguments.md", "docs"), ("README.md", "docs"), ("python/sglang/README.rst", "docs"),
-    ("test/srt/test_eagle_infer.py", "tests"), ("python/sglang/test/runners.py", "tests"), ("conftest.py", "tests"),
-    ("sgl-kernel/tests/test_moe.py", "tests"), (".github/workflows/pr-test.yml", "ci"), (".pre-commit-config.yaml", "ci"),
-    ("python/sglang/srt/layers/moe/fused_moe.py", None), ("requirements.txt", None), ("CMakeLists.txt", None),
-    ("python/sglang/srt/managers/scheduler.py", None),
-])
+@pytest.mark.parametrize(
+    "path, kind",
+    [
+        ("docs/backend/server_arguments.md", "docs"),
+        ("README.md", "docs"),
+        ("python/sglang/README.rst", "docs"),
+        ("test/srt/test_eagle_infer.py", "tests"),
+        ("python/sglang/test/runners.py", "tests"),
+        ("conftest.py", "tests"),
+        ("sgl-kernel/tests/test_moe.py", "tests"),
+        (".github/workflows/pr-test.yml", "ci"),
+        (".pre-commit-config.yaml", "ci"),
+        ("python/sglang/srt/layers/moe/fused_moe.py", None),
+        ("requirements.txt", None),
+        ("CMakeLists.txt", None),
+        ("python/sglang/srt/managers/scheduler.py", None),
+    ],
+)
 def test_path_kinds(path, kind):
     assert path_kind(path) == kind
 
@@ -297,8 +329,18 @@ class RicherCommit:
 
 def _event(number: int, commits=(), removed=(), ts: int = 0) -> CodeEvent:
     moment = datetime(2026, 4, 7, tzinfo=timezone.utc) + timedelta(seconds=ts)
-    return CodeEvent(f"e{number}", moment, int(moment.timestamp()), "other", "move", "a" * 40, "b" * 40, True,
-                     commits=list(commits), commits_removed=list(removed))
+    return CodeEvent(
+        f"e{number}",
+        moment,
+        int(moment.timestamp()),
+        "other",
+        "move",
+        "a" * 40,
+        "b" * 40,
+        True,
+        commits=list(commits),
+        commits_removed=list(removed),
+    )
 
 
 def test_net_suspects_cancel_out_and_carry_git_facts():
@@ -307,11 +349,17 @@ def test_net_suspects_cancel_out_and_carry_git_facts():
     code = RicherCommit("c" * 40, "Change the kernel", when, ["python/kernel.py"])
     gone = CommitInfo("e" * 40, "Came and went")
     old = CommitInfo("f" * 40, "Old work")
-    suspects = net_suspects([
-        _event(1, commits=[docs_only, code, gone]),
-        _event(2, removed=[gone, old]),
-    ])
-    assert [(s.sha[0], s.change, s.event) for s in suspects] == [("d", "arrived", "e1"), ("c", "arrived", "e1"), ("f", "left", "e2")]
+    suspects = net_suspects(
+        [
+            _event(1, commits=[docs_only, code, gone]),
+            _event(2, removed=[gone, old]),
+        ]
+    )
+    assert [(s.sha[0], s.change, s.event) for s in suspects] == [
+        ("d", "arrived", "e1"),
+        ("c", "arrived", "e1"),
+        ("f", "left", "e2"),
+    ]
     assert suspects[0].unlikely and not suspects[1].unlikely and not suspects[2].unlikely
     assert suspects[0].author_date == when and suspects[0].paths == ["docs/index.md"]
     assert suspects[2].paths is None and suspects[2].author_date is None
@@ -329,9 +377,23 @@ def reason(culprit, *shifts) -> str:
 def _steady_run(number: int, commit: str, hour: int, value: float) -> Run:
     start = datetime(2026, 4, 7, hour, tzinfo=timezone.utc)
     config = {"model_path": "m", "tp_size": 8, "disable_custom_all_reduce": False}
-    return Run(f"r{number}", "a.log", "sglang-server", start, start + timedelta(minutes=10), None, "UTC", "flag", 1, 2,
-               commit, "exact", config=config, nccl_versions=["2.27.5"],
-               steady=SteadyValue("decode_throughput", "tok/s", value, 30, 0, 0.01, "decode-lines"))
+    return Run(
+        f"r{number}",
+        "a.log",
+        "sglang-server",
+        start,
+        start + timedelta(minutes=10),
+        None,
+        "UTC",
+        "flag",
+        1,
+        2,
+        commit,
+        "exact",
+        config=config,
+        nccl_versions=["2.27.5"],
+        steady=SteadyValue("decode_throughput", "tok/s", value, 30, 0, 0.01, "decode-lines"),
+    )
 
 
 def test_narrowing_sets_aside_docs_only_commits():

@@ -14,8 +14,13 @@ from timeline.builder import summarize
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(min_value=1e-3, max_value=1e6) | st.sampled_from([0.0, 90.25, float("nan"), float("inf")]),
-                min_size=1, max_size=300))
+@given(
+    st.lists(
+        st.floats(min_value=1e-3, max_value=1e6) | st.sampled_from([0.0, 90.25, float("nan"), float("inf")]),
+        min_size=1,
+        max_size=300,
+    )
+)
 def test_compact_series_summary_is_the_lists(values: list[float]) -> None:
     listed, compact = summarize(list(values), "tok/s"), summarize(array("d", values), "tok/s")
     finite = [v for v in values if math.isfinite(v)]
@@ -23,7 +28,12 @@ def test_compact_series_summary_is_the_lists(values: list[float]) -> None:
         assert listed is None and compact is None
         return
     assert (compact.unit, compact.n, compact.median, compact.min, compact.max) == (
-        listed.unit, listed.n, listed.median, listed.min, listed.max)
+        listed.unit,
+        listed.n,
+        listed.median,
+        listed.min,
+        listed.max,
+    )
     assert compact.mean == pytest.approx(listed.mean, rel=1e-13)
     assert listed.n == len(finite) and listed.min == min(finite) and listed.max == max(finite)
 

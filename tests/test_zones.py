@@ -102,7 +102,9 @@ def test_without_mtime_agreement_the_machine_zone_is_assumed_and_said(berlin_sto
 def test_inferred_zone_disagreeing_with_the_reflog_is_said(tmp_path, git_script, monkeypatch):
     monkeypatch.setenv("TZ", "UTC")
     checkout, _ = make_checkout(tmp_path, git_script, [datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)])
-    write_log_written_at(tmp_path / "logs" / "a.log", Launch(datetime(2026, 3, 2, 15, 0), 5, 90.0), ZoneInfo("Asia/Kolkata"))
+    write_log_written_at(
+        tmp_path / "logs" / "a.log", Launch(datetime(2026, 3, 2, 15, 0), 5, 90.0), ZoneInfo("Asia/Kolkata")
+    )
     document = build_json(str(tmp_path / "logs"), "--repo", str(checkout))
     assert any("differs from the reflog's offsets" in w["message"] for w in document["warnings"])
 
@@ -176,8 +178,9 @@ def test_run_across_the_autumn_change_keeps_its_real_duration(tmp_path):
 
 def test_display_tz_changes_the_table_only(berlin_story):
     logs, checkout, _ = berlin_story
-    shown = runner.invoke(app, ["build", str(logs), "--repo", str(checkout), "--log-tz", "Europe/Berlin",
-                                "--display-tz", "UTC"]).stdout
+    shown = runner.invoke(
+        app, ["build", str(logs), "--repo", str(checkout), "--log-tz", "Europe/Berlin", "--display-tz", "UTC"]
+    ).stdout
     assert "times in UTC" in shown and "16:42:00" in shown
     default = runner.invoke(app, ["build", str(logs), "--repo", str(checkout), "--log-tz", "Europe/Berlin"]).stdout
     assert "times in Europe/Berlin" in default and "17:42:00" in default
@@ -197,9 +200,11 @@ def test_unknown_zone_in_a_pattern_is_exit_2_naming_it(berlin_story):
 
 
 @settings(max_examples=80, deadline=None)
-@given(name=st.sampled_from(["Europe/Berlin", "Australia/Lord_Howe", "UTC"]),
-       start=st.datetimes(min_value=datetime(2026, 3, 25), max_value=datetime(2026, 4, 10)),
-       steps=st.lists(st.integers(-600, 7200) | st.none(), max_size=60))
+@given(
+    name=st.sampled_from(["Europe/Berlin", "Australia/Lord_Howe", "UTC"]),
+    start=st.datetimes(min_value=datetime(2026, 3, 25), max_value=datetime(2026, 4, 10)),
+    steps=st.lists(st.integers(-600, 7200) | st.none(), max_size=60),
+)
 def test_sample_times_placed_at_once_are_those_placed_one_by_one(name, start, steps) -> None:
     """Samples whose times see no zone transition get their zone all at once (for speed); the same
     instants, zones and folds as one by one, the repeated hour's second pass included."""

@@ -68,10 +68,32 @@ from timeline.detect import (
     t_two_sided_p,
 )
 
-__all__ = ["Bisection", "Failure", "Judgement", "Levels", "LineSearch", "Noise", "Progress", "Sample", "Step",
-           "bisect", "classify", "judge_levels", "noise_of",
-           "BisectionWhy", "FailureCode", "JudgementDecision", "Level", "LevelsVerdict", "NoiseMethod", "Outcome",
-           "SearchMark", "SideNote", "StepDecision", "StepWhy"]
+__all__ = [
+    "Bisection",
+    "Failure",
+    "Judgement",
+    "Levels",
+    "LineSearch",
+    "Noise",
+    "Progress",
+    "Sample",
+    "Step",
+    "bisect",
+    "classify",
+    "judge_levels",
+    "noise_of",
+    "BisectionWhy",
+    "FailureCode",
+    "JudgementDecision",
+    "Level",
+    "LevelsVerdict",
+    "NoiseMethod",
+    "Outcome",
+    "SearchMark",
+    "SideNote",
+    "StepDecision",
+    "StepWhy",
+]
 
 Level = Literal["good", "bad"]  # an end; also which end is the newer one
 NoiseMethod = Literal["pooled", "line-spread", "unknown"]
@@ -91,8 +113,9 @@ BisectionWhy = Literal["end-failed", "not-apart", "not-apart-pooled", "found", "
 # log-outside-after-run: --log leads out of the checkout (a symlink of the tree, or one the command
 # made), so it is not deleted or read; command-failed: a non-zero exit or a signal; no-log: the
 # command wrote no --log file; no-steady-value: the log has no steady throughput.
-FailureCode = Literal["checkout-failed", "log-outside-before-run", "log-outside-after-run", "command-failed",
-                      "no-log", "no-steady-value"]
+FailureCode = Literal[
+    "checkout-failed", "log-outside-before-run", "log-outside-after-run", "command-failed", "no-log", "no-steady-value"
+]
 
 # Noise widths between the levels: a step of 2 runs then sits at least 2.5 standard errors from
 # the midpoint between them, so a step at either level is rarely unclear.
@@ -189,14 +212,24 @@ class Levels:
         return self.verdict == "apart"
 
     def to_dict(self, reason: str) -> dict[str, Any]:
-        return {"good": self.good, "bad": self.bad, "change_pct": round(100 * self.change, 2),
-                "sigma": self.noise.sigma, "df": self.noise.df, "noise_method": self.noise.method,
-                "statistic": self.statistic, "p_value": self.p_value, "separation": self.separation,
-                "apart": self.apart, "reason": reason}
+        return {
+            "good": self.good,
+            "bad": self.bad,
+            "change_pct": round(100 * self.change, 2),
+            "sigma": self.noise.sigma,
+            "df": self.noise.df,
+            "noise_method": self.noise.method,
+            "statistic": self.statistic,
+            "p_value": self.p_value,
+            "separation": self.separation,
+            "apart": self.apart,
+            "reason": reason,
+        }
 
 
-def judge_levels(good: Sample, bad: Sample, noise: Noise, *, alpha: float = DEFAULT_ALPHA,
-                 min_effect: float = DEFAULT_MIN_EFFECT) -> Levels:
+def judge_levels(
+    good: Sample, bad: Sample, noise: Noise, *, alpha: float = DEFAULT_ALPHA, min_effect: float = DEFAULT_MIN_EFFECT
+) -> Levels:
     """Are the good and bad ends clearly apart given the noise? (see the module docstring)"""
     delta = bad.mean_log - good.mean_log
     change = math.expm1(delta)
@@ -233,8 +266,7 @@ class Judgement:
     side_note: SideNote | None = None  # at a level while significantly beyond it
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "z_good": self.z_good, "z_bad": self.z_bad,
-                "log_likelihood_ratio": self.log_ratio}
+        return {"value": self.value, "z_good": self.z_good, "z_bad": self.z_bad, "log_likelihood_ratio": self.log_ratio}
 
 
 def classify(sample: Sample, good: Sample, bad: Sample, noise: Noise, *, alpha: float = DEFAULT_ALPHA) -> Judgement:
@@ -313,9 +345,14 @@ class Step:
     failure: Failure | None = None
 
     def to_dict(self, reason: str) -> dict[str, Any]:
-        return {"commit": self.commit, "values": list(self.values), "decision": self.decision,
-                "reason": reason, "reran": self.reran,
-                "judgement": self.judgement.to_dict() if self.judgement else None}
+        return {
+            "commit": self.commit,
+            "values": list(self.values),
+            "decision": self.decision,
+            "reason": reason,
+            "reran": self.reran,
+            "judgement": self.judgement.to_dict() if self.judgement else None,
+        }
 
 
 @dataclass
@@ -344,13 +381,20 @@ class Bisection:
     def found(self) -> str | None:
         return self.commits[0] if self.outcome == "found" else None
 
-    def to_dict(self, *, levels_text: Callable[[Levels], str], step_text: Callable[[Step], str],
-                bisection_text: Callable[["Bisection"], str]) -> dict[str, Any]:
+    def to_dict(
+        self,
+        *,
+        levels_text: Callable[[Levels], str],
+        step_text: Callable[[Step], str],
+        bisection_text: Callable[["Bisection"], str],
+    ) -> dict[str, Any]:
         """The bisection as JSON, with each ``reason`` worded by the view's functions."""
         return {
             "good": {"commit": self.good, "values": list(self.good_values)},
             "bad": {"commit": self.bad, "values": list(self.bad_values)},
-            "newer": self.newer, "candidates": len(self.candidates), "runs_per_step": self.runs,
+            "newer": self.newer,
+            "candidates": len(self.candidates),
+            "runs_per_step": self.runs,
             "levels": self.levels.to_dict(levels_text(self.levels)) if self.levels else None,
             "steps": [step.to_dict(step_text(step)) for step in self.steps],
             "result": {"outcome": self.outcome, "commits": list(self.commits), "reason": bisection_text(self)},
@@ -376,9 +420,18 @@ class Progress:
 Measure = Callable[[str, int], "Sample | Failure"]
 
 
-def bisect(good: str, bad: str, candidates: Sequence[str], measure: Measure, *, runs: int = 2,
-           newer: Level = "bad", alpha: float = DEFAULT_ALPHA, min_effect: float = DEFAULT_MIN_EFFECT,
-           progress: Progress | None = None) -> Bisection:
+def bisect(
+    good: str,
+    bad: str,
+    candidates: Sequence[str],
+    measure: Measure,
+    *,
+    runs: int = 2,
+    newer: Level = "bad",
+    alpha: float = DEFAULT_ALPHA,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    progress: Progress | None = None,
+) -> Bisection:
     """Find the first commit of ``candidates`` (oldest first, the last is the newer end) at the
     newer end's level, measuring each commit ``runs`` times with ``measure(commit, runs)``."""
     if newer not in ("good", "bad"):
@@ -398,8 +451,9 @@ def bisect(good: str, bad: str, candidates: Sequence[str], measure: Measure, *, 
         ends[name] = measured
     result.good_values, result.bad_values = ends["good"].values, ends["bad"].values
     measured_samples = [ends["good"], ends["bad"]]
-    result.levels = judge_levels(ends["good"], ends["bad"], noise_of(measured_samples), alpha=alpha,
-                                 min_effect=min_effect)
+    result.levels = judge_levels(
+        ends["good"], ends["bad"], noise_of(measured_samples), alpha=alpha, min_effect=min_effect
+    )
     progress.judged(result.levels)
     if not result.levels.apart:
         result.why = "not-apart"
@@ -432,8 +486,9 @@ def bisect(good: str, bad: str, candidates: Sequence[str], measure: Measure, *, 
     return result
 
 
-def _test(commit: str, runs: int, measure: Measure, ends: dict[Level, Sample], measured: list[Sample],
-          alpha: float) -> tuple[Step, Sample | None]:
+def _test(
+    commit: str, runs: int, measure: Measure, ends: dict[Level, Sample], measured: list[Sample], alpha: float
+) -> tuple[Step, Sample | None]:
     """Measure one candidate (``runs`` more times once when unclear) and decide: ``(step, its sample)``."""
     sample: Sample | None = None
     judgement: Judgement | None = None

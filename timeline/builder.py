@@ -165,8 +165,9 @@ def build(
     runs.sort(key=lambda r: (r.start is None, r.start.timestamp() if r.start else 0.0, r.source, r.first_line or 0))
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
-    shifts, culprits = ([], []) if not runs else _shifts_and_culprits(runs, events or [], repo, entries, warnings,
-                                                                       parse_cache)
+    shifts, culprits = (
+        ([], []) if not runs else _shifts_and_culprits(runs, events or [], repo, entries, warnings, parse_cache)
+    )
     return Timeline(
         generated_at=env.now(),
         log_tz=policy.summary.name,
@@ -187,8 +188,9 @@ def _steady_of(parsed: ParsedRun):
     return steady_of(parsed)
 
 
-def _shifts_and_culprits(runs: list[Run], events, repo, entries: Sequence[str] | None, warnings: list[Diagnostic],
-                         cache: ParseCache | None):
+def _shifts_and_culprits(
+    runs: list[Run], events, repo, entries: Sequence[str] | None, warnings: list[Diagnostic], cache: ParseCache | None
+):
     """The shifts, then the code facts their suspects need (read from the checkout's objects,
     never run; each version's import graph kept in ``cache``), then the culprits ranked on them."""
     from timeline.shifts import find_shifts
@@ -206,8 +208,11 @@ def _shifts_and_culprits(runs: list[Run], events, repo, entries: Sequence[str] |
             entries = [e for kind, found in DEFAULT_ENTRIES.items() if kind in kinds for e in found]
         versions = sorted({c for s in decisive for c in (s.from_side.commit, s.to_side.commit) if c})
         # changed lines only serve the evidence that compares the sides: flags, arguments, messages
-        compared = [s for s in decisive if s.confounders or s.arguments_added or s.arguments_gone
-                    or s.messages_added or s.messages_gone]
+        compared = [
+            s
+            for s in decisive
+            if s.confounders or s.arguments_added or s.arguments_gone or s.messages_added or s.messages_gone
+        ]
         commits = sorted({x.sha for s in compared for x in s.suspects if x.cleared is None})
         code = read_code(repo, versions, commits, entries, cache=cache)
         warnings.extend(Diagnostic(os.fspath(repo), None, problem) for problem in code.problems)
@@ -341,13 +346,27 @@ def _zone_of(policy: ZonePolicy, source: str, path: Path, parsed: list[ParsedRun
         warnings.append(Diagnostic(source, None, f"no --log-tz: inferred {zone.name} from the file's mtime"))
         disagreeing = _reflog_offsets_near(events, last_wall, zone)
         if disagreeing:
-            warnings.append(Diagnostic(source, None, (
-                f"the inferred zone {zone.name} differs from the reflog's offsets around that time "
-                f"({', '.join(sorted(disagreeing))}); check --log-tz")))
+            warnings.append(
+                Diagnostic(
+                    source,
+                    None,
+                    (
+                        f"the inferred zone {zone.name} differs from the reflog's offsets around that time "
+                        f"({', '.join(sorted(disagreeing))}); check --log-tz"
+                    ),
+                )
+            )
     elif zone.source == "machine-local" and last_wall is not None and last_wall.tzinfo is None:
-        warnings.append(Diagnostic(source, None, (
-            f"no --log-tz, and the file's mtime does not match its last line: "
-            f"times read in this machine's zone, {zone.name}")))
+        warnings.append(
+            Diagnostic(
+                source,
+                None,
+                (
+                    f"no --log-tz, and the file's mtime does not match its last line: "
+                    f"times read in this machine's zone, {zone.name}"
+                ),
+            )
+        )
     return zone
 
 
@@ -370,8 +389,13 @@ def _to_run(source: str, parsed: ParsedRun, zone: Zone, events, tolerance_s: flo
     if parsed.start is not None:
         starts, problem = wall_candidates(parsed.start, zone.tzinfo)
         if problem:
-            notes.append(Diagnostic(source, parsed.first_line, (
-                f"the run's start {parsed.start_text} {problem} in {zone.name}: every reading was tried")))
+            notes.append(
+                Diagnostic(
+                    source,
+                    parsed.first_line,
+                    (f"the run's start {parsed.start_text} {problem} in {zone.name}: every reading was tried"),
+                )
+            )
     if parsed.end is not None:
         # An end in the repeated hour is taken as its later reading, so the run's window covers
         # every HEAD move that could have happened during it.
@@ -379,9 +403,16 @@ def _to_run(source: str, parsed: ParsedRun, zone: Zone, events, tolerance_s: flo
     tied = attribute(events, starts, end, tolerance_s)
     if tied.attribution == "ambiguous":
         named = " or ".join(c[:12] for c in tied.candidate_commits) or "no commit"
-        notes.append(Diagnostic(source, parsed.first_line, (
-            f"run starting {parsed.start_text} is ambiguous: it may have run on {named} "
-            f"(within {tolerance_s:g} s of a HEAD move, or a DST-ambiguous time)")))
+        notes.append(
+            Diagnostic(
+                source,
+                parsed.first_line,
+                (
+                    f"run starting {parsed.start_text} is ambiguous: it may have run on {named} "
+                    f"(within {tolerance_s:g} s of a HEAD move, or a DST-ambiguous time)"
+                ),
+            )
+        )
     metrics = {}
     for name, values in parsed.series.items():
         summary = summarize(values, parsed.units.get(name, ""))

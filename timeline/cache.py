@@ -46,8 +46,17 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 if TYPE_CHECKING:
     from timeline.parsers.records import DiagnosticCode
 
-__all__ = ["ParseCache", "Lookup", "cache_folder", "MAX_BYTES", "MAX_ENTRIES", "MIN_LOG_BYTES", "RACY_S",
-           "REACH_MAGIC", "PARSES_MAGIC"]
+__all__ = [
+    "ParseCache",
+    "Lookup",
+    "cache_folder",
+    "MAX_BYTES",
+    "MAX_ENTRIES",
+    "MIN_LOG_BYTES",
+    "RACY_S",
+    "REACH_MAGIC",
+    "PARSES_MAGIC",
+]
 
 MAX_BYTES = 1 << 30  # 1 GiB in all
 MAX_ENTRIES = 20_000
@@ -97,8 +106,9 @@ class ParseCache:
     """The parse cache in ``folder`` (see the module docstring). Cheap to make: the folder is
     made and checked on first use. Picklable: worker processes store their parses themselves."""
 
-    def __init__(self, folder: Path | None, *, max_bytes: int = MAX_BYTES, max_entries: int = MAX_ENTRIES,
-                 racy_s: float = RACY_S) -> None:
+    def __init__(
+        self, folder: Path | None, *, max_bytes: int = MAX_BYTES, max_entries: int = MAX_ENTRIES, racy_s: float = RACY_S
+    ) -> None:
         self.folder = folder
         self.max_bytes = max_bytes
         self.max_entries = max_entries
@@ -382,7 +392,9 @@ def _starts_with_magic(path: str) -> bool:
 def _entry_name(resolved: str, source: str, keep_samples: bool) -> str:
     import hashlib
 
-    digest = hashlib.sha256("\0".join((resolved, source, "samples" if keep_samples else "")).encode("utf-8", "surrogateescape"))
+    digest = hashlib.sha256(
+        "\0".join((resolved, source, "samples" if keep_samples else "")).encode("utf-8", "surrogateescape")
+    )
     return digest.hexdigest()[:40] + SUFFIX
 
 

@@ -39,7 +39,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main_options(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """Tie every LLM-serving benchmark run to the commit it ran on.
 
@@ -54,10 +56,15 @@ def main_options(
 @app.command("build", short_help="Tie each run in the logs to its commit, next to the code events.")
 def build_command(
     paths: Optional[list[str]] = typer.Argument(
-        None, metavar="PATHS", help="Log files or folders (searched recursively for *.log, *.txt, *.out). Default: the current folder."
+        None,
+        metavar="PATHS",
+        help="Log files or folders (searched recursively for *.log, *.txt, *.out). Default: the current folder.",
     ),
     repo: Optional[str] = typer.Option(
-        None, "--repo", metavar="DIR", help="The checkout the server ran from: its root, a folder inside it, or a linked worktree."
+        None,
+        "--repo",
+        metavar="DIR",
+        help="The checkout the server ran from: its root, a folder inside it, or a linked worktree.",
     ),
     log_tz: Optional[list[str]] = typer.Option(
         None,
@@ -71,15 +78,26 @@ def build_command(
         None, "--display-tz", metavar="ZONE", help="Show the table's times in this zone (default: each log's own zone)."
     ),
     tolerance: float = typer.Option(
-        60.0, "--tolerance", min=0.0, metavar="SECONDS", help="Seconds: a run starting this close to a HEAD move is 'ambiguous'."
+        60.0,
+        "--tolerance",
+        min=0.0,
+        metavar="SECONDS",
+        help="Seconds: a run starting this close to a HEAD move is 'ambiguous'.",
     ),
-    json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE", help="Write the JSON v1 document to FILE ('-' = stdout only)."),
+    json_path: Optional[str] = typer.Option(
+        None, "--json", metavar="FILE", help="Write the JSON v1 document to FILE ('-' = stdout only)."
+    ),
     samples: bool = typer.Option(False, "--samples", help="Include every parsed stats line in the JSON."),
     output_format: str = typer.Option(
-        "table", "--format", "-f", metavar="FORMAT",
+        "table",
+        "--format",
+        "-f",
+        metavar="FORMAT",
         help="What to print: table, json (the JSON v1 document), csv (one row per run) or markdown.",
     ),
-    csv_path: Optional[str] = typer.Option(None, "--csv", metavar="FILE", help="Write one CSV row per run to FILE ('-' = stdout only)."),
+    csv_path: Optional[str] = typer.Option(
+        None, "--csv", metavar="FILE", help="Write one CSV row per run to FILE ('-' = stdout only)."
+    ),
     html_path: Optional[str] = typer.Option(
         None, "--html", metavar="FILE", help="Write a self-contained HTML report (charts and tables) to FILE."
     ),
@@ -87,17 +105,21 @@ def build_command(
         False, "--fail-on-regression", help="Exit with status 3 when a shift has the verdict 'regression' (for CI)."
     ),
     all_events: bool = typer.Option(
-        False, "--all-events",
+        False,
+        "--all-events",
         help="Show every code event of the reflog in the table, markdown and HTML (default: from the move that "
         "set the code of the first run to the first move after the last; the JSON always has them all).",
     ),
     entry: Optional[list[str]] = typer.Option(
-        None, "--entry", metavar="MODULE",
+        None,
+        "--entry",
+        metavar="MODULE",
         help="A module the server starts from, for judging which suspects' files it can import (repeatable). "
         "Default: sglang.launch_server for SGLang logs, vllm.entrypoints for vLLM logs.",
     ),
     no_cache: bool = typer.Option(
-        False, "--no-cache",
+        False,
+        "--no-cache",
         help="Skip the parse cache: parse every log anew, store nothing. (The cache keeps each log's parse while the "
         "file is unchanged, in $TIMELINE_CACHE_DIR, else $XDG_CACHE_HOME/timeline, else ~/.cache/timeline.)",
     ),
@@ -118,10 +140,22 @@ def build_command(
     out, err = _consoles()
     try:
         code = build.run(
-            paths or ["."], repo=repo, log_tz=log_tz or [], display_tz=display_tz, tolerance_s=tolerance,
-            json_path=json_path, samples=samples, out=out, err=err,
-            output_format=output_format, csv_path=csv_path, html_path=html_path,
-            fail_on_regression=fail_on_regression, cache=not no_cache, all_events=all_events, entries=entry or [],
+            paths or ["."],
+            repo=repo,
+            log_tz=log_tz or [],
+            display_tz=display_tz,
+            tolerance_s=tolerance,
+            json_path=json_path,
+            samples=samples,
+            out=out,
+            err=err,
+            output_format=output_format,
+            csv_path=csv_path,
+            html_path=html_path,
+            fail_on_regression=fail_on_regression,
+            cache=not no_cache,
+            all_events=all_events,
+            entries=entry or [],
         )
     except TimelineError as error:
         raise _fail(error) from None
@@ -130,7 +164,9 @@ def build_command(
 
 @app.command("demo", short_help="Run build on a small real repository and logs made on the spot.")
 def demo_command(
-    keep: Optional[Path] = typer.Option(None, "--keep", metavar="DIR", help="Build the demo in this (new) folder and keep it."),
+    keep: Optional[Path] = typer.Option(
+        None, "--keep", metavar="DIR", help="Build the demo in this (new) folder and keep it."
+    ),
 ) -> None:
     """Build a small real repository and SGLang logs in a temporary folder, then run build on them.
 
@@ -151,20 +187,26 @@ def demo_command(
 
 @app.command("bisect", short_help="Run a benchmark on commits in between; name the one that slowed it.")
 def bisect_command(
-    command: list[str] = typer.Argument(..., metavar="COMMAND...", help="The benchmark to run in each checkout, after --."),
+    command: list[str] = typer.Argument(
+        ..., metavar="COMMAND...", help="The benchmark to run in each checkout, after --."
+    ),
     repo: str = typer.Option(..., "--repo", metavar="CHECKOUT", help="The checkout whose history is searched."),
     good: Optional[str] = typer.Option(None, "--good", metavar="SHA", help="A fast commit (an id or a unique prefix)."),
     bad: Optional[str] = typer.Option(
         None, "--bad", metavar="SHA", help="A slow commit (an id or a unique prefix). Default with --good: HEAD."
     ),
     from_path: Optional[str] = typer.Option(
-        None, "--from", metavar="FILE",
+        None,
+        "--from",
+        metavar="FILE",
         help="A timeline build --json document: good and bad default to the two sides of its first "
         "regression shift (else improvement, else confounded).",
     ),
     runs: int = typer.Option(2, "--runs", min=1, metavar="N", help="Runs of COMMAND on each commit tested."),
     log_path: Optional[str] = typer.Option(
-        None, "--log", metavar="PATH",
+        None,
+        "--log",
+        metavar="PATH",
         help="The log to read, relative to the checkout's root (default: COMMAND's stdout and stderr).",
     ),
     json_path: Optional[str] = typer.Option(
@@ -192,8 +234,18 @@ def bisect_command(
 
     out, err = _consoles()
     try:
-        code = bisect.run(repo, command, good=good, bad=bad, from_path=from_path, runs=runs, log_path=log_path,
-                          json_path=json_path, out=out, err=err)
+        code = bisect.run(
+            repo,
+            command,
+            good=good,
+            bad=bad,
+            from_path=from_path,
+            runs=runs,
+            log_path=log_path,
+            json_path=json_path,
+            out=out,
+            err=err,
+        )
     except TimelineError as error:
         raise _fail(error) from None
     raise typer.Exit(int(code))

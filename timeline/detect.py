@@ -268,7 +268,12 @@ def _steady_of_array(values: Sequence[float], unit: str) -> SteadyValue | None:
         order = np.argsort(deviations, kind="stable")
         spread = 1.4826 * _weighted_median(deviations[order], log_counts[order])
     return SteadyValue(
-        metric="decode_throughput", unit=unit, value=value, n=n, skipped=skipped, spread=spread,
+        metric="decode_throughput",
+        unit=unit,
+        value=value,
+        n=n,
+        skipped=skipped,
+        spread=spread,
         source="decode-lines",
     )
 
@@ -368,7 +373,9 @@ def _window(index: int, versions: int, crossable: list[bool], size: int) -> tupl
     return tuple(left), tuple(right)
 
 
-def _plan_more_runs(delta: float, sigma: float, n_from: int, n_to: int, df: int, alpha: float) -> tuple[int, int] | None:
+def _plan_more_runs(
+    delta: float, sigma: float, n_from: int, n_to: int, df: int, alpha: float
+) -> tuple[int, int] | None:
     """Extra runs (from side, to side) after which a pooled t-test would pass, if the change and
     the noise stayed as they are; None when even ``MAX_PLANNED_RUNS`` a side would not."""
     for n in range(2, MAX_PLANNED_RUNS + 1):

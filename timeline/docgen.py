@@ -46,9 +46,19 @@ def help_text(path: list[str]) -> str:
     rich_utils.MAX_WIDTH, rich_utils.FORCE_TERMINAL = WIDTH, False
     try:
         result = CliRunner().invoke(
-            app, [*path, "--help"], prog_name="timeline", color=False,
-            env={"COLUMNS": str(WIDTH), "LINES": "50", "NO_COLOR": "1", "TERMINAL_WIDTH": str(WIDTH),
-                 "FORCE_COLOR": None, "PY_COLORS": None, "GITHUB_ACTIONS": None},
+            app,
+            [*path, "--help"],
+            prog_name="timeline",
+            color=False,
+            env={
+                "COLUMNS": str(WIDTH),
+                "LINES": "50",
+                "NO_COLOR": "1",
+                "TERMINAL_WIDTH": str(WIDTH),
+                "FORCE_COLOR": None,
+                "PY_COLORS": None,
+                "GITHUB_ACTIONS": None,
+            },
         )
     finally:
         rich_utils.MAX_WIDTH, rich_utils.FORCE_TERMINAL = saved

@@ -21,7 +21,14 @@ from typing import Any
 from timeline.clock import iso, steady_offset
 from timeline.model import CodeEvent, Culprit, RepoInfo, Run, Shift, ShiftSide, Timeline
 from timeline.parsers.records import SampleBatch
-from timeline.render.wording import clearing_text, confounder_text, culprit_reason, evidence_text, rerun_text, shift_notes
+from timeline.render.wording import (
+    clearing_text,
+    confounder_text,
+    culprit_reason,
+    evidence_text,
+    rerun_text,
+    shift_notes,
+)
 from timeline.suspects import knob_linked
 
 SCHEMA_VERSION = 1
@@ -157,12 +164,21 @@ def shift_to_dict(shift: Shift, culprits: Sequence[Culprit] = ()) -> dict[str, A
             }
             for s in shift.suspects
         ],
-        "confounders": [{"field": c.field, "from": json_safe(c.from_value), "to": json_safe(c.to_value),
-                         "linked": list(linked), "text": confounder_text(c, linked)}
-                        for c, linked in ((c, knob_linked(culprits, shift, c)) for c in shift.confounders)],
+        "confounders": [
+            {
+                "field": c.field,
+                "from": json_safe(c.from_value),
+                "to": json_safe(c.to_value),
+                "linked": list(linked),
+                "text": confounder_text(c, linked),
+            }
+            for c, linked in ((c, knob_linked(culprits, shift, c)) for c in shift.confounders)
+        ],
         "measured": shift.measured,
-        "reruns": [{"side": r.side, "settings": {k: json_safe(v) for k, v in r.settings}, "text": rerun_text(r, shift)}
-                   for r in shift.reruns],
+        "reruns": [
+            {"side": r.side, "settings": {k: json_safe(v) for k, v in r.settings}, "text": rerun_text(r, shift)}
+            for r in shift.reruns
+        ],
         "equal_flags": shift.equal_flags,
         "arguments_added": list(shift.arguments_added),
         "arguments_gone": list(shift.arguments_gone),
@@ -182,8 +198,16 @@ def culprit_to_dict(culprit: Culprit, shifts: dict[str, Shift]) -> dict[str, Any
         "reason": culprit_reason(culprit, shifts),
         "likelihood": culprit.likelihood,
         "evidence": [
-            {"kind": e.kind, "effect": e.effect, "shifts": list(e.shifts), "field": e.field, "message": e.message,
-             "paths": list(e.paths), "count": e.count, "text": evidence_text(e, culprit, shifts)}
+            {
+                "kind": e.kind,
+                "effect": e.effect,
+                "shifts": list(e.shifts),
+                "field": e.field,
+                "message": e.message,
+                "paths": list(e.paths),
+                "count": e.count,
+                "text": evidence_text(e, culprit, shifts),
+            }
             for e in culprit.evidence
         ],
     }
@@ -231,16 +255,19 @@ def _samples_text(batch: SampleBatch) -> str:
     texts = {key: _json_texts(kind, values) for key, (kind, values) in batch.columns.items()}
     shapes = batch.shapes
     used = set(batch.row_shapes)
-    templates = {shape: "{" + ", ".join(_compact(key).replace("%", "%%") + ": %s" for key in shapes[shape]) + "}"
-                 for shape in used}
+    templates = {
+        shape: "{" + ", ".join(_compact(key).replace("%", "%%") + ": %s" for key in shapes[shape]) + "}"
+        for shape in used
+    }
     if len(used) == 1:  # one set of keys (the common case): the rows at C speed
         (shape,) = used
         columns = [texts[key] for key in shapes[shape]]
         if not columns:
             return ", ".join(["{}"] * len(batch.row_shapes))
         return ", ".join(map(templates[shape].__mod__, zip(*columns, strict=True)))
-    return ", ".join(templates[shape] % tuple(texts[key][i] for key in shapes[shape])
-                     for i, shape in enumerate(batch.row_shapes))
+    return ", ".join(
+        templates[shape] % tuple(texts[key][i] for key in shapes[shape]) for i, shape in enumerate(batch.row_shapes)
+    )
 
 
 _EPOCH_US = (datetime(1970, 1, 1) - datetime.min) // timedelta(microseconds=1)
@@ -332,7 +359,9 @@ def _run_pieces(run: Run, document: dict[str, Any]) -> Iterator[str]:
     for number, (kind, rows) in enumerate(run.samples.items()):
         yield f"{', ' if number else ''}{_compact(kind)}: ["
         for start in range(0, len(rows), SAMPLE_BATCH):
-            yield (", " if start else "") + _samples_text(rows.batch(start, min(start + SAMPLE_BATCH, len(rows)), walls=True))
+            yield (", " if start else "") + _samples_text(
+                rows.batch(start, min(start + SAMPLE_BATCH, len(rows)), walls=True)
+            )
         yield "]"
     yield "}}"
 

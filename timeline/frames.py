@@ -70,7 +70,9 @@ def _frame(
     for column in infer:
         frame[column] = _inferred(data[column])
     for column in lists:
-        frame[column] = pd.Series([[] if v is None else list(v) for v in data[column]], index=frame.index, dtype="object")
+        frame[column] = pd.Series(
+            [[] if v is None else list(v) for v in data[column]], index=frame.index, dtype="object"
+        )
     return frame
 
 
@@ -113,13 +115,31 @@ def runs_frame(timeline: Timeline) -> pd.DataFrame:
     metric_columns = [f"{m}_{s}" for m in names for s in csv_render.STATS]
     columns = csv_render.columns(timeline)
     counts = [c for c in metric_columns if c.endswith("_n")]
-    config_ints = ("tp_size", "dp_size", "ep_size", "pp_size", "speculative_num_steps", "speculative_eagle_topk",
-                   "speculative_num_draft_tokens")
+    config_ints = (
+        "tp_size",
+        "dp_size",
+        "ep_size",
+        "pp_size",
+        "speculative_num_steps",
+        "speculative_eagle_topk",
+        "speculative_num_draft_tokens",
+    )
     return _frame(
         _by_column(rows, columns),
         times=("start", "end"),
-        categories=("kind", "tz", "tz_source", "commit", "attribution", "group", "model",
-                    "speculative_algorithm", "quantization", "dtype", "kv_cache_dtype"),
+        categories=(
+            "kind",
+            "tz",
+            "tz_source",
+            "commit",
+            "attribution",
+            "group",
+            "model",
+            "speculative_algorithm",
+            "quantization",
+            "dtype",
+            "kv_cache_dtype",
+        ),
         ints=("first_line", "last_line", *counts, *(c for c in config_ints if _all_ints(rows, c))),
         floats=("duration_s", *(c for c in metric_columns if c not in counts)),
         strings=("id", "source", "start_local"),
@@ -129,8 +149,9 @@ def runs_frame(timeline: Timeline) -> pd.DataFrame:
 
 
 def _all_ints(rows: Sequence[dict[str, Any]], column: str) -> bool:
-    return all(row.get(column) is None or (isinstance(row[column], int) and not isinstance(row[column], bool))
-               for row in rows)
+    return all(
+        row.get(column) is None or (isinstance(row[column], int) and not isinstance(row[column], bool)) for row in rows
+    )
 
 
 # --- samples ----------------------------------------------------------------------------------
@@ -170,22 +191,29 @@ def samples_frame(timeline: Timeline) -> pd.DataFrame:
             n = len(rows)
             # Column by column (parsers.records.SampleRows): a row's own field wins over the
             # run's columns, as a dict update would; a field it lacks is None.
-            part: dict[str, list[Any]] = {"run": [run.id] * n, "commit": [run.commit] * n, "group": [group] * n,
-                                          "kind": [kind] * n}
+            part: dict[str, list[Any]] = {
+                "run": [run.id] * n,
+                "commit": [run.commit] * n,
+                "group": [group] * n,
+                "kind": [kind] * n,
+            }
             for key, (_, values) in rows.batch(0, n).columns.items():
                 if key not in SAMPLE_LEADING:
                     fields.setdefault(key, None)
                 before = part.get(key) or [None] * n
-                part[key] = [value if held else old for value, held, old in zip(values, rows.has(key), before)] + \
-                    before[len(values):]
+                part[key] = [
+                    value if held else old for value, held, old in zip(values, rows.has(key), before)
+                ] + before[len(values) :]
             for key, values in part.items():
                 data.setdefault(key, [None] * count).extend(values)
             count += n
             for values in data.values():
                 values.extend([None] * (count - len(values)))
     times, runs, lines = data["time"], data["run"], data["line"]
-    order = sorted(range(count), key=lambda i: (times[i] is None, times[i].timestamp() if times[i] else 0.0, runs[i],
-                                                 lines[i] or 0))
+    order = sorted(
+        range(count),
+        key=lambda i: (times[i] is None, times[i].timestamp() if times[i] else 0.0, runs[i], lines[i] or 0),
+    )
     return _frame(
         {column: [data[column][i] for i in order] for column in [*SAMPLE_LEADING, *fields]},
         times=("time",),
@@ -197,8 +225,22 @@ def samples_frame(timeline: Timeline) -> pd.DataFrame:
 
 # --- events -----------------------------------------------------------------------------------
 
-EVENT_LEADING = ("id", "time", "kind", "ref", "message", "old", "new", "changes_commit", "n_commits",
-                 "n_commits_removed", "commits", "commits_removed", "source", "line")
+EVENT_LEADING = (
+    "id",
+    "time",
+    "kind",
+    "ref",
+    "message",
+    "old",
+    "new",
+    "changes_commit",
+    "n_commits",
+    "n_commits_removed",
+    "commits",
+    "commits_removed",
+    "source",
+    "line",
+)
 
 
 def events_frame(timeline: Timeline) -> pd.DataFrame:
@@ -239,9 +281,25 @@ def events_frame(timeline: Timeline) -> pd.DataFrame:
 
 # --- shifts -----------------------------------------------------------------------------------
 
-SHIFT_LEADING = ("id", "group", "metric", "verdict", "change_pct", "p_value", "single_run",
-                 "from_commit", "from_value", "from_runs", "to_commit", "to_value", "to_runs",
-                 "events", "n_suspects", "suspects", "confounders")
+SHIFT_LEADING = (
+    "id",
+    "group",
+    "metric",
+    "verdict",
+    "change_pct",
+    "p_value",
+    "single_run",
+    "from_commit",
+    "from_value",
+    "from_runs",
+    "to_commit",
+    "to_value",
+    "to_runs",
+    "events",
+    "n_suspects",
+    "suspects",
+    "confounders",
+)
 
 
 def _shift_documents(timeline: Timeline) -> list[dict[str, Any]]:

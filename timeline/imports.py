@@ -49,16 +49,19 @@ __all__ = ["ChangedLine", "CodeFacts", "DEFAULT_ENTRIES", "Reach", "References",
 # The module a server family starts from, by the run kind its log parser gives (parsers/*.py):
 # ``python -m sglang.launch_server``; vLLM's servers (``vllm serve``, the OpenAI API server) all
 # live in the ``vllm.entrypoints`` package.
-DEFAULT_ENTRIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "sglang-server": ("sglang.launch_server",),
-    "vllm-server": ("vllm.entrypoints",),
-})
+DEFAULT_ENTRIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "sglang-server": ("sglang.launch_server",),
+        "vllm-server": ("vllm.entrypoints",),
+    }
+)
 
 # How a quoted string may name a module: "pkg.mod", "..mod", "pkg.mod:Class" (a class in it).
 _DOTTED = re.compile(r"(\.*)([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::[\w.]+)?")
 # ...found in the source text, quoted (in a comment too: over-approximating is safe).
 _QUOTED_NAME = re.compile(
-    rb"""["']((?:\.+[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?::[\w.]+)?)["']""")
+    rb"""["']((?:\.+[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?::[\w.]+)?)["']"""
+)
 # ...or as the constant start of a computed name, "pkg.sub.{x}" or "pkg.sub." + x, wherever it
 # is built: vLLM's registry makes f"vllm.model_executor.models.{mod_relname}" long before it
 # calls import_module (https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/models/registry.py).
@@ -162,18 +165,18 @@ class _Tree:
     """The modules of a source tree by dotted name."""
 
     def __init__(self, paths: Collection[str], root: str):
-        self.file_of: dict[str, str] = {}        # name -> its file (a package's: its __init__.py)
-        self.folders: set[str] = set()           # names that are folders holding modules
-        self.modules: set[str] = set()           # every .py under the root
-        self.packages: set[str] = set()          # folders holding an __init__.py
+        self.file_of: dict[str, str] = {}  # name -> its file (a package's: its __init__.py)
+        self.folders: set[str] = set()  # names that are folders holding modules
+        self.modules: set[str] = set()  # every .py under the root
+        self.packages: set[str] = set()  # folders holding an __init__.py
         for path in paths:
             if not path.startswith(root) or not path.endswith(".py"):
                 continue
             self.modules.add(path)
-            parts = path[len(root):-3].split("/")
+            parts = path[len(root) : -3].split("/")
             if parts[-1] == "__init__":
                 parts.pop()
-                if not parts:              # an __init__.py in the root itself: no package
+                if not parts:  # an __init__.py in the root itself: no package
                     continue
                 self.packages.add(_folder(path))
             name = ".".join(parts)
@@ -187,7 +190,7 @@ class _Tree:
     def under(self, package: str) -> list[str]:
         """The names of every module under ``package`` (at any depth)."""
         start = bisect.bisect_left(self.names, package + ".")
-        stop = bisect.bisect_left(self.names, package + "/")   # "/" sorts just after "."
+        stop = bisect.bisect_left(self.names, package + "/")  # "/" sorts just after "."
         return self.names[start:stop]
 
     def known(self, name: str) -> bool:
@@ -203,7 +206,7 @@ def _find_root(paths: Collection[str], entries: Sequence[str]) -> str | None:
         for path in paths:
             if not path.endswith(".py"):
                 continue
-            for spelled in (rel + ".py", rel + "/"):     # a module, or a package (any file in it)
+            for spelled in (rel + ".py", rel + "/"):  # a module, or a package (any file in it)
                 at = path.find(spelled)
                 while at >= 0:
                     whole_name = spelled.endswith("/") or at + len(spelled) == len(path)
@@ -220,9 +223,9 @@ class _Walker:
 
     def __init__(self, tree: _Tree):
         self.tree = tree
-        self.reached: dict[str, str] = {}        # file -> its module name
+        self.reached: dict[str, str] = {}  # file -> its module name
         self.pending: list[str] = []
-        self.whole: set[str] = set()             # packages reached whole already
+        self.whole: set[str] = set()  # packages reached whole already
 
     def reach(self, name: str, whole: bool = False) -> None:
         """Import ``name``: every package above it first, then itself; with ``whole``, every
@@ -242,10 +245,14 @@ class _Walker:
             self.pending.append(path)
 
 
-def reachable(paths: Collection[str], read: Callable[[list[str]], Mapping[str, bytes]],
-              entries: Sequence[str], memo: MutableMapping[tuple[str, bytes | str], References | None] | None = None,
-              parse: Callable[[list[tuple[str, bytes]]], list[References | None]] | None = None,
-              ids: Mapping[str, str] | None = None) -> Reach:
+def reachable(
+    paths: Collection[str],
+    read: Callable[[list[str]], Mapping[str, bytes]],
+    entries: Sequence[str],
+    memo: MutableMapping[tuple[str, bytes | str], References | None] | None = None,
+    parse: Callable[[list[tuple[str, bytes]]], list[References | None]] | None = None,
+    ids: Mapping[str, str] | None = None,
+) -> Reach:
     """The files of the tree ``paths`` (repository paths, ``/``-separated) that the ``entries``
     (dotted module or package names) can import; ``read(paths)`` gives the contents of the
     files asked for (a file left out counts as unreadable). Reads only the files reached, a
@@ -272,10 +279,13 @@ def reachable(paths: Collection[str], read: Callable[[list[str]], Mapping[str, b
         packages = {path: _package_of(path, walker.reached[path]) for path in batch}
         named = {path: (packages[path], ids[path]) for path in batch if path in ids}
         contents = read([path for path in batch if named.get(path) not in memo])
-        keys = {path: named.get(path) or (packages[path], contents[path])
-                for path in batch if path in contents or named.get(path) in memo}
+        keys = {
+            path: named.get(path) or (packages[path], contents[path])
+            for path in batch
+            if path in contents or named.get(path) in memo
+        }
         new = {key: (packages[path], contents[path]) for path, key in keys.items() if key not in memo}
-        memo.update(zip(new, parse(list(new.values()))))   # the whole round at once: a pool can share it out
+        memo.update(zip(new, parse(list(new.values()))))  # the whole round at once: a pool can share it out
         for path in batch:
             package = packages[path]
             references = memo[keys[path]] if path in keys else None
@@ -291,8 +301,14 @@ def reachable(paths: Collection[str], read: Callable[[list[str]], Mapping[str, b
                 named_module = _named_module(text, package, tree)
                 if named_module is not None:
                     walker.reach(*named_module)
-    return Reach(root=root, reached=frozenset(walker.reached), packages=frozenset(tree.packages),
-                 entries_found=found, modules=frozenset(tree.modules), unknown=frozenset(unknown))
+    return Reach(
+        root=root,
+        reached=frozenset(walker.reached),
+        packages=frozenset(tree.packages),
+        entries_found=found,
+        modules=frozenset(tree.modules),
+        unknown=frozenset(unknown),
+    )
 
 
 def _package_of(path: str, name: str) -> str:
@@ -308,7 +324,7 @@ def _absolute(module: str | None, level: int, package: str) -> str | None:
     base = package.split(".") if package else []
     if level - 1 >= len(base):
         return None
-    base = base[:len(base) - (level - 1)]
+    base = base[: len(base) - (level - 1)]
     return ".".join(base + ([module] if module else []))
 
 
@@ -343,7 +359,7 @@ def _references(source: bytes, package: str) -> References | None:
                     # ``import *`` may import the submodules listed in ``__all__``: all of them, then
                     found.append((base, True) if alias.name == "*" else (f"{base}.{alias.name}", False))
         else:
-            for block in _BLOCKS:          # nested statements: def, class, if, try, with, match...
+            for block in _BLOCKS:  # nested statements: def, class, if, try, with, match...
                 stack.extend(getattr(node, block, ()))
     if _LOADERS.search(source):
         for node in ast.walk(syntax):
@@ -371,8 +387,7 @@ def _dynamic_import(call: ast.Call, package: str) -> list[tuple[str, bool]]:
     computed name's constant start names, whole."""
     arg = call.args[0]
     anchor = package
-    given = call.args[1] if len(call.args) > 1 else next(
-        (k.value for k in call.keywords if k.arg == "package"), None)
+    given = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "package"), None)
     if isinstance(given, ast.Constant) and isinstance(given.value, str):
         anchor = given.value
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -382,9 +397,9 @@ def _dynamic_import(call: ast.Call, package: str) -> list[tuple[str, bool]]:
     if prefix is None:
         return []
     dots = len(prefix) - len(prefix.lstrip("."))
-    complete = prefix[dots:].rpartition(".")[0]      # "pkg.models.mod_" -> "pkg.models"
+    complete = prefix[dots:].rpartition(".")[0]  # "pkg.models.mod_" -> "pkg.models"
     if not dots and not complete:
-        return []                                    # no package known: not followed
+        return []  # no package known: not followed
     name = _absolute(complete or None, dots, anchor) if dots else complete
     return [(name, True)] if name else []
 
@@ -406,8 +421,13 @@ def _constant_start(expr: ast.expr) -> str | None:
         if isinstance(left, ast.Constant) and isinstance(left.value, str):
             return left.value.split("%")[0] if isinstance(expr.op, ast.Mod) else left.value
         return _constant_start(left) if isinstance(expr.op, ast.Add) else None
-    if (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "format"
-            and isinstance(expr.func.value, ast.Constant) and isinstance(expr.func.value.value, str)):
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "format"
+        and isinstance(expr.func.value, ast.Constant)
+        and isinstance(expr.func.value.value, str)
+    ):
         return expr.func.value.value.split("{")[0]
     return None
 
@@ -429,7 +449,7 @@ def _named_module(text: str, package: str, tree: _Tree) -> tuple[str, bool] | No
         return name, "." in name
     if name in tree.file_of:
         return name, False
-    owner = name.rpartition(".")[0]                 # "pkg.mod.Class": a class by qualified name
+    owner = name.rpartition(".")[0]  # "pkg.mod.Class": a class by qualified name
     if owner in tree.file_of:
         return owner, False
     return None

@@ -13,11 +13,34 @@ from typing import Any, Literal
 
 from timeline.parsers.records import Diagnostic, SampleRows
 
-__all__ = ["Diagnostic", "CommitInfo", "CodeEvent", "MetricSummary", "Run", "RepoInfo", "Timeline",
-           "is_zero_sha",
-           "SteadyValue", "ShiftSide", "Suspect", "Clearing", "Confounder", "Rerun", "Bisect", "Shift", "Culprit",
-           "Evidence", "Verdict", "Likelihood", "EvidenceKind", "Effect", "ClearingReason", "BoundaryNote",
-           "LeftOutReason", "ShiftNotes"]
+__all__ = [
+    "Diagnostic",
+    "CommitInfo",
+    "CodeEvent",
+    "MetricSummary",
+    "Run",
+    "RepoInfo",
+    "Timeline",
+    "is_zero_sha",
+    "SteadyValue",
+    "ShiftSide",
+    "Suspect",
+    "Clearing",
+    "Confounder",
+    "Rerun",
+    "Bisect",
+    "Shift",
+    "Culprit",
+    "Evidence",
+    "Verdict",
+    "Likelihood",
+    "EvidenceKind",
+    "Effect",
+    "ClearingReason",
+    "BoundaryNote",
+    "LeftOutReason",
+    "ShiftNotes",
+]
 
 # A shift's verdict (docs/shifts.md, section 4). "confounded": the change passed the test, but
 # a server flag or the NCCL version differs between the sides and no pair of runs with equal
@@ -27,16 +50,16 @@ Verdict = Literal["regression", "improvement", "inconclusive", "confounded"]
 Likelihood = Literal["prime", "sole", "likely", "possible", "unlikely", "cleared"]
 # One piece of evidence about a culprit; each is computed and tested on its own.
 EvidenceKind = Literal[
-    "undone",            # arrived with one shift and left with the opposite one of similar size
-    "sole",              # the only suspect of a shift left after narrowing
-    "one-of",            # one of several suspects of a shift
-    "knob-link",         # touches the code behind a server flag that differs between the sides
+    "undone",  # arrived with one shift and left with the opposite one of similar size
+    "sole",  # the only suspect of a shift left after narrowing
+    "one-of",  # one of several suspects of a shift
+    "knob-link",  # touches the code behind a server flag that differs between the sides
     "changed-what-ran",  # added a server argument or log message seen only on its side of the move
-    "same-boundary",     # several workloads moved at the same code change: one cause is likely
-    "not-imported",      # its files cannot be reached by imports from the server's entry point
-    "docs-tests-ci",     # touches only docs, tests, CI, benchmarks or examples
-    "cleared",           # narrowing set it aside (see Clearing)
-    "single-run",        # a shift judged on line spread only: rerun to confirm
+    "same-boundary",  # several workloads moved at the same code change: one cause is likely
+    "not-imported",  # its files cannot be reached by imports from the server's entry point
+    "docs-tests-ci",  # touches only docs, tests, CI, benchmarks or examples
+    "cleared",  # narrowing set it aside (see Clearing)
+    "single-run",  # a shift judged on line spread only: rerun to confirm
 ]
 Effect = Literal["raises", "lowers", "shown"]
 # What the test of one boundary says about itself (timeline.detect.Boundary.notes).
@@ -44,6 +67,7 @@ BoundaryNote = Literal["spread-unknown", "too-noisy"]
 # Why a run in a shift's gap is left out: its attribution, or "no-steady" (no decode throughput).
 LeftOutReason = Literal["mixed", "ambiguous", "before-reflog", "no-repo", "no-time", "approximate", "no-steady"]
 ClearingReason = Literal["stayed-when-undone", "moved-with-no-change"]
+
 
 def is_zero_sha(sha: str | None) -> bool:
     """True for git's "no commit" placeholder (all zeros, SHA-1 or SHA-256 length)."""
@@ -59,8 +83,8 @@ class CommitInfo:
     # From the commit object (git module, ``timeline.git.objects``); None = not known.
     author: str | None = None
     author_email: str | None = None
-    author_date: datetime | None = None        # aware, in the author's recorded offset
-    committer_date: datetime | None = None     # aware, in the committer's recorded offset
+    author_date: datetime | None = None  # aware, in the author's recorded offset
+    committer_date: datetime | None = None  # aware, in the committer's recorded offset
     # Paths the commit touched versus its first parent (all of them for a root commit);
     # None = not known (object query failed, or a shallow-clone boundary commit).
     paths: tuple[str, ...] | None = None

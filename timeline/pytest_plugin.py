@@ -28,8 +28,15 @@ from typing import Any
 
 import pytest
 
-__all__ = ["CapturedLogs", "ReflogRepo", "ReflogRepoFactory", "captured_log", "reflog_repo", "timeline_build",
-           "fixtures_root"]
+__all__ = [
+    "CapturedLogs",
+    "ReflogRepo",
+    "ReflogRepoFactory",
+    "captured_log",
+    "reflog_repo",
+    "timeline_build",
+    "fixtures_root",
+]
 
 LOG_PATTERNS = ("*.log", "*.txt", "*.out", "*.log.gz", "*.log.bz2", "*.log.xz")
 
@@ -191,8 +198,9 @@ class ReflogRepoFactory:
         return repo.shas.get(target, target)
 
     @staticmethod
-    def _upstream_commits(git, repo: ReflogRepo, what: int | Sequence[str], previous: datetime | None,
-                          at: datetime) -> None:
+    def _upstream_commits(
+        git, repo: ReflogRepo, what: int | Sequence[str], previous: datetime | None, at: datetime
+    ) -> None:
         subjects = list(what) if not isinstance(what, int) else [None] * what
         start = previous if previous is not None else at - timedelta(hours=1)
         for index, subject in enumerate(subjects):
@@ -233,8 +241,12 @@ def timeline_build():
     ``paths`` is one path or a list; log times are read as UTC unless ``log_tz`` says otherwise.
     The parse cache is off (tests leave nothing in the user's cache folder) unless ``cache=True``."""
 
-    def run(paths: str | os.PathLike | Sequence[str | os.PathLike], repo: str | os.PathLike | None = None,
-            log_tz: str | Sequence[str] | None = "UTC", **options: Any):
+    def run(
+        paths: str | os.PathLike | Sequence[str | os.PathLike],
+        repo: str | os.PathLike | None = None,
+        log_tz: str | Sequence[str] | None = "UTC",
+        **options: Any,
+    ):
         import timeline
 
         if isinstance(paths, (str, os.PathLike)):

@@ -46,7 +46,10 @@ class GitScript:
         env = dict(self.env, GIT_COMMITTER_DATE=stamp, GIT_AUTHOR_DATE=stamp, **(extra_env or {}))
         done = subprocess.run(
             ["git", "-c", "init.defaultBranch=main", "-c", "advice.detachedHead=false", *args],
-            cwd=cwd, env=env, capture_output=True, text=True,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
         )
         if done.returncode != 0:
             raise RuntimeError(f"git {' '.join(args)} failed in {cwd}: {done.stderr.strip()}")
@@ -92,8 +95,14 @@ def fast_import(repo: Path, commits: list[FastCommit], env: dict[str, str] | Non
         stream.append(f"M 644 inline {c.path}\ndata {len(msg) + 1}\n".encode() + msg + b"\n\n")
     with tempfile.TemporaryDirectory() as tmp:
         marks = Path(tmp) / "marks"
-        subprocess.run(["git", "fast-import", "--quiet", f"--export-marks={marks}"], input=b"".join(stream),
-                       cwd=repo, env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["git", "fast-import", "--quiet", f"--export-marks={marks}"],
+            input=b"".join(stream),
+            cwd=repo,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         table = dict(line.split() for line in marks.read_text().splitlines())
     return {int(mark[1:]): sha for mark, sha in table.items()}
 

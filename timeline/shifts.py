@@ -27,17 +27,39 @@ BENCH_RESULT_SERIES = "output_throughput"  # a bench client's own result, prefer
 # What makes two runs comparable: the same model, parallelism, speculative decoding, dtypes and
 # benchmark load (docs/shifts.md, "Compare like with like"). Sizes default to 1, dtypes to "auto".
 _SIZES = ("tp_size", "dp_size", "ep_size", "pp_size")
-_SPECULATIVE = ("speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
+_SPECULATIVE = (
+    "speculative_algorithm",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+)
 _DTYPES = ("quantization", "dtype", "kv_cache_dtype")
 _BENCH = ("dataset_name", "num_prompts", "request_rate", "max_concurrency", "random_input_len", "random_output_len")
 GROUP_FIELDS = ("model_path", *_SIZES, *_SPECULATIVE, *_DTYPES, *_BENCH)
 
 # Server arguments that cannot change throughput: never reported as confounders.
-COSMETIC_FIELDS = frozenset({
-    "host", "port", "nccl_port", "dist_init_addr", "api_key", "admin_api_key", "served_model_name",
-    "tokenizer_path", "log_level", "log_level_http", "log_requests", "log_requests_level", "show_time_cost",
-    "decode_log_interval", "file_storage_path", "crash_dump_folder", "model_path", "speculative_draft_model_path",
-})
+COSMETIC_FIELDS = frozenset(
+    {
+        "host",
+        "port",
+        "nccl_port",
+        "dist_init_addr",
+        "api_key",
+        "admin_api_key",
+        "served_model_name",
+        "tokenizer_path",
+        "log_level",
+        "log_level_http",
+        "log_requests",
+        "log_requests_level",
+        "show_time_cost",
+        "decode_log_interval",
+        "file_storage_path",
+        "crash_dump_folder",
+        "model_path",
+        "speculative_draft_model_path",
+    }
+)
 # Drawn anew at each launch unless the user sets it: SGLang's ServerArgs.__post_init__ does
 # ``self.random_seed = random.randint(0, 1 << 30)`` when it is None
 # (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py).
@@ -68,8 +90,9 @@ def steady_of(parsed: ParsedRun) -> SteadyValue | None:
     if bench:
         value = float(bench[-1])
         if math.isfinite(value) and value > 0:
-            return SteadyValue(BENCH_RESULT_SERIES, parsed.units.get(BENCH_RESULT_SERIES, "tok/s"), value, 1, 0, None,
-                               "bench-client")
+            return SteadyValue(
+                BENCH_RESULT_SERIES, parsed.units.get(BENCH_RESULT_SERIES, "tok/s"), value, 1, 0, None, "bench-client"
+            )
     unit = parsed.units.get(METRIC, "tok/s")
     rows = (parsed.samples or {}).get("decode")
     if rows:
@@ -154,8 +177,11 @@ def _confounders(before: list[Run], after: list[Run]) -> list[Confounder]:
         old = [_frozen(r.config[name]) for r in before]
         new = [_frozen(r.config[name]) for r in after]
         if set(old) != set(new):
-            found.append(Confounder(name, _side_value([r.config[name] for r in before]),
-                                    _side_value([r.config[name] for r in after])))
+            found.append(
+                Confounder(
+                    name, _side_value([r.config[name] for r in before]), _side_value([r.config[name] for r in after])
+                )
+            )
     old_nccl = [",".join(r.nccl_versions) or None for r in before]
     new_nccl = [",".join(r.nccl_versions) or None for r in after]
     if set(old_nccl) != set(new_nccl) and any(old_nccl) and any(new_nccl):
@@ -239,13 +265,25 @@ def _weigh_confounders(shifts: list[Shift], runs: dict[str, Run], settings: Sett
             shift.equal_flags = "runs"
             continue
         effects = {(s.sha, signed_effect(shift, s)) for s in shift.suspects}
-        other = next((o for o in shifts if o.group != shift.group and not o.confounders and o.verdict == shift.verdict
-                      and o.suspects and {(s.sha, signed_effect(o, s)) for s in o.suspects} <= effects), None)
+        other = next(
+            (
+                o
+                for o in shifts
+                if o.group != shift.group
+                and not o.confounders
+                and o.verdict == shift.verdict
+                and o.suspects
+                and {(s.sha, signed_effect(o, s)) for s in o.suspects} <= effects
+            ),
+            None,
+        )
         if other is not None:
             shift.equal_flags = other.id
             continue
         shift.measured, shift.verdict = shift.verdict, "confounded"
-        settings_before = tuple((c.field, c.from_value) for c in shift.confounders if not isinstance(c.from_value, list))
+        settings_before = tuple(
+            (c.field, c.from_value) for c in shift.confounders if not isinstance(c.from_value, list)
+        )
         if settings_before:
             shift.reruns = [Rerun("to", settings_before)]
 
@@ -301,10 +339,18 @@ def _shift(
         group=group,
         metric=steady.metric if steady else METRIC,
         unit=steady.unit if steady else "tok/s",
-        from_side=ShiftSide(before[0].commit or "", [r.id for r in left], _round(boundary.from_value, 3),
-                            [versions[i][0].commit or "" for i in boundary.left]),
-        to_side=ShiftSide(after[0].commit or "", [r.id for r in right], _round(boundary.to_value, 3),
-                          [versions[i][0].commit or "" for i in boundary.right]),
+        from_side=ShiftSide(
+            before[0].commit or "",
+            [r.id for r in left],
+            _round(boundary.from_value, 3),
+            [versions[i][0].commit or "" for i in boundary.left],
+        ),
+        to_side=ShiftSide(
+            after[0].commit or "",
+            [r.id for r in right],
+            _round(boundary.to_value, 3),
+            [versions[i][0].commit or "" for i in boundary.right],
+        ),
         change_pct=_round(boundary.change * 100, 2),
         # The line-spread rule has no between-run noise to compute a p-value from (its normal-test
         # p uses the floor, a lower bound on the noise, so it would overstate the certainty).

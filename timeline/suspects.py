@@ -27,11 +27,25 @@ from typing import Any, Protocol
 
 from timeline.model import Bisect, Clearing, CodeEvent, Confounder, Culprit, Evidence, Shift, Suspect
 
-__all__ = ["path_kind", "is_unlikely", "net_suspects", "bisect_for", "narrow", "short_sha", "rank_culprits",
-           "knob_link", "knob_words", "changed_what_ran", "message_printed_by", "not_imported", "same_boundary",
-           "signed_effect", "knob_linked",
-           "DECISIVE",
-           "LIKELIHOOD_ORDER"]
+__all__ = [
+    "path_kind",
+    "is_unlikely",
+    "net_suspects",
+    "bisect_for",
+    "narrow",
+    "short_sha",
+    "rank_culprits",
+    "knob_link",
+    "knob_words",
+    "changed_what_ran",
+    "message_printed_by",
+    "not_imported",
+    "same_boundary",
+    "signed_effect",
+    "knob_linked",
+    "DECISIVE",
+    "LIKELIHOOD_ORDER",
+]
 
 # Verdicts whose suspects are culprits: the test saw a change (confounded: a flag differs too).
 DECISIVE = ("regression", "improvement", "confounded")
@@ -44,13 +58,35 @@ _BENCH_DIRS = frozenset({"benchmark", "benchmarks", "bench"})
 _EXAMPLE_DIRS = frozenset({"example", "examples"})
 _TEST_DIRS = frozenset({"test", "tests", "testing", "unittest", "unittests", "__tests__"})
 _CI_DIRS = frozenset({".github", ".gitlab", ".circleci", ".buildkite", ".ci", ".azure-pipelines", ".devcontainer"})
-_CI_FILES = frozenset({
-    ".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", "jenkinsfile", ".pre-commit-config.yaml",
-    "codecov.yml", ".codecov.yml", "appveyor.yml", ".cirrus.yml", "tox.ini", "noxfile.py",
-})
+_CI_FILES = frozenset(
+    {
+        ".gitlab-ci.yml",
+        ".travis.yml",
+        "azure-pipelines.yml",
+        "jenkinsfile",
+        ".pre-commit-config.yaml",
+        "codecov.yml",
+        ".codecov.yml",
+        "appveyor.yml",
+        ".cirrus.yml",
+        "tox.ini",
+        "noxfile.py",
+    }
+)
 _DOC_SUFFIXES = (".md", ".rst", ".adoc", ".markdown")
-_DOC_STEMS = ("readme", "changelog", "changes", "license", "licence", "contributing", "authors", "notice",
-              "codeowners", "code_of_conduct", "security")
+_DOC_STEMS = (
+    "readme",
+    "changelog",
+    "changes",
+    "license",
+    "licence",
+    "contributing",
+    "authors",
+    "notice",
+    "codeowners",
+    "code_of_conduct",
+    "security",
+)
 
 
 def short_sha(sha: str | None) -> str:
@@ -174,7 +210,7 @@ def narrow(shifts: Sequence[Shift], quiet: set[str]) -> None:
     prime: set[str] = set()
 
     for i, first in enumerate(decisive):
-        for second in decisive[i + 1:]:
+        for second in decisive[i + 1 :]:
             if _direction(first) == _direction(second) or not _similar(first.change_pct, second.change_pct):
                 continue
             there = {s.sha: s.change for s in first.suspects}
@@ -185,8 +221,10 @@ def narrow(shifts: Sequence[Shift], quiet: set[str]) -> None:
             if back:
                 for suspect in first.suspects:
                     if suspect.sha not in back:
-                        cleared.setdefault((first.id, suspect.sha), Clearing(
-                            "stayed-when-undone", first.id, second.id, suspect.change, second.change_pct))
+                        cleared.setdefault(
+                            (first.id, suspect.sha),
+                            Clearing("stayed-when-undone", first.id, second.id, suspect.change, second.change_pct),
+                        )
 
     for calm in shifts:
         if calm.id not in quiet:
@@ -195,8 +233,10 @@ def narrow(shifts: Sequence[Shift], quiet: set[str]) -> None:
             for shift in decisive:
                 if suspect.sha in prime or all(s.sha != suspect.sha for s in shift.suspects):
                     continue
-                cleared.setdefault((shift.id, suspect.sha), Clearing(
-                    "moved-with-no-change", shift.id, calm.id, suspect.change, calm.change_pct))
+                cleared.setdefault(
+                    (shift.id, suspect.sha),
+                    Clearing("moved-with-no-change", shift.id, calm.id, suspect.change, calm.change_pct),
+                )
 
     for shift in shifts:
         shift.suspects = [
@@ -227,8 +267,26 @@ _WORD = re.compile(r"^[a-z][a-z0-9_]{3,}$")
 
 
 # Values too common to name any code ("auto" is in "autotune", "autoscaler"...).
-_PLAIN_VALUES = frozenset({"auto", "none", "null", "true", "false", "default", "enabled", "disabled", "half",
-                           "float", "float16", "bfloat16", "float32", "bf16", "fp16", "fp32"})
+_PLAIN_VALUES = frozenset(
+    {
+        "auto",
+        "none",
+        "null",
+        "true",
+        "false",
+        "default",
+        "enabled",
+        "disabled",
+        "half",
+        "float",
+        "float16",
+        "bfloat16",
+        "float32",
+        "bf16",
+        "fp16",
+        "fp32",
+    }
+)
 _TOKEN = re.compile(r"[^a-z0-9]+")
 
 
@@ -242,7 +300,7 @@ def knob_words(confounder: Confounder) -> tuple[str, tuple[str, ...]]:
     core = confounder.field
     for prefix in _FLAG_PREFIXES:
         if core.startswith(prefix) and len(core) > len(prefix) + 3:
-            core = core[len(prefix):]
+            core = core[len(prefix) :]
             break
     values = []
     for value in (confounder.from_value, confounder.to_value):
@@ -271,23 +329,40 @@ def knob_link(confounder: Confounder, suspect: Suspect, changed: Sequence[_Chang
     code = [path for path in suspect.paths or () if path_kind(path) is None]
     found = [path for path in code if names_it(path)]
     for line in changed:
-        if (line.path not in found and path_kind(line.path) is None
-                and (_names(line.text, confounder.field) or _names(line.text.lower(), core))):
+        if (
+            line.path not in found
+            and path_kind(line.path) is None
+            and (_names(line.text, confounder.field) or _names(line.text.lower(), core))
+        ):
             found.append(line.path)
     return tuple(found)
 
 
-def changed_what_ran(shift: Shift, suspect: Suspect, changed: Sequence[_ChangedLine] = ()) -> tuple[str | None, str | None]:
+def changed_what_ran(
+    shift: Shift, suspect: Suspect, changed: Sequence[_ChangedLine] = ()
+) -> tuple[str | None, str | None]:
     """What the suspect added that the logs show only on its side of the shift: a server
     argument its added lines name, or a log message one of its added string literals prints
     (``message_printed_by``). Evidence that its code ran, not blame. ``(argument, message)``,
     each None when not found."""
     added = [line for line in changed if line.added]
     arrived = suspect.change == "arrived"
-    argument = next((name for name in (shift.arguments_added if arrived else shift.arguments_gone)
-                     if any(_names(line.text, name) for line in added)), None)
-    message = next((text for text in (shift.messages_added if arrived else shift.messages_gone)
-                    if any(message_printed_by(text, line.text) for line in added)), None)
+    argument = next(
+        (
+            name
+            for name in (shift.arguments_added if arrived else shift.arguments_gone)
+            if any(_names(line.text, name) for line in added)
+        ),
+        None,
+    )
+    message = next(
+        (
+            text
+            for text in (shift.messages_added if arrived else shift.messages_gone)
+            if any(message_printed_by(text, line.text) for line in added)
+        ),
+        None,
+    )
     return argument, message
 
 
@@ -345,8 +420,7 @@ def same_boundary(shifts: Sequence[Shift]) -> dict[str, tuple[str, ...]]:
         for suspect in shift.suspects:
             if suspect.cleared is None:
                 seen.setdefault((suspect.sha, signed_effect(shift, suspect)), []).append(shift)
-    return {sha: tuple(s.id for s in found) for (sha, _), found in seen.items()
-            if len({s.group for s in found}) > 1}
+    return {sha: tuple(s.id for s in found) for (sha, _), found in seen.items() if len({s.group for s in found}) > 1}
 
 
 # --------------------------------------------------------------------------- the ranking
@@ -357,8 +431,7 @@ class _Facts(Protocol):
     changes: Mapping[str, Sequence[Any]]
 
 
-def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None,
-                  higher_is_better: bool = True) -> list[Culprit]:
+def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None, higher_is_better: bool = True) -> list[Culprit]:
     """Every uncleared suspect of every decisive shift once, with its evidence, strongest first.
 
     Likelihood: ``prime`` (undone by an opposite shift), ``sole`` (the only suspect of a shift
@@ -376,8 +449,16 @@ def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None,
     shared = same_boundary(shifts)
 
     def note(suspect: Suspect, shift: Shift, evidence: Evidence | None = None, cleared: bool = False) -> None:
-        entry = found.setdefault(suspect.sha, {"subject": suspect.subject, "shifts": [], "cleared": [],
-                                               "evidence": [], "order": (positions[shift.id], len(found))})
+        entry = found.setdefault(
+            suspect.sha,
+            {
+                "subject": suspect.subject,
+                "shifts": [],
+                "cleared": [],
+                "evidence": [],
+                "order": (positions[shift.id], len(found)),
+            },
+        )
         target = entry["cleared"] if cleared else entry["shifts"]
         if shift.id not in target:
             target.append(shift.id)
@@ -415,7 +496,9 @@ def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None,
                 note(suspect, shift, Evidence("single-run", "shown", here))
         for confounder in shift.confounders:
             for suspect in shift.suspects:
-                paths = () if suspect.cleared is not None else knob_link(confounder, suspect, changes.get(suspect.sha, ()))
+                paths = (
+                    () if suspect.cleared is not None else knob_link(confounder, suspect, changes.get(suspect.sha, ()))
+                )
                 if paths:
                     note(suspect, shift, Evidence("knob-link", "raises", here, field=confounder.field, paths=paths))
         if any(s.undone_by is not None for s in shift.suspects):
@@ -449,17 +532,20 @@ def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None,
         named = entry["shifts"] or entry["cleared"]
         regression = any(s.verdict == "regression" or s.measured == "regression" for s in shifts if s.id in named)
         key = (LIKELIHOOD_ORDER.index(likelihood), -raises, not regression, *entry["order"])
-        culprits.append((key, Culprit(sha, entry["subject"], sorted(named, key=positions.__getitem__),
-                                      likelihood, evidence)))
+        culprits.append(
+            (key, Culprit(sha, entry["subject"], sorted(named, key=positions.__getitem__), likelihood, evidence))
+        )
     culprits.sort(key=lambda item: item[0])
     return [culprit for _, culprit in culprits]
 
 
 def knob_linked(culprits: Sequence[Culprit], shift: Shift, confounder: Confounder) -> tuple[str, ...]:
     """The culprits whose evidence links them to ``confounder`` of ``shift`` (knob link), by sha."""
-    return tuple(c.sha for c in culprits
-                 if any(e.kind == "knob-link" and e.field == confounder.field and shift.id in e.shifts
-                        for e in c.evidence))
+    return tuple(
+        c.sha
+        for c in culprits
+        if any(e.kind == "knob-link" and e.field == confounder.field and shift.id in e.shifts for e in c.evidence)
+    )
 
 
 def _merged(evidence: list[Evidence], positions: dict[str, int]) -> list[Evidence]:

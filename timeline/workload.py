@@ -27,7 +27,9 @@ def workload_label(config: dict[str, Any]) -> str:
             parts.append(f"{tag}{value}")
     algorithm = config.get("speculative_algorithm")
     if algorithm:
-        knobs = [config.get(k) for k in ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")]
+        knobs = [
+            config.get(k) for k in ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
+        ]
         parts.append("/".join([str(algorithm)] + ["-" if k is None else str(k) for k in knobs]))
     for key, prefix in (("quantization", ""), ("dtype", "dtype="), ("kv_cache_dtype", "kv=")):
         value = config.get(key)

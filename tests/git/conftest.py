@@ -31,27 +31,53 @@ class GitBench:
         self.clock = T0
         self.repo: Path = root
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env.update(HOME=str(self.home), XDG_CONFIG_HOME=str(self.home / ".config"),
-                   GIT_CONFIG_NOSYSTEM="1", LC_ALL="C", TZ="UTC")
+        env.update(
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            GIT_CONFIG_NOSYSTEM="1",
+            LC_ALL="C",
+            TZ="UTC",
+        )
         self.env = env
-        for key, value in (("user.name", "Ann Tester"), ("user.email", "ann@example.com"),
-                           ("init.defaultBranch", "main"), ("advice.detachedHead", "false"),
-                           ("pull.rebase", "false"), ("gc.auto", "0"), ("maintenance.auto", "false")):
+        for key, value in (
+            ("user.name", "Ann Tester"),
+            ("user.email", "ann@example.com"),
+            ("init.defaultBranch", "main"),
+            ("advice.detachedHead", "false"),
+            ("pull.rebase", "false"),
+            ("gc.auto", "0"),
+            ("maintenance.auto", "false"),
+        ):
             self.git("config", "--global", key, value, cwd=root)
 
     def tick(self, at: int | None = None) -> int:
         self.clock = self.clock + STEP if at is None else at
         return self.clock
 
-    def git(self, *args: str, at: int | None = None, cwd: Path | None = None, tz: str = "+0000",
-            check: bool = True, env: dict[str, str] | None = None) -> str:
+    def git(
+        self,
+        *args: str,
+        at: int | None = None,
+        cwd: Path | None = None,
+        tz: str = "+0000",
+        check: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> str:
         when = f"@{self.tick(at)} {tz}"
         full_env = dict(self.env, GIT_COMMITTER_DATE=when, GIT_AUTHOR_DATE=when, **(env or {}))
-        proc = subprocess.run(["git", *args], cwd=cwd or self.repo, env=full_env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd or self.repo,
+            env=full_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
         if check and proc.returncode != 0:
-            raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n"
-                                 f"{proc.stdout.decode(errors='replace')}{proc.stderr.decode(errors='replace')}")
+            raise AssertionError(
+                f"git {' '.join(args)} failed ({proc.returncode}):\n"
+                f"{proc.stdout.decode(errors='replace')}{proc.stderr.decode(errors='replace')}"
+            )
         return proc.stdout.decode("utf-8", "replace").strip()
 
     def init(self, name: str = "repo", bare: bool = False) -> Path:
@@ -67,8 +93,15 @@ class GitBench:
         self.repo = path
         return path
 
-    def commit(self, msg: str, at: int | None = None, cwd: Path | None = None,
-               file: str | None = None, content: str | None = None, tz: str = "+0000") -> str:
+    def commit(
+        self,
+        msg: str,
+        at: int | None = None,
+        cwd: Path | None = None,
+        file: str | None = None,
+        content: str | None = None,
+        tz: str = "+0000",
+    ) -> str:
         cwd = cwd or self.repo
         target = cwd / (file or "file.txt")
         target.parent.mkdir(parents=True, exist_ok=True)

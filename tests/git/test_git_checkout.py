@@ -56,7 +56,7 @@ def test_nothing_the_repository_configures_runs(bench, tmp_path):
     bench.init()
     ran = tmp_path / "ran"
     script = tmp_path / "evil.sh"
-    script.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {ran}\ncat\n")
+    script.write_text(f'#!/bin/sh\necho "$0 $*" >> {ran}\ncat\n')
     script.chmod(0o755)
     bench.commit("attributes", file=".gitattributes", content="* filter=evil diff=evil\n")
     commit = bench.commit("data", file="data.txt", content="raw\n")
@@ -80,8 +80,13 @@ def test_resolve_takes_ids_and_unique_prefixes_only(bench):
     with ScratchCheckout(locate(bench.repo)) as scratch:
         assert scratch.resolve(commit[:7].upper()) == commit
         tree = bench.git("rev-parse", "HEAD^{tree}")
-        for name, message in (("HEAD", "not a commit id"), ("--output=x", "not a commit id"), ("abc", "not a commit id"),
-                              ("0123456789abcdef", "unknown commit"), (tree, "unknown commit")):
+        for name, message in (
+            ("HEAD", "not a commit id"),
+            ("--output=x", "not a commit id"),
+            ("abc", "not a commit id"),
+            ("0123456789abcdef", "unknown commit"),
+            (tree, "unknown commit"),
+        ):
             with pytest.raises(ObjectStoreError, match=message):
                 scratch.resolve(name)
 

@@ -14,40 +14,43 @@ def sha(n: int) -> str:
     return f"{n:040x}"
 
 
-@pytest.mark.parametrize("message, kind", [
-    ("clone: from https://example.com/x.git", "clone"),
-    ("commit (initial): c1", "commit"),
-    ("commit: fixup! edited during rebase", "commit"),
-    ("commit (amend): c3-amended", "amend"),
-    ("commit (merge): Merge branch 'c1b' into c2b", "merge"),
-    ("commit (cherry-pick): main change", "cherry-pick"),
-    ("merge feature: Fast-forward", "merge"),
-    ("merge origin/main: Merge made by the 'ort' strategy.", "merge"),
-    ("pull: Fast-forward", "pull"),
-    ("pull -q: Fast-forward", "pull"),
-    ("pull origin main: Fast-forward", "pull"),
-    ("pull --no-rebase: Merge made by the 'ort' strategy.", "pull"),
-    ("pull --rebase origin main (pick): local1", "pull"),
-    ("pull (start): checkout 8813fc6", "pull"),
-    ("checkout: moving from main to feature", "checkout"),
-    ("checkout: moving from main to main@{1 minute ago}", "checkout"),
-    ("reset: moving to HEAD~1", "reset"),
-    ("rebase (start): checkout main", "rebase"),
-    ("rebase -i (finish): returning to refs/heads/topic", "rebase"),
-    ("rebase: fast-forward", "rebase"),
-    ("cherry-pick: topic4", "cherry-pick"),
-    ('revert: Revert "topic4"', "revert"),
-    ("am: topic3", "am"),
-    ("branch: Reset to refs/remotes/origin/main", "branch"),
-    ("Branch: renamed refs/heads/main to refs/heads/trunk", "branch"),
-    ("fetch origin: fast-forward", "fetch"),
-    ("fetch -q --no-tags --prune --depth=1 origin +abc:refs/remotes/origin/main: storing ref", "fetch"),
-    ("update by push", "push"),
-    ("my custom message", "other"),
-    ("", "other"),
-    (None, "other"),
-    ("commit things without a colon", "other"),
-])
+@pytest.mark.parametrize(
+    "message, kind",
+    [
+        ("clone: from https://example.com/x.git", "clone"),
+        ("commit (initial): c1", "commit"),
+        ("commit: fixup! edited during rebase", "commit"),
+        ("commit (amend): c3-amended", "amend"),
+        ("commit (merge): Merge branch 'c1b' into c2b", "merge"),
+        ("commit (cherry-pick): main change", "cherry-pick"),
+        ("merge feature: Fast-forward", "merge"),
+        ("merge origin/main: Merge made by the 'ort' strategy.", "merge"),
+        ("pull: Fast-forward", "pull"),
+        ("pull -q: Fast-forward", "pull"),
+        ("pull origin main: Fast-forward", "pull"),
+        ("pull --no-rebase: Merge made by the 'ort' strategy.", "pull"),
+        ("pull --rebase origin main (pick): local1", "pull"),
+        ("pull (start): checkout 8813fc6", "pull"),
+        ("checkout: moving from main to feature", "checkout"),
+        ("checkout: moving from main to main@{1 minute ago}", "checkout"),
+        ("reset: moving to HEAD~1", "reset"),
+        ("rebase (start): checkout main", "rebase"),
+        ("rebase -i (finish): returning to refs/heads/topic", "rebase"),
+        ("rebase: fast-forward", "rebase"),
+        ("cherry-pick: topic4", "cherry-pick"),
+        ('revert: Revert "topic4"', "revert"),
+        ("am: topic3", "am"),
+        ("branch: Reset to refs/remotes/origin/main", "branch"),
+        ("Branch: renamed refs/heads/main to refs/heads/trunk", "branch"),
+        ("fetch origin: fast-forward", "fetch"),
+        ("fetch -q --no-tags --prune --depth=1 origin +abc:refs/remotes/origin/main: storing ref", "fetch"),
+        ("update by push", "push"),
+        ("my custom message", "other"),
+        ("", "other"),
+        (None, "other"),
+        ("commit things without a colon", "other"),
+    ],
+)
 def test_classify(message, kind):
     assert classify(message) == kind
 
@@ -60,8 +63,10 @@ def test_parse_action_splits_at_first_colon_space():
 
 
 def entries(*rows) -> list[ReflogEntry]:
-    return [ReflogEntry(old=o, new=n, name="A", email="a@b", ts=1_700_000_000 + i, tz="+0000",
-                        message=m, line=i + 1) for i, (o, n, m) in enumerate(rows)]
+    return [
+        ReflogEntry(old=o, new=n, name="A", email="a@b", ts=1_700_000_000 + i, tz="+0000", message=m, line=i + 1)
+        for i, (o, n, m) in enumerate(rows)
+    ]
 
 
 def test_pull_rebase_burst_collapses_start_to_finish():
@@ -74,7 +79,10 @@ def test_pull_rebase_burst_collapses_start_to_finish():
     )
     groups = group_entries(es)
     assert [(g.kind, len(g.entries), g.burst, g.closed) for g in groups] == [
-        ("commit", 1, False, True), ("pull", 3, True, True), ("commit", 1, False, True)]
+        ("commit", 1, False, True),
+        ("pull", 3, True, True),
+        ("commit", 1, False, True),
+    ]
     assert groups[1].first.old == sha(2) and groups[1].last.new == sha(4)
 
 
@@ -99,7 +107,10 @@ def test_unterminated_burst_stops_before_foreign_entries():
     )
     groups = group_entries(es)
     assert [(g.kind, len(g.entries), g.closed) for g in groups] == [
-        ("rebase", 2, False), ("checkout", 1, True), ("commit", 1, True)]
+        ("rebase", 2, False),
+        ("checkout", 1, True),
+        ("commit", 1, True),
+    ]
 
 
 def test_new_start_ends_an_unterminated_burst():
@@ -112,8 +123,10 @@ def test_new_start_ends_an_unterminated_burst():
 
 
 def test_abort_closes_a_burst():
-    es = entries((sha(1), sha(2), "rebase (start): checkout origin/main"),
-                 (sha(2), sha(1), "rebase (abort): returning to refs/heads/main"))
+    es = entries(
+        (sha(1), sha(2), "rebase (start): checkout origin/main"),
+        (sha(2), sha(1), "rebase (abort): returning to refs/heads/main"),
+    )
     (g,) = group_entries(es)
     assert g.burst and g.closed and g.first.old == g.last.new
 
@@ -130,11 +143,11 @@ def test_match_stashes_by_time_and_abbreviated_sha():
     groups = group_entries(head)
     stash = entries((Z, sha(77), f"WIP on main: {sha(1)[:7]} c1"))
     match_stashes(groups, stash)
-    assert [g.kind for g in groups] == ["stash", "reset"]      # one stash entry, used once
+    assert [g.kind for g in groups] == ["stash", "reset"]  # one stash entry, used once
 
     groups = group_entries(head)
     match_stashes(groups, entries((Z, sha(77), "WIP on main: deadbee other")))
-    assert [g.kind for g in groups] == ["reset", "reset"]      # names another commit
+    assert [g.kind for g in groups] == ["reset", "reset"]  # names another commit
 
 
 def test_unterminated_burst_does_not_swallow_user_commits():
@@ -143,27 +156,46 @@ def test_unterminated_burst_does_not_swallow_user_commits():
         (sha(2), sha(3), "rebase -i (pick): a"),
         (sha(3), sha(4), "commit (amend): edited while stopped"),
     )
-    assert [(g.kind, len(g.entries), g.closed) for g in group_entries(es)] == [
-        ("rebase", 2, False), ("amend", 1, True)]
+    assert [(g.kind, len(g.entries), g.closed) for g in group_entries(es)] == [("rebase", 2, False), ("amend", 1, True)]
 
 
-@pytest.mark.parametrize("rows, detail", [
-    ([(sha(1), sha(2), "pull: Fast-forward")], "fast-forward"),
-    ([(sha(1), sha(2), "pull --rebase: Fast-forward")], "fast-forward"),      # nothing to rebase
-    ([(sha(1), sha(2), "pull --no-rebase: Merge made by the 'ort' strategy.")], "merge"),
-    ([(sha(1), sha(2), "merge feature: Fast-forward")], "fast-forward"),
-    ([(sha(1), sha(2), "merge origin/main: Merge made by the 'recursive' strategy.")], "merge"),
-    ([(sha(1), sha(2), "commit (merge): Merge branch 'x'")], "merge"),
-    ([(sha(1), sha(2), "pull (start): checkout 2"), (sha(2), sha(3), "pull (pick): l"),
-      (sha(3), sha(3), "pull (finish): returning to refs/heads/main")], "rebase"),
-    ([(sha(1), sha(2), "rebase (start): checkout origin/main"),
-      (sha(2), sha(1), "rebase (abort): returning to refs/heads/main")], "aborted"),
-    ([(sha(1), sha(2), "rebase (start): checkout main"), (sha(2), sha(3), "rebase (pick): a")], "unfinished"),
-    ([(sha(1), sha(2), "rebase (start): checkout main"), (sha(2), sha(3), "rebase (pick): a"),
-      (sha(3), sha(3), "rebase (finish): returning to refs/heads/t")], None),
-    ([(sha(1), sha(2), "commit: x")], None),
-    ([(sha(1), sha(2), "pull: something new")], None),
-])
+@pytest.mark.parametrize(
+    "rows, detail",
+    [
+        ([(sha(1), sha(2), "pull: Fast-forward")], "fast-forward"),
+        ([(sha(1), sha(2), "pull --rebase: Fast-forward")], "fast-forward"),  # nothing to rebase
+        ([(sha(1), sha(2), "pull --no-rebase: Merge made by the 'ort' strategy.")], "merge"),
+        ([(sha(1), sha(2), "merge feature: Fast-forward")], "fast-forward"),
+        ([(sha(1), sha(2), "merge origin/main: Merge made by the 'recursive' strategy.")], "merge"),
+        ([(sha(1), sha(2), "commit (merge): Merge branch 'x'")], "merge"),
+        (
+            [
+                (sha(1), sha(2), "pull (start): checkout 2"),
+                (sha(2), sha(3), "pull (pick): l"),
+                (sha(3), sha(3), "pull (finish): returning to refs/heads/main"),
+            ],
+            "rebase",
+        ),
+        (
+            [
+                (sha(1), sha(2), "rebase (start): checkout origin/main"),
+                (sha(2), sha(1), "rebase (abort): returning to refs/heads/main"),
+            ],
+            "aborted",
+        ),
+        ([(sha(1), sha(2), "rebase (start): checkout main"), (sha(2), sha(3), "rebase (pick): a")], "unfinished"),
+        (
+            [
+                (sha(1), sha(2), "rebase (start): checkout main"),
+                (sha(2), sha(3), "rebase (pick): a"),
+                (sha(3), sha(3), "rebase (finish): returning to refs/heads/t"),
+            ],
+            None,
+        ),
+        ([(sha(1), sha(2), "commit: x")], None),
+        ([(sha(1), sha(2), "pull: something new")], None),
+    ],
+)
 def test_detail_for_pull_merge_and_rebase(rows, detail):
     (g,) = group_entries(entries(*rows))
     assert detail_for(g) == detail
@@ -172,7 +204,9 @@ def test_detail_for_pull_merge_and_rebase(rows, detail):
 def test_worktree_creation_lines_are_one_group_only_in_a_linked_worktree():
     es = entries((Z, sha(1), None), (sha(1), sha(1), "reset: moving to HEAD"), (sha(1), sha(2), "commit: c"))
     assert [(g.kind, len(g.entries)) for g in group_entries(es, linked_worktree=True)] == [
-        ("worktree", 2), ("commit", 1)]
+        ("worktree", 2),
+        ("commit", 1),
+    ]
     assert [g.kind for g in group_entries(es)] == ["other", "reset", "commit"]
 
 

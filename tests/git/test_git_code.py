@@ -36,24 +36,31 @@ def sglang_repo(bench):
     """An SGLang-like repository: v1; c2 adds a flag to server_args.py; c3 touches only the
     diffusion package nothing imports; c4 only docs (v2 = c4)."""
     repo = bench.init()
-    write(repo, {
-        "python/sglang/__init__.py": "",
-        "python/sglang/launch_server.py": "import sys\n\nfrom sglang.srt.server import launch\n\nlaunch(sys.argv)\n",
-        "python/sglang/srt/__init__.py": "",
-        "python/sglang/srt/server.py": "from sglang.srt.server_args import ServerArgs\n\n\ndef launch(argv):\n    return ServerArgs()\n",
-        "python/sglang/srt/server_args.py": SERVER_ARGS,
-        "python/sglang/srt/layers/__init__.py": "",
-        "python/sglang/multimodal_gen/__init__.py": "",
-        "python/sglang/multimodal_gen/pipeline.py": "import torch\n",
-        "sgl-kernel/csrc/allreduce/custom_all_reduce.cu": "// kernel\n",
-        "docs/index.md": "# SGLang\n",
-    })
+    write(
+        repo,
+        {
+            "python/sglang/__init__.py": "",
+            "python/sglang/launch_server.py": "import sys\n\nfrom sglang.srt.server import launch\n\nlaunch(sys.argv)\n",
+            "python/sglang/srt/__init__.py": "",
+            "python/sglang/srt/server.py": "from sglang.srt.server_args import ServerArgs\n\n\ndef launch(argv):\n    return ServerArgs()\n",
+            "python/sglang/srt/server_args.py": SERVER_ARGS,
+            "python/sglang/srt/layers/__init__.py": "",
+            "python/sglang/multimodal_gen/__init__.py": "",
+            "python/sglang/multimodal_gen/pipeline.py": "import torch\n",
+            "sgl-kernel/csrc/allreduce/custom_all_reduce.cu": "// kernel\n",
+            "docs/index.md": "# SGLang\n",
+        },
+    )
     (repo / "python/sglang/srt/layers/link.py").symlink_to("../server.py")
     v1 = bench.commit("v1", file="README.md")
-    c2 = bench.commit("server_args: a flag to turn custom all-reduce off", file="python/sglang/srt/server_args.py",
-                      content="    disable_custom_all_reduce: bool = False\n")
-    c3 = bench.commit("multimodal_gen: a new pipeline step", file="python/sglang/multimodal_gen/pipeline.py",
-                      content="STEPS = 4\n")
+    c2 = bench.commit(
+        "server_args: a flag to turn custom all-reduce off",
+        file="python/sglang/srt/server_args.py",
+        content="    disable_custom_all_reduce: bool = False\n",
+    )
+    c3 = bench.commit(
+        "multimodal_gen: a new pipeline step", file="python/sglang/multimodal_gen/pipeline.py", content="STEPS = 4\n"
+    )
     c4 = bench.commit("docs: install", file="docs/index.md", content="pip install sglang\n")
     return repo, v1, c2, c3, c4
 
@@ -70,12 +77,18 @@ def test_read_code_judges_what_the_server_imports(sglang_repo, count_git_process
         assert reach.judge("python/sglang/multimodal_gen/pipeline.py") is False
         assert reach.judge("sgl-kernel/csrc/allreduce/custom_all_reduce.cu") is None
         assert reach.judge("docs/index.md") is None
-        assert "python/sglang/srt/layers/link.py" not in reach.modules      # a symlink is no module
-    assert set(facts.reach[c4].reached) == {"python/sglang/__init__.py", "python/sglang/launch_server.py",
-                                            "python/sglang/srt/__init__.py", "python/sglang/srt/server.py",
-                                            "python/sglang/srt/server_args.py"}
-    assert ChangedLine("python/sglang/srt/server_args.py", True, "    disable_custom_all_reduce: bool = False") \
+        assert "python/sglang/srt/layers/link.py" not in reach.modules  # a symlink is no module
+    assert set(facts.reach[c4].reached) == {
+        "python/sglang/__init__.py",
+        "python/sglang/launch_server.py",
+        "python/sglang/srt/__init__.py",
+        "python/sglang/srt/server.py",
+        "python/sglang/srt/server_args.py",
+    }
+    assert (
+        ChangedLine("python/sglang/srt/server_args.py", True, "    disable_custom_all_reduce: bool = False")
         in facts.changes[c2]
+    )
     assert facts.changes[c3] == (ChangedLine("python/sglang/multimodal_gen/pipeline.py", True, "STEPS = 4"),)
     assert [line.path for line in facts.changes[c4]] == ["docs/index.md"]
     # one shadow repository, one git log for all the commits; v1's files are not read again for c4
@@ -121,12 +134,15 @@ def test_changed_lines_of_merges_binaries_deletions_and_caps(bench):
         changes = store.changed_lines([merge, second, root, side])
         assert list(changes) == [merge, second, root, side]
         assert changes[root] == (ChangedLine("a.txt", True, "one"), ChangedLine("a.txt", True, "two"))
-        assert changes[second] == (ChangedLine("a.txt", True, "three"),
-                                   ChangedLine("space name.py", True, "-- a/not a header"))
-        assert changes[merge] == (ChangedLine("side.txt", True, "s"),)   # against the first parent
+        assert changes[second] == (
+            ChangedLine("a.txt", True, "three"),
+            ChangedLine("space name.py", True, "-- a/not a header"),
+        )
+        assert changes[merge] == (ChangedLine("side.txt", True, "s"),)  # against the first parent
         deleted = store.changed_lines([bench.sha("HEAD~1")])
-        assert set(deleted[bench.sha("HEAD~1")]) == {ChangedLine("a.txt", False, line) for line in
-                                                    ("one", "two", "three")} | {ChangedLine("b.txt", True, "b")}
+        assert set(deleted[bench.sha("HEAD~1")]) == {
+            ChangedLine("a.txt", False, line) for line in ("one", "two", "three")
+        } | {ChangedLine("b.txt", True, "b")}
         assert store.cut == set()
         capped = store.changed_lines([root, second], max_lines=1)
         assert capped == {root: (ChangedLine("a.txt", True, "one"),), second: (ChangedLine("a.txt", True, "three"),)}
@@ -151,10 +167,11 @@ def test_read_code_on_bad_input_reports_problems(bench, tmp_path):
         f"{blob[:12]} is a blob, not a commit; its code not read",
         f"no entry module (sglang.launch_server) found in {head[:12]}; imports not judged (--entry names the server's)",
     ]
-    assert read_code(repo, [head], [], ()) == CodeFacts()        # no server entry: nothing to judge
+    assert read_code(repo, [head], [], ()) == CodeFacts()  # no server entry: nothing to judge
     facts = read_code(repo, [head], [], ("tool.main",))
-    assert facts.problems == [f"1 file(s) of {head[:12]} could not be read or parsed (tool/x.py): "
-                              "their packages counted as imported"]
+    assert facts.problems == [
+        f"1 file(s) of {head[:12]} could not be read or parsed (tool/x.py): their packages counted as imported"
+    ]
 
 
 def digest(root: Path) -> str:
@@ -170,8 +187,16 @@ def digest(root: Path) -> str:
     return h.hexdigest()
 
 
-HOOKS = ("pre-commit", "post-commit", "post-checkout", "post-merge", "reference-transaction",
-         "post-index-change", "fsmonitor-watchman", "pre-auto-gc")
+HOOKS = (
+    "pre-commit",
+    "post-commit",
+    "post-checkout",
+    "post-merge",
+    "reference-transaction",
+    "post-index-change",
+    "fsmonitor-watchman",
+    "pre-auto-gc",
+)
 
 
 def test_a_hostile_repository_runs_nothing_and_changes_nothing(sglang_repo, bench, tmp_path, monkeypatch):
@@ -186,11 +211,22 @@ def test_a_hostile_repository_runs_nothing_and_changes_nothing(sglang_repo, benc
         for name in HOOKS:
             (folder / name).write_text(f'#!/bin/sh\necho "hook {name}" >> "{marker}"\n')
             (folder / name).chmod(0o755)
-    for key, value in {"core.fsmonitor": script, "core.hooksPath": hooks, "core.pager": script,
-                       "diff.external": script, "diff.x.textconv": script, "diff.x.command": script,
-                       "filter.x.smudge": script, "filter.x.clean": script, "filter.x.process": script,
-                       "filter.x.required": "true", "pager.log": script, "core.alternateRefsCommand": script,
-                       "gpg.program": script, "log.showSignature": "true"}.items():
+    for key, value in {
+        "core.fsmonitor": script,
+        "core.hooksPath": hooks,
+        "core.pager": script,
+        "diff.external": script,
+        "diff.x.textconv": script,
+        "diff.x.command": script,
+        "filter.x.smudge": script,
+        "filter.x.clean": script,
+        "filter.x.process": script,
+        "filter.x.required": "true",
+        "pager.log": script,
+        "core.alternateRefsCommand": script,
+        "gpg.program": script,
+        "log.showSignature": "true",
+    }.items():
         bench.git("config", key, str(value), cwd=repo)
     (repo / ".git" / "info").mkdir(exist_ok=True)
     (repo / ".git" / "info" / "attributes").write_text("* filter=x diff=x\n")
@@ -209,8 +245,10 @@ def test_a_hostile_repository_runs_nothing_and_changes_nothing(sglang_repo, benc
     assert not marker.exists(), marker.read_text()
     assert digest(repo) == before
     assert facts.problems == [] and facts.reach[c4].judge("python/sglang/multimodal_gen/pipeline.py") is False
-    assert ChangedLine("python/sglang/srt/server_args.py", True, "    disable_custom_all_reduce: bool = False") \
+    assert (
+        ChangedLine("python/sglang/srt/server_args.py", True, "    disable_custom_all_reduce: bool = False")
         in facts.changes[c2]
+    )
 
     # the traps were armed: git itself in the repository runs them
     monkeypatch.undo()
@@ -219,6 +257,7 @@ def test_a_hostile_repository_runs_nothing_and_changes_nothing(sglang_repo, benc
 
 
 # --------------------------------------------------------------------------- the cache of Reach
+
 
 def git_commands(calls: list[list[str]]) -> list[str]:
     return [next(a for a in call[1:] if not a.startswith("-") and "=" not in a) for call in calls]
@@ -239,8 +278,8 @@ def test_a_cached_reach_is_used_for_the_same_commit_and_entries_only(sglang_repo
     # a hit: no tree listed, no file read (the one cat-file checks the ids)
     assert "ls-tree" not in git_commands(calls) and git_commands(calls).count("cat-file") == 1
     calls.clear()
-    read_code(repo, [c3], [], SGLANG, cache=cache)                    # another commit: a miss
-    read_code(repo, [v1], [], ("sglang.srt.server",), cache=cache)    # other entries: a miss
+    read_code(repo, [c3], [], SGLANG, cache=cache)  # another commit: a miss
+    read_code(repo, [v1], [], ("sglang.srt.server",), cache=cache)  # other entries: a miss
     assert git_commands(calls).count("ls-tree") == 2 and len(reach_entries(tmp_path / "cache")) == 4
 
 
@@ -252,37 +291,46 @@ def test_a_corrupt_or_foreign_entry_is_ignored_and_written_anew(sglang_repo, tmp
     (entry,) = reach_entries(tmp_path / "cache")
     magic, key, body = entry.read_bytes().split(b"\n", 2)
     head = magic + b"\n" + key + b"\n"
-    entry.write_bytes({
-        "garbage": os.urandom(len(body)),
-        "empty": b"",
-        "truncated": head + body[: len(body) // 2],
-        "other key": REACH_MAGIC + b'["reach", "another"]\n' + body,
-        "not a reach": head + b'{"root": 1}',
-        "inconsistent": head + body.replace(b'"modules":[', b'"modules":["elsewhere/x.py",'),
-    }[damage])
+    entry.write_bytes(
+        {
+            "garbage": os.urandom(len(body)),
+            "empty": b"",
+            "truncated": head + body[: len(body) // 2],
+            "other key": REACH_MAGIC + b'["reach", "another"]\n' + body,
+            "not a reach": head + b'{"root": 1}',
+            "inconsistent": head + body.replace(b'"modules":[', b'"modules":["elsewhere/x.py",'),
+        }[damage]
+    )
     if damage == "inconsistent":
         assert b"elsewhere/x.py" in entry.read_bytes()
     calls = count_git_processes()
     assert read_code(repo, [v1], [], SGLANG, cache=cache) == fresh
-    assert "ls-tree" in git_commands(calls)                        # read again from git
+    assert "ls-tree" in git_commands(calls)  # read again from git
     calls.clear()
     assert read_code(repo, [v1], [], SGLANG, cache=cache) == fresh
-    assert "ls-tree" not in git_commands(calls)                    # the entry was written anew
+    assert "ls-tree" not in git_commands(calls)  # the entry was written anew
 
 
 def test_a_reach_missing_a_file_is_not_kept_one_with_a_file_that_does_not_parse_is(bench, tmp_path):
     repo = bench.init()
-    write(repo, {"tool/__init__.py": "", "tool/main.py": "import tool.x\nimport tool.y\n",
-                 "tool/x.py": "def (:\n", "tool/y.py": "BIG = '" + "y" * 500 + "'\n"})
+    write(
+        repo,
+        {
+            "tool/__init__.py": "",
+            "tool/main.py": "import tool.x\nimport tool.y\n",
+            "tool/x.py": "def (:\n",
+            "tool/y.py": "BIG = '" + "y" * 500 + "'\n",
+        },
+    )
     head = bench.commit("tool")
     cache = ParseCache(tmp_path / "cache")
     too_small = read_code(repo, [head], [], ("tool.main",), max_blob_bytes=100, cache=cache)
     assert too_small.reach[head].unknown == {"tool/x.py", "tool/y.py"}
-    assert reach_entries(tmp_path / "cache") == []                 # y.py may be read another time
+    assert reach_entries(tmp_path / "cache") == []  # y.py may be read another time
     fresh = read_code(repo, [head], [], ("tool.main",), cache=cache)
     assert fresh.reach[head].unknown == {"tool/x.py"} and len(reach_entries(tmp_path / "cache")) == 1
     again = read_code(repo, [head], [], ("tool.main",), cache=cache)
-    assert again == fresh and len(again.problems) == 1               # the problem told on a hit too
+    assert again == fresh and len(again.problems) == 1  # the problem told on a hit too
 
 
 def test_the_cache_writes_nothing_in_the_repository(sglang_repo, tmp_path):
@@ -308,6 +356,7 @@ def test_no_cache_reads_and_writes_nothing(sglang_repo, parse_cache_folder, monk
 
 # --------------------------------------------------------------------------- the parse tables
 
+
 def parse_tables(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.parses")) if folder.is_dir() else []
 
@@ -330,12 +379,12 @@ def test_a_new_commit_parses_only_the_blobs_its_ancestor_did_not_have(sglang_rep
     repo, v1, c2, c3, c4 = sglang_repo
     cache = ParseCache(tmp_path / "cache")
     read_code(repo, [v1], [], SGLANG, cache=cache, jobs=1)
-    assert len(parsed) == 5 and len(parse_tables(tmp_path / "cache")) == 1      # the 5 files reached
+    assert len(parsed) == 5 and len(parse_tables(tmp_path / "cache")) == 1  # the 5 files reached
     parsed.clear()
-    facts = read_code(repo, [c2], [], SGLANG, cache=cache, jobs=1)            # a child, its Reach not cached
+    facts = read_code(repo, [c2], [], SGLANG, cache=cache, jobs=1)  # a child, its Reach not cached
     assert parsed == [("sglang.srt", (SERVER_ARGS + "    disable_custom_all_reduce: bool = False\n").encode())]
     parsed.clear()
-    read_code(repo, [c4], [], SGLANG, cache=cache, jobs=1)                    # c3 has no table: c2's is used
+    read_code(repo, [c4], [], SGLANG, cache=cache, jobs=1)  # c3 has no table: c2's is used
     assert parsed == [] and len(parse_tables(tmp_path / "cache")) == 3
     assert facts == read_code(repo, [c2], [], SGLANG)
 
@@ -354,16 +403,20 @@ APP = {
 }
 
 
-@pytest.mark.parametrize("change", [
-    # the same blob in another package: its relative import names another module
-    {"app/a/x.py": None, "app/b/x.py": "from . import util\n", "app/main.py": "from app.b import x\n"},
-    {"app/b/helper.py": "def (:\n"},                                       # does not parse any more
-    {"app/b/helper.py": "VALUE = 1\nimport app.c.extra\n"},              # an import added
-    {"app/main.py": "from app.a import x\n"},                              # an import removed
-    {"app/b/helper.py": "REGISTRY = 'app.c'\n"},                           # a package named in a string
-    {"app/a/util.py": None, "app/a/__init__.py": "from .x import *\n"},   # a file gone
-    {"docs/index.md": "# App\n"},                                          # nothing the server imports
-], ids=["moved", "unparsable", "import added", "import removed", "named", "deleted", "docs"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the same blob in another package: its relative import names another module
+        {"app/a/x.py": None, "app/b/x.py": "from . import util\n", "app/main.py": "from app.b import x\n"},
+        {"app/b/helper.py": "def (:\n"},  # does not parse any more
+        {"app/b/helper.py": "VALUE = 1\nimport app.c.extra\n"},  # an import added
+        {"app/main.py": "from app.a import x\n"},  # an import removed
+        {"app/b/helper.py": "REGISTRY = 'app.c'\n"},  # a package named in a string
+        {"app/a/util.py": None, "app/a/__init__.py": "from .x import *\n"},  # a file gone
+        {"docs/index.md": "# App\n"},  # nothing the server imports
+    ],
+    ids=["moved", "unparsable", "import added", "import removed", "named", "deleted", "docs"],
+)
 def test_a_commit_read_with_the_parse_tables_is_read_as_without_them(bench, tmp_path, parsed, change):
     repo = bench.init()
     write(repo, APP)
@@ -379,7 +432,7 @@ def test_a_commit_read_with_the_parse_tables_is_read_as_without_them(bench, tmp_
     after = bench.commit("change")
     parsed.clear()
     facts = read_code(repo, [after], [], ("app.main",), cache=cache, jobs=1)
-    assert not seen & set(parsed)                    # nothing parsed again
+    assert not seen & set(parsed)  # nothing parsed again
     assert facts == read_code(repo, [after], [], ("app.main",))
 
 
@@ -392,29 +445,32 @@ def test_a_corrupt_or_foreign_parse_table_is_not_used(sglang_repo, tmp_path, dam
     magic, key, body = entry.read_bytes().split(b"\n", 2)
     head = magic + b"\n" + key + b"\n"
     assert magic + b"\n" == PARSES_MAGIC and b"false" in body
-    entry.write_bytes({
-        "garbage": os.urandom(len(body)),
-        "empty": b"",
-        "truncated": head + body[: len(body) // 2],
-        "other key": PARSES_MAGIC + b'["parses", "another"]\n' + body,
-        "not a table": head + b'{"not a blob id": {}}',
-        "not references": head + body.replace(b"false", b'"no"', 1),
-    }[damage])
+    entry.write_bytes(
+        {
+            "garbage": os.urandom(len(body)),
+            "empty": b"",
+            "truncated": head + body[: len(body) // 2],
+            "other key": PARSES_MAGIC + b'["parses", "another"]\n' + body,
+            "not a table": head + b'{"not a blob id": {}}',
+            "not references": head + body.replace(b"false", b'"no"', 1),
+        }[damage]
+    )
     parsed.clear()
     assert read_code(repo, [c2], [], SGLANG, cache=cache, jobs=1) == read_code(repo, [c2], [], SGLANG, jobs=1)
-    assert len(parsed) == 2 * 5                      # every file parsed, by both reads
+    assert len(parsed) == 2 * 5  # every file parsed, by both reads
 
 
 def test_parse_tables_are_pruned_with_the_other_entries(sglang_repo, tmp_path):
     repo, v1, c2, c3, c4 = sglang_repo
     cache = ParseCache(tmp_path / "cache", max_entries=3)
     read_code(repo, [v1], [], SGLANG, cache=cache)
-    read_code(repo, [c2, c4], [], SGLANG, cache=cache)     # 6 entries written, pruned down to 2
+    read_code(repo, [c2, c4], [], SGLANG, cache=cache)  # 6 entries written, pruned down to 2
     assert len(reach_entries(tmp_path / "cache")) + len(parse_tables(tmp_path / "cache")) <= 3
     assert len(parse_tables(tmp_path / "cache")) >= 1
 
 
 # --------------------------------------------------------------------------- parsing in processes
+
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_pool_gives_what_one_process_gives(sglang_repo, monkeypatch):
@@ -431,7 +487,7 @@ def test_a_pool_gives_what_one_process_gives(sglang_repo, monkeypatch):
 
     monkeypatch.setattr(ProcessPoolExecutor, "submit", counting_submit)
     monkeypatch.setattr(code, "POOL_MIN_BYTES", 0)
-    monkeypatch.setattr(code, "_PIECE_BYTES", 1)                 # about a file a piece: every worker busy
+    monkeypatch.setattr(code, "_PIECE_BYTES", 1)  # about a file a piece: every worker busy
     assert read_code(repo, [v1, c4], [c2], SGLANG, jobs=2) == serial
     assert len(pieces) >= 3 and all(pieces)
 

@@ -35,13 +35,13 @@ def test_garbage_glued_missing_lf_ts0_sha256_and_latin1(bench):
     repo, log, c1, c2 = setup_repo(bench)
     sha256 = "ab" * 32
     data = log.read_bytes()
-    data += b"this is garbage\n"                                              # line 3
-    data += line(c2, c1, msg=b"reset: moving to HEAD~1")                      # line 4 ...
+    data += b"this is garbage\n"  # line 3
+    data += line(c2, c1, msg=b"reset: moving to HEAD~1")  # line 4 ...
     data += line(c1, c2, ts=1_700_009_100, msg=b"reset: moving to main") + b"\n"  # ... glued on
     data += line(c2, c2, ts=0, msg=b"checkout: moving from main to main") + b"\n"  # line 5
     data += line(sha256, sha256, msg=b"commit: from a sha-256 repo") + b"\n"  # line 6
     data += line(c2, c2, msg=b"checkout: moving from caf\xe9 to main") + b"\n"  # line 7 latin-1
-    data += line(c2, c1, ts=1_700_009_200, msg=b"reset: moving to HEAD~1")    # line 8, no LF
+    data += line(c2, c1, ts=1_700_009_200, msg=b"reset: moving to HEAD~1")  # line 8, no LF
     log.write_bytes(data)
 
     h = read_history(repo)
@@ -61,8 +61,10 @@ def test_garbage_glued_missing_lf_ts0_sha256_and_latin1(bench):
 
     msgs = [(e.line, e.message) for e in h.events]
     assert msgs == [
-        (1, "commit (initial): c1"), (2, "commit: c2"),
-        (4, "reset: moving to HEAD~1"), (4, "reset: moving to main"),
+        (1, "commit (initial): c1"),
+        (2, "commit: c2"),
+        (4, "reset: moving to HEAD~1"),
+        (4, "reset: moving to main"),
         (5, "checkout: moving from main to main"),
         (6, "commit: from a sha-256 repo"),
         (7, "checkout: moving from caf\ufffd to main"),
@@ -79,7 +81,7 @@ def test_garbage_glued_missing_lf_ts0_sha256_and_latin1(bench):
 def test_no_message_line_and_crlf_and_minus_0000(bench):
     repo, log, c1, c2 = setup_repo(bench)
     with open(log, "ab") as fh:
-        fh.write(line(c2, c1, msg=None) + b"\n")                       # update-ref without -m
+        fh.write(line(c2, c1, msg=None) + b"\n")  # update-ref without -m
         fh.write(line(c1, c2, tz="-0000", msg=b"reset: moving to main") + b"\r\n")
     h = read_history(repo)
     assert [(e.kind, e.message) for e in h.events[2:]] == [("other", ""), ("reset", "reset: moving to main")]
@@ -101,7 +103,7 @@ def test_missing_object_is_a_diagnostic_not_fatal(bench):
     assert ghost[:12] in missing[0].message
     # HEAD (c2) differs from the last entry's new (c1): reported too
     assert any("HEAD now resolves to" in d.message for d in h.diagnostics)
-    assert [c.subject for c in h.events[1].commits] == ["c2"]            # the rest still works
+    assert [c.subject for c in h.events[1].commits] == ["c2"]  # the rest still works
 
 
 def test_many_events_with_missing_objects_are_said_in_a_few_lines(bench):
@@ -128,9 +130,12 @@ def test_empty_reflog_file_falls_back_to_the_branch_log(bench):
     assert h.head == c2 and h.head_log == branch_log
     assert [(e.kind, e.message, e.ref, e.source) for e in h.events] == [
         ("commit", "commit (initial): c1", "refs/heads/main", branch_log),
-        ("commit", "commit: c2", "refs/heads/main", branch_log)]
+        ("commit", "commit: c2", "refs/heads/main", branch_log),
+    ]
     assert [(d.line, d.message.split(":")[0]) for d in h.diagnostics] == [
-        (None, "reflog is empty (expired by gc?)"), (None, "HEAD's reflog is empty")]
+        (None, "reflog is empty (expired by gc?)"),
+        (None, "HEAD's reflog is empty"),
+    ]
     assert "using the log of refs/heads/main instead" in h.diagnostics[1].message
     assert h.coverage.reason == "branch-log"
 
@@ -147,7 +152,7 @@ def test_empty_head_and_branch_logs_give_approximate_events(bench):
 def test_chain_gap_is_reported(bench):
     repo, log, c1, c2 = setup_repo(bench)
     lines = log.read_bytes().splitlines(keepends=True)
-    log.write_bytes(lines[1] + lines[1])          # c1 -> c2 twice: the second does not chain
+    log.write_bytes(lines[1] + lines[1])  # c1 -> c2 twice: the second does not chain
     h = read_history(repo)
     assert any(d.line == 2 and "chain gap" in d.message for d in h.diagnostics)
 
@@ -173,7 +178,7 @@ def test_symlinked_logs_directory_is_rejected(bench, tmp_path):
     os.rename(repo / ".git" / "logs", outside)
     (repo / ".git" / "logs").symlink_to(outside)
     h = read_history(repo)
-    assert h.events == [] and not h.approximate        # refused logs are not "no reflog"
+    assert h.events == [] and not h.approximate  # refused logs are not "no reflog"
     assert len(h.diagnostics) == 2
     assert all("leads outside the git directory" in d.message for d in h.diagnostics)
 
@@ -186,7 +191,7 @@ def test_fifo_log_is_rejected_without_blocking(bench):
     h = read_history(repo)
     assert time.monotonic() - start < 5
     assert [d.message for d in h.diagnostics][:1] == ["reflog is not a regular file; refused"]
-    assert [e.ref for e in h.events] == ["refs/heads/main"] * 2    # branch log fallback
+    assert [e.ref for e in h.events] == ["refs/heads/main"] * 2  # branch log fallback
 
 
 def test_symlinked_head_ref_is_refused(bench, tmp_path):
@@ -199,7 +204,7 @@ def test_symlinked_head_ref_is_refused(bench, tmp_path):
     h = read_history(repo)
     assert h.head is None
     assert any("symbolic link" in d.message for d in h.diagnostics)
-    assert len(h.events) == 2                     # the reflog itself is still read
+    assert len(h.events) == 2  # the reflog itself is still read
 
 
 @pytest.mark.parametrize("content", [b"ref: ../../../etc/passwd\n", b"ref: refs/heads/../../x\n"])
@@ -213,13 +218,14 @@ def test_head_pointing_outside_is_refused(bench, content):
 def test_absurd_timestamp_and_offset(bench):
     repo, log, c1, c2 = setup_repo(bench)
     with open(log, "ab") as fh:
-        fh.write(line(c2, c2, ts=10**20, msg=b"checkout: a") + b"\n")            # line 3
-        fh.write(line(c2, c2, tz="+9999", msg=b"checkout: b") + b"\n")           # line 4
-        fh.write(line(c2, c2, tz="+0575", msg=b"checkout: c") + b"\n")           # line 5
+        fh.write(line(c2, c2, ts=10**20, msg=b"checkout: a") + b"\n")  # line 3
+        fh.write(line(c2, c2, tz="+9999", msg=b"checkout: b") + b"\n")  # line 4
+        fh.write(line(c2, c2, tz="+0575", msg=b"checkout: c") + b"\n")  # line 5
     h = read_history(repo)
     assert [(e.line, e.message) for e in h.events[2:]] == [(4, "checkout: b"), (5, "checkout: c")]
     assert h.events[2].time.utcoffset() == timedelta(0)
-    assert h.events[3].time.utcoffset() == timedelta(hours=6, minutes=15)    # 5 h 75 min, as written
+    assert h.events[3].time.utcoffset() == timedelta(hours=6, minutes=15)  # 5 h 75 min, as written
     assert [(d.line, d.message) for d in h.diagnostics] == [
         (3, "timestamp 100000000000000000000 is out of range; entry skipped"),
-        (4, "UTC offset +9999 is out of range; time shown in UTC")]
+        (4, "UTC offset +9999 is out of range; time shown in UTC"),
+    ]

@@ -41,11 +41,11 @@ def test_clone_then_pull_fast_forward_lists_the_three_upstream_commits(bench, cl
     clone, pull = h.events
     assert clone.kind == "clone" and clone.message.startswith("clone: from ")
     assert is_zero_sha(clone.old) and clone.new == tip0 and clone.changes_commit
-    assert subjects(clone.commits) == ["u0"]          # the new commit only, not the history
+    assert subjects(clone.commits) == ["u0"]  # the new commit only, not the history
     assert pull.kind == "pull"
     assert pull.message == "pull origin main: Fast-forward"
     assert pull.old == tip0 and pull.new == h.head and pull.changes_commit
-    assert subjects(pull.commits) == ["u3", "u2", "u1"]   # newest first (rev-list order)
+    assert subjects(pull.commits) == ["u3", "u2", "u1"]  # newest first (rev-list order)
     assert pull.commits_removed == []
     assert pull.line == 2 and pull.source == h.head_log and pull.ref == "HEAD"
 
@@ -80,20 +80,31 @@ def test_commit_checkout_amend_merge_cherry_pick_revert(bench):
 
     h = read_history(bench.repo)
     no_diagnostics(h)
-    assert kinds(h) == ["commit", "checkout", "commit", "commit", "checkout", "commit", "amend",
-                        "merge", "checkout", "cherry-pick", "revert"]
+    assert kinds(h) == [
+        "commit",
+        "checkout",
+        "commit",
+        "commit",
+        "checkout",
+        "commit",
+        "amend",
+        "merge",
+        "checkout",
+        "cherry-pick",
+        "revert",
+    ]
     by_line = {e.line: e for e in h.events}
     assert [e.line for e in h.events] == list(range(1, 12))
 
-    switch = by_line[2]                    # checkout -b at the same commit
+    switch = by_line[2]  # checkout -b at the same commit
     assert switch.message == "checkout: moving from main to feature"
     assert not switch.changes_commit and switch.commits == [] and switch.commits_removed == []
 
-    back = by_line[5]                      # feature -> main: backward
+    back = by_line[5]  # feature -> main: backward
     assert back.changes_commit
     assert back.commits == [] and subjects(back.commits_removed) == ["f2", "f1"]
 
-    amend = by_line[7]                     # divergent: one in, one out
+    amend = by_line[7]  # divergent: one in, one out
     assert amend.message == "commit (amend): c2 amended"
     assert subjects(amend.commits) == ["c2 amended"] and subjects(amend.commits_removed) == ["c2"]
 
@@ -102,7 +113,7 @@ def test_commit_checkout_amend_merge_cherry_pick_revert(bench):
     assert subjects(merge.commits) == ["merge feature", "f2", "f1"]
     assert merge.commits_removed == []
 
-    to_pick = by_line[9]                   # main -> main~1 ("c2 amended"): backward
+    to_pick = by_line[9]  # main -> main~1 ("c2 amended"): backward
     assert to_pick.commits == []
     assert subjects(to_pick.commits_removed) == ["merge feature", "f2", "f1"]
 
@@ -117,7 +128,7 @@ def test_stash_is_recognised_and_does_not_change_the_commit(bench):
     bench.commit("c1")
     (bench.repo / "file.txt").write_text("dirty\n")
     bench.git("stash", "-q")
-    bench.git("reset", "-q", "--hard")          # a plain reset to HEAD stays a reset
+    bench.git("reset", "-q", "--hard")  # a plain reset to HEAD stays a reset
     h = read_history(bench.repo)
     no_diagnostics(h)
     assert kinds(h) == ["commit", "stash", "reset"]
@@ -136,7 +147,7 @@ def test_pull_rebase_burst_collapses_into_one_pull_event(bench, cloned):
     pre = bench.sha(cwd=work)
     raw_lines = len(bench.head_log(work))
     bench.git("pull", "-q", "--rebase", "origin", "main", cwd=work)
-    assert len(bench.head_log(work)) - raw_lines == 4      # start, pick, pick, finish
+    assert len(bench.head_log(work)) - raw_lines == 4  # start, pick, pick, finish
 
     h = read_history(work)
     no_diagnostics(h)
@@ -170,13 +181,24 @@ def test_rebase_burst_collapses_and_abort_is_no_change(bench):
 
     h = read_history(bench.repo)
     no_diagnostics(h)
-    assert kinds(h) == ["commit", "checkout", "commit", "commit", "checkout", "commit", "checkout",
-                        "rebase", "checkout", "commit", "rebase"]
+    assert kinds(h) == [
+        "commit",
+        "checkout",
+        "commit",
+        "commit",
+        "checkout",
+        "commit",
+        "checkout",
+        "rebase",
+        "checkout",
+        "commit",
+        "rebase",
+    ]
     rebase = h.events[7]
     assert rebase.message == "rebase (start): checkout main"
     assert rebase.old == old_topic and rebase.changes_commit
     first, last, count = h.spans[rebase.id]
-    assert first == rebase.line and count == 4           # start, pick, pick, finish
+    assert first == rebase.line and count == 4  # start, pick, pick, finish
     assert subjects(rebase.commits) == ["t2", "t1", "m1"]
     assert subjects(rebase.commits_removed) == ["t2", "t1"]
 
@@ -184,7 +206,7 @@ def test_rebase_burst_collapses_and_abort_is_no_change(bench):
     assert aborted.message.startswith("rebase (start): checkout topic")
     assert aborted.old == aborted.new and not aborted.changes_commit
     assert aborted.commits == [] and aborted.commits_removed == []
-    assert h.spans[aborted.id][2] == 2                    # start, abort
+    assert h.spans[aborted.id][2] == 2  # start, abort
 
 
 def test_branch_rename_pair_is_one_non_code_event(bench):
@@ -204,7 +226,7 @@ def test_branch_rename_pair_is_one_non_code_event(bench):
 def test_time_is_aware_in_the_writers_offset_and_file_order_is_kept(bench):
     bench.init()
     bench.commit("c1", at=1_700_000_000, tz="+0530")
-    bench.commit("c2", at=1_600_000_000, tz="-0330")      # the clock went backwards
+    bench.commit("c2", at=1_600_000_000, tz="-0330")  # the clock went backwards
     bench.commit("c3", at=1_650_000_000, tz="+0000")
     h = read_history(bench.repo)
     no_diagnostics(h)
@@ -267,7 +289,7 @@ def test_shallow_clone_commits_listed_with_a_diagnostic(bench):
     # the clone's commit u2 is the shallow boundary: its missing parents are reported, not fatal
     (boundary,) = h.diagnostics[1:]
     assert boundary.line == 1 and "shallow-clone boundary" in boundary.message
-    assert h.events[0].commits[0].paths is None          # git would list every file as added
+    assert h.events[0].commits[0].paths is None  # git would list every file as added
     assert h.events[1].commits[0].paths == ("file.txt",)
 
 
@@ -279,7 +301,7 @@ def test_rebase_stopped_on_a_conflict_is_reported_as_unterminated(bench):
     bench.git("checkout", "-q", "main")
     bench.commit("m1", file="a.txt", content="main\n")
     bench.git("checkout", "-q", "topic")
-    bench.git("rebase", "-q", "main", check=False)          # stops: conflict in a.txt
+    bench.git("rebase", "-q", "main", check=False)  # stops: conflict in a.txt
     h = read_history(bench.repo)
     rebase = h.events[-1]
     assert rebase.kind == "rebase" and rebase.message == "rebase (start): checkout main"

@@ -39,8 +39,7 @@ def test_linked_worktree_uses_its_own_head_log(bench):
     assert h.head == wt_commit and h.branch == "refs/heads/wtb"
     # first line of a new worktree's HEAD log has no message (no TAB); with the
     # "reset: moving to HEAD" git worktree add writes next, it is one "worktree" event
-    assert [(e.kind, e.message) for e in h.events] == [
-        ("worktree", ""), ("commit", "commit: wt-commit")]
+    assert [(e.kind, e.message) for e in h.events] == [("worktree", ""), ("commit", "commit: wt-commit")]
     assert h.spans["e1"] == (1, 2, 2)
     assert not h.events[0].files_may_differ
     assert h.events[0].changes_commit and [c.subject for c in h.events[0].commits] == ["c1"]
@@ -48,7 +47,7 @@ def test_linked_worktree_uses_its_own_head_log(bench):
     assert h.coverage.reason == "worktree-created"
     assert h.diagnostics == []
 
-    main = read_history(repo)                   # the main worktree is unaffected
+    main = read_history(repo)  # the main worktree is unaffected
     assert [e.message for e in main.events] == ["commit (initial): c1", "commit: c2"]
 
 
@@ -68,6 +67,7 @@ def test_not_a_repository_raises_one_line_naming_the_path(tmp_path):
 def old_git(monkeypatch):
     """Pretend the git on PATH is older than 2.45, whatever this machine has."""
     from timeline.git import reftable
+
     monkeypatch.setattr(reftable, "git_version", lambda git=None: (2, 39, 5))
 
 
@@ -82,7 +82,7 @@ def test_reftable_repository_is_reported_clearly(bench, old_git):
     (d,) = h.diagnostics
     assert str(repo) in d.message and "reftable ref storage" in d.message
     assert "needs git >= 2.45 on PATH (found: 2.39.5)" in d.message
-    assert "no reflog" not in d.message.lower()           # the reflog exists: never say there is none
+    assert "no reflog" not in d.message.lower()  # the reflog exists: never say there is none
 
 
 def test_reftable_tables_list_is_detected_too(bench, old_git):
@@ -125,8 +125,10 @@ def test_object_format_and_bare_detection(bench):
 
 
 def test_read_config_minimal_parser():
-    cfg = read_config(b'[core]\n\tbare = false\n[extensions]\n  objectFormat = "sha256" ; c\n'
-                      b'[remote "Origin"]\nurl = x\n[a.B]\nflag\n')
+    cfg = read_config(
+        b'[core]\n\tbare = false\n[extensions]\n  objectFormat = "sha256" ; c\n'
+        b'[remote "Origin"]\nurl = x\n[a.B]\nflag\n'
+    )
     assert cfg["core.bare"] == "false"
     assert cfg["extensions.objectformat"] == "sha256"
     assert cfg["remote.Origin.url"] == "x"

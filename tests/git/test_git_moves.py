@@ -34,6 +34,7 @@ def no_diagnostics(h: GitHistory) -> None:
 
 # --------------------------------------------------------------------------- other worktrees
 
+
 def test_branch_moved_from_another_worktree_is_merged_in(bench):
     repo = bench.init()
     bench.commit("c1", file="a.txt")
@@ -44,16 +45,20 @@ def test_branch_moved_from_another_worktree_is_merged_in(bench):
     # the other worktree moves the branch the main worktree has checked out: no HEAD-log line
     bench.git("update-ref", "-m", "update-ref from other worktree", "refs/heads/main", x, cwd=wt)
     assert len(bench.head_log(repo)) == 2
-    c4 = bench.commit("c4", file="b.txt")            # committed on top of x, files of c2
+    c4 = bench.commit("c4", file="b.txt")  # committed on top of x, files of c2
     y = bench.commit("made in wt 2", cwd=wt, file="w2.txt")
-    bench.git("update-ref", "refs/heads/main", y, cwd=wt)    # no message at all; the last move
+    bench.git("update-ref", "refs/heads/main", y, cwd=wt)  # no message at all; the last move
 
     h = read_history(repo)
-    no_diagnostics(h)                                 # the chain gap and HEAD != last line: explained
+    no_diagnostics(h)  # the chain gap and HEAD != last line: explained
     assert h.head == y
     assert [(e.id, e.kind, e.ref) for e in h.events] == [
-        ("e1", "commit", "HEAD"), ("e2", "commit", "HEAD"),
-        ("e3", "other", "refs/heads/main"), ("e4", "commit", "HEAD"), ("e5", "other", "refs/heads/main")]
+        ("e1", "commit", "HEAD"),
+        ("e2", "commit", "HEAD"),
+        ("e3", "other", "refs/heads/main"),
+        ("e4", "commit", "HEAD"),
+        ("e5", "other", "refs/heads/main"),
+    ]
     moved, tail = h.events[2], h.events[4]
     branch_log = str(repo / ".git" / "logs" / "refs" / "heads" / "main")
     assert (moved.old, moved.new, moved.message) == (c2, x, "update-ref from other worktree")
@@ -73,7 +78,7 @@ def test_branch_moves_while_head_was_elsewhere_are_not_merged(bench):
     c1 = bench.commit("c1")
     bench.commit("c2")
     bench.git("checkout", "-q", "-b", "side")
-    bench.git("update-ref", "refs/heads/main", c1)          # main moves while HEAD is on side
+    bench.git("update-ref", "refs/heads/main", c1)  # main moves while HEAD is on side
     bench.git("checkout", "-q", "main")
     h = read_history(repo)
     no_diagnostics(h)
@@ -81,6 +86,7 @@ def test_branch_moves_while_head_was_elsewhere_are_not_merged(bench):
 
 
 # --------------------------------------------------------------------------- context
+
 
 def test_fetches_are_context_not_events(bench, cloned):
     up, work = cloned
@@ -114,11 +120,13 @@ def test_stash_is_an_event_and_its_entry_is_context(bench):
     stash = h.events[1]
     assert stash.files_may_differ and not stash.changes_commit and "stash" in stash.note
     assert [(x.ref, x.kind, x.message, x.old) for x in h.context] == [
-        ("refs/stash", "stash", f"WIP on main: {c1[:7]} c1", ZERO)]
+        ("refs/stash", "stash", f"WIP on main: {c1[:7]} c1", ZERO)
+    ]
     assert h.context[0].source == str(repo / ".git" / "logs" / "refs" / "stash")
 
 
 # --------------------------------------------------------------------------- files may differ
+
 
 def test_reset_soft_marks_files_may_differ_and_commits_do_not(bench):
     bench.init()
@@ -126,11 +134,16 @@ def test_reset_soft_marks_files_may_differ_and_commits_do_not(bench):
     bench.commit("c2")
     bench.git("checkout", "-q", "-b", "other")
     bench.git("reset", "-q", "--soft", "HEAD~1")
-    bench.git("reset", "-q")                          # reset: moving to HEAD
+    bench.git("reset", "-q")  # reset: moving to HEAD
     h = read_history(bench.repo)
     no_diagnostics(h)
     assert [(e.kind, e.files_may_differ) for e in h.events] == [
-        ("commit", False), ("commit", False), ("checkout", False), ("reset", True), ("reset", True)]
+        ("commit", False),
+        ("commit", False),
+        ("checkout", False),
+        ("reset", True),
+        ("reset", True),
+    ]
     soft, to_head = h.events[3], h.events[4]
     assert soft.changes_commit and subjects(soft.commits_removed) == ["c2"]
     assert "--soft" in soft.note and to_head.message == "reset: moving to HEAD"
@@ -139,27 +152,31 @@ def test_reset_soft_marks_files_may_differ_and_commits_do_not(bench):
 
 # --------------------------------------------------------------------------- pull modes
 
+
 def test_pull_fast_forward_merge_and_rebase_details(bench, cloned):
     up, work = cloned
     bench.commit("u1", cwd=up, file="u1.txt")
-    bench.git("pull", "-q", cwd=work)                                    # fast-forward
+    bench.git("pull", "-q", cwd=work)  # fast-forward
     bench.commit("u2", cwd=up, file="u2.txt")
     bench.commit("l1", cwd=work, file="l1.txt")
-    bench.git("pull", "-q", "--no-rebase", "--no-edit", cwd=work)        # true merge
+    bench.git("pull", "-q", "--no-rebase", "--no-edit", cwd=work)  # true merge
     bench.commit("u3", cwd=up, file="u3.txt")
     bench.commit("l2", cwd=work, file="l2.txt")
-    bench.git("pull", "-q", "--rebase", cwd=work)                        # rebase burst
-    bench.git("-c", "pull.rebase=true", "pull", "-q", cwd=work)         # up to date: no line
+    bench.git("pull", "-q", "--rebase", cwd=work)  # rebase burst
+    bench.git("-c", "pull.rebase=true", "pull", "-q", cwd=work)  # up to date: no line
     bench.commit("u4", cwd=up, file="u4.txt")
-    bench.git("-c", "pull.rebase=true", "pull", "-q", cwd=work)         # rebase from config, ff
+    bench.git("-c", "pull.rebase=true", "pull", "-q", cwd=work)  # rebase from config, ff
 
     h = read_history(work)
     no_diagnostics(h)
-    assert all(e.ref == "HEAD" for e in h.events)   # the branch's lines all matched HEAD's
+    assert all(e.ref == "HEAD" for e in h.events)  # the branch's lines all matched HEAD's
     pulls = [e for e in h.events if e.kind == "pull"]
     assert [(e.message.split(":")[0], e.detail) for e in pulls] == [
-        ("pull -q", "fast-forward"), ("pull -q --no-rebase --no-edit", "merge"),
-        ("pull -q --rebase (start)", "rebase"), ("pull -q (start)", "rebase")]   # rebase from config
+        ("pull -q", "fast-forward"),
+        ("pull -q --no-rebase --no-edit", "merge"),
+        ("pull -q --rebase (start)", "rebase"),
+        ("pull -q (start)", "rebase"),
+    ]  # rebase from config
     merge = pulls[1]
     assert subjects(merge.commits)[0].startswith("Merge branch 'main' of ")
     assert set(subjects(merge.commits)[1:]) == {"u2"}
@@ -167,11 +184,12 @@ def test_pull_fast_forward_merge_and_rebase_details(bench, cloned):
     # the local merge is linearised: l1 and l2 are replayed onto u3
     assert subjects(rebase.commits) == ["l2", "l1", "u3"]
     assert subjects(rebase.commits_removed)[0] == "l2"
-    assert h.spans[rebase.id][2] == 4                       # start, pick, pick, finish
+    assert h.spans[rebase.id][2] == 4  # start, pick, pick, finish
     assert not any(e.files_may_differ for e in pulls)
 
 
 # --------------------------------------------------------------------------- commit facts
+
 
 def test_commits_carry_author_dates_and_paths(bench):
     bench.init()
@@ -180,8 +198,16 @@ def test_commits_carry_author_dates_and_paths(bench):
     (bench.repo / "src" / "m.py").write_text("x\n")
     (bench.repo / "odd\tname.txt").write_text("y\n")
     bench.git("add", "-A")
-    bench.git("commit", "-q", "-m", "second", "--author=Bob Author <bob@example.com>",
-              "--date=@1600000000 +0200", at=1_700_000_500, tz="-0330")
+    bench.git(
+        "commit",
+        "-q",
+        "-m",
+        "second",
+        "--author=Bob Author <bob@example.com>",
+        "--date=@1600000000 +0200",
+        at=1_700_000_500,
+        tz="-0330",
+    )
     bench.git("mv", "a.txt", "b.txt")
     bench.git("commit", "-q", "-m", "rename")
     bench.git("checkout", "-q", "-b", "topic", "HEAD~1")
@@ -192,20 +218,26 @@ def test_commits_carry_author_dates_and_paths(bench):
     h = read_history(bench.repo)
     no_diagnostics(h)
     first = h.events[0].commits[0]
-    assert first.paths == ("a.txt",)                         # a root commit: all its files
+    assert first.paths == ("a.txt",)  # a root commit: all its files
     second = h.events[1].commits[0]
     assert (second.subject, second.author, second.author_email) == ("second", "Bob Author", "bob@example.com")
     assert second.author_date == datetime(2020, 9, 13, 14, 26, 40, tzinfo=timezone(timedelta(hours=2)))
     assert second.committer_date == datetime.fromtimestamp(1_700_000_500, timezone(-timedelta(hours=3, minutes=30)))
-    assert second.paths == ("odd\tname.txt", "src/m.py")     # -z: no quoting
-    assert h.events[2].commits[0].paths == ("a.txt", "b.txt")   # no rename detection: both sides
+    assert second.paths == ("odd\tname.txt", "src/m.py")  # -z: no quoting
+    assert h.events[2].commits[0].paths == ("a.txt", "b.txt")  # no rename detection: both sides
     merge = h.events[-1]
     assert merge.detail == "merge"
     assert [(c.subject, c.paths) for c in merge.commits] == [("merge topic", ("t.txt",)), ("t1", ("t.txt",))]
     d = event_to_dict(h.events[1])["commits"][0]
-    assert d == {"sha": second.sha, "subject": "second", "author": "Bob Author",
-                 "author_email": "bob@example.com", "author_date": "2020-09-13T14:26:40+02:00",
-                 "committer_date": "2023-11-14T18:51:40-03:30", "paths": ["odd\tname.txt", "src/m.py"]}
+    assert d == {
+        "sha": second.sha,
+        "subject": "second",
+        "author": "Bob Author",
+        "author_email": "bob@example.com",
+        "author_date": "2020-09-13T14:26:40+02:00",
+        "committer_date": "2023-11-14T18:51:40-03:30",
+        "paths": ["odd\tname.txt", "src/m.py"],
+    }
 
 
 def test_a_10000_commit_pull_is_described_with_one_git_call(bench, cloned, count_git_processes):
@@ -221,8 +253,14 @@ def test_a_10000_commit_pull_is_described_with_one_git_call(bench, cloned, count
         if i == 0:
             stream.append(f"from {base}\n".encode())
         stream.append(b"M 644 inline bulk.txt\ndata %d\n%s\n" % (len(body), body))
-    subprocess.run(["git", "fast-import", "--quiet"], input=b"".join(stream), cwd=up, env=bench.env,
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        input=b"".join(stream),
+        cwd=up,
+        env=bench.env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     bench.git("pull", "-q", "origin", "main", cwd=work)
 
     calls = count_git_processes()
@@ -240,6 +278,7 @@ def test_a_10000_commit_pull_is_described_with_one_git_call(bench, cloned, count
 
 # --------------------------------------------------------------------------- coverage
 
+
 def test_coverage_starts_at_the_clone(bench, cloned):
     _up, work = cloned
     h = read_history(work)
@@ -254,7 +293,7 @@ def test_coverage_after_expiry_is_reported(bench):
     bench.commit("c3")
     log = repo / ".git" / "logs" / "HEAD"
     lines = log.read_bytes().splitlines(keepends=True)
-    log.write_bytes(b"".join(lines[1:]))              # what gc's expiry leaves
+    log.write_bytes(b"".join(lines[1:]))  # what gc's expiry leaves
     h = read_history(repo)
     assert h.coverage.reason == "expired-or-deleted" and h.coverage.ts == h.events[0].ts
     (d,) = h.diagnostics
@@ -262,6 +301,7 @@ def test_coverage_after_expiry_is_reported(bench):
 
 
 # --------------------------------------------------------------------------- no reflog at all
+
 
 def test_deleted_logs_fall_back_to_approximate_times(bench):
     repo = bench.init()
@@ -285,7 +325,12 @@ def test_deleted_logs_fall_back_to_approximate_times(bench):
     assert subjects(ev.commits) == ["c2"]
     (fetch,) = h.context
     assert (fetch.kind, fetch.ref, fetch.new, fetch.ts, fetch.approximate) == (
-        "fetch", "FETCH_HEAD", c1, 1_700_150_000, True)
+        "fetch",
+        "FETCH_HEAD",
+        c1,
+        1_700_150_000,
+        True,
+    )
     (warning,) = h.diagnostics
     assert "APPROXIMATE" in warning.message and "ORIG_HEAD" in warning.message
     assert event_to_dict(ev)["approximate"] is True
@@ -310,6 +355,7 @@ def test_packed_branch_uses_packed_refs_time(bench):
 
 
 # --------------------------------------------------------------------------- reftable
+
 
 def _real_reftable_git() -> bool:
     v = git_version()

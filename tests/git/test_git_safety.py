@@ -50,8 +50,7 @@ def snapshot(root: Path) -> dict[str, tuple]:
 def make_signed_commit(bench, repo: Path) -> str:
     body = bench.git("cat-file", "commit", "HEAD", cwd=repo)
     header, _, message = body.partition("\n\n")
-    sig = ("gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEEfakefakefake\n"
-           " -----END PGP SIGNATURE-----")
+    sig = "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEEfakefakefake\n -----END PGP SIGNATURE-----"
     signed = f"{header}\n{sig}\n\n{message}\n"
     path = bench.root / "signed-commit.txt"
     path.write_text(signed)
@@ -77,7 +76,7 @@ def test_booby_trapped_repository_runs_nothing_and_changes_nothing(bench, tmp_pa
     bench.git("merge", "-q", "--no-ff", "-m", "merge feature", "feature")
     signed = make_signed_commit(bench, repo)
     bench.git("reset", "-q", "--soft", signed)
-    bench.git("replace", c1, bench.sha("feature"))          # a replace ref: must be ignored
+    bench.git("replace", c1, bench.sha("feature"))  # a replace ref: must be ignored
     # context logs: a remote-tracking ref and a stash entry
     bench.git("update-ref", "-m", "fetch origin: fast-forward", "refs/remotes/origin/main", signed)
     (repo / "a.txt").write_text("to stash\n")
@@ -92,25 +91,43 @@ def test_booby_trapped_repository_runs_nothing_and_changes_nothing(bench, tmp_pa
             (d / name).write_text(f'#!/bin/sh\necho "hook {name}" >> "{marker}"\nexit 0\n')
             (d / name).chmod(0o755)
     settings = {
-        "core.fsmonitor": str(mark), "core.hooksPath": str(hooks), "core.pager": str(mark),
-        "core.editor": str(mark), "sequence.editor": str(mark), "core.sshCommand": str(mark),
-        "core.askPass": str(mark), "core.alternateRefsCommand": str(mark),
-        "diff.external": str(mark), "diff.evil.textconv": str(mark),
-        "filter.evil.clean": str(mark), "filter.evil.smudge": str(mark),
-        "filter.evil.required": "true", "merge.evil.driver": str(mark),
-        "gpg.program": str(mark), "log.showSignature": "true", "credential.helper": f"!{mark}",
-        "uploadpack.packObjectsHook": str(mark), "alias.lg": f"!{mark}",
-        "remote.origin.uploadpack": str(mark), "remote.origin.url": "ext::" + str(mark),
-        "protocol.ext.allow": "always", "pager.log": str(mark), "core.commitGraph": "true",
-        "log.mailmap": "true", "mailmap.file": str(repo / ".mailmap"), "diff.renames": "copies",
-        "diff.orderFile": str(mark), "log.decorate": "full", "core.quotePath": "true",
+        "core.fsmonitor": str(mark),
+        "core.hooksPath": str(hooks),
+        "core.pager": str(mark),
+        "core.editor": str(mark),
+        "sequence.editor": str(mark),
+        "core.sshCommand": str(mark),
+        "core.askPass": str(mark),
+        "core.alternateRefsCommand": str(mark),
+        "diff.external": str(mark),
+        "diff.evil.textconv": str(mark),
+        "filter.evil.clean": str(mark),
+        "filter.evil.smudge": str(mark),
+        "filter.evil.required": "true",
+        "merge.evil.driver": str(mark),
+        "gpg.program": str(mark),
+        "log.showSignature": "true",
+        "credential.helper": f"!{mark}",
+        "uploadpack.packObjectsHook": str(mark),
+        "alias.lg": f"!{mark}",
+        "remote.origin.uploadpack": str(mark),
+        "remote.origin.url": "ext::" + str(mark),
+        "protocol.ext.allow": "always",
+        "pager.log": str(mark),
+        "core.commitGraph": "true",
+        "log.mailmap": "true",
+        "mailmap.file": str(repo / ".mailmap"),
+        "diff.renames": "copies",
+        "diff.orderFile": str(mark),
+        "log.decorate": "full",
+        "core.quotePath": "true",
     }
     for key, value in settings.items():
         bench.git("config", key, value, cwd=repo)
     (repo / ".git" / "info").mkdir(exist_ok=True)
     (repo / ".git" / "info" / "attributes").write_text("* filter=evil diff=evil merge=evil\n")
     bench.git("commit-graph", "write", "--reachable", cwd=repo)
-    (repo / "a.txt").write_text("stat-dirty\n")            # makes status want to refresh/clean
+    (repo / "a.txt").write_text("stat-dirty\n")  # makes status want to refresh/clean
     os.utime(repo / "a.txt", ns=(1, 1))
 
     # --- environment traps: inherited GIT_* variables and a hostile global config
@@ -140,21 +157,27 @@ def test_booby_trapped_repository_runs_nothing_and_changes_nothing(bench, tmp_pa
     assert not marker.exists(), marker.read_text()
     changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
     assert changed == set()
-    assert list(shadow_tmp.iterdir()) == []                  # the shadow repo was removed
+    assert list(shadow_tmp.iterdir()) == []  # the shadow repo was removed
 
     # it did real work: commits were listed through the shadow (git log with paths, authors
     # and dates: the signed commit's signature, mailmap, textconv... were never consulted),
     # replace refs ignored, context logs read
-    assert [e.kind for e in h.events] == ["commit", "checkout", "commit", "checkout", "commit",
-                                          "merge", "reset", "stash"]
+    assert [e.kind for e in h.events] == [
+        "commit",
+        "checkout",
+        "commit",
+        "checkout",
+        "commit",
+        "merge",
+        "reset",
+        "stash",
+    ]
     assert [c.subject for c in h.events[0].commits] == ["c1"]
-    assert [(c.subject, c.paths) for c in h.events[5].commits] == [
-        ("merge feature", ("b.txt",)), ("f1", ("b.txt",))]
+    assert [(c.subject, c.paths) for c in h.events[5].commits] == [("merge feature", ("b.txt",)), ("f1", ("b.txt",))]
     assert {c.author for e in h.events for c in e.commits} == {"Ann Tester"}
     assert all(c.author_date is not None for e in h.events for c in e.commits)
     assert [e.files_may_differ for e in h.events][-2:] == [True, True]
-    assert [(x.ref, x.kind) for x in h.context] == [("refs/remotes/origin/main", "fetch"),
-                                                    ("refs/stash", "stash")]
+    assert [(x.ref, x.kind) for x in h.context] == [("refs/remotes/origin/main", "fetch"), ("refs/stash", "stash")]
     assert h.head == signed
     assert h.diagnostics == []
 

@@ -27,8 +27,10 @@ def rev_list(bench, repo: Path, rng: str) -> list[str]:
 
 def range_ids(store: ObjectStore, pairs) -> dict:
     """``between_many`` with commit ids instead of ``CommitInfo``s."""
-    return {pair: r if isinstance(r, ObjectStoreError) else ([c.sha for c in r[0]], [c.sha for c in r[1]], r[2])
-            for pair, r in store.between_many(pairs).items()}
+    return {
+        pair: r if isinstance(r, ObjectStoreError) else ([c.sha for c in r[0]], [c.sha for c in r[1]], r[2])
+        for pair, r in store.between_many(pairs).items()
+    }
 
 
 def walks(calls: list[list[str]]) -> list[list[str]]:
@@ -39,24 +41,31 @@ def walks(calls: list[list[str]]) -> list[list[str]]:
 def fast_import(bench, repo: Path, commits: list[tuple[int, list[int], int, str]]) -> list[str]:
     """Commits ``(mark, parent marks, committer time, file)`` into ``repo`` (refs/heads/gen);
     returns the shas by mark order."""
-    shas = scenario.fast_import(repo, [FastCommit(mark, tuple(parents), when, path, ref="refs/heads/gen", message=f"g{mark}")
-                                       for mark, parents, when, path in commits], bench.env)
+    shas = scenario.fast_import(
+        repo,
+        [
+            FastCommit(mark, tuple(parents), when, path, ref="refs/heads/gen", message=f"g{mark}")
+            for mark, parents, when, path in commits
+        ],
+        bench.env,
+    )
     return [shas[mark] for mark, *_ in commits]
 
 
 # --------------------------------------------------------------------------- many moves
+
 
 def test_many_moves_take_a_constant_number_of_git_processes(bench, cloned, count_git_processes, monkeypatch):
     up, work = cloned
     for r in range(6):
         for i in range(3):
             bench.commit(f"u{r}.{i}", cwd=up, file="u.txt")
-        bench.git("pull", "-q", cwd=work)                                  # ff, or a merge
+        bench.git("pull", "-q", cwd=work)  # ff, or a merge
         bench.commit(f"m{r}.1", file="m.txt")
         bench.commit(f"m{r}.2", file="m.txt")
         bench.git("checkout", "-q", "-b", f"topic{r}", "HEAD~2")
         t = bench.commit(f"t{r}.1", file=f"t{r}.txt")
-        bench.commit(f"t{r}.2", file=f"t{r}.txt", at=bench.clock)        # the same second
+        bench.commit(f"t{r}.2", file=f"t{r}.txt", at=bench.clock)  # the same second
         bench.git("checkout", "-q", "main")
         bench.git("merge", "-q", "--no-ff", "-m", f"merge topic{r}", f"topic{r}")
         bench.git("reset", "-q", "--hard", "HEAD~1")
@@ -65,7 +74,7 @@ def test_many_moves_take_a_constant_number_of_git_processes(bench, cloned, count
         bench.git("checkout", "-q", t)
         bench.git("checkout", "-q", "main")
         bench.git("commit", "-q", "--amend", "-m", f"merge topic{r} (amended)")
-        bench.git("rebase", "-q", f"topic{r}~1")                           # linearise: picks, same second
+        bench.git("rebase", "-q", f"topic{r}~1")  # linearise: picks, same second
         bench.git("reset", "-q", "--hard", "ORIG_HEAD")
     bench.git("pull", "-q", "--rebase", cwd=work)
 
@@ -115,7 +124,7 @@ def test_random_graphs_give_git_s_sets_and_order(bench):
                 other = rng.choice(recent)
                 if other != parents[0]:
                     parents.append(other)
-        when += rng.choice((0, 0, 1, 60))                # many commits share their second
+        when += rng.choice((0, 0, 1, 60))  # many commits share their second
         commits.append((mark, parents, when, f"f{rng.randrange(20)}.txt"))
     shas = fast_import(bench, repo, commits)
     pairs = set()
@@ -149,8 +158,9 @@ def test_clock_skew_is_tolerated(bench):
         when += rng.choice((60, 60, 60, -300))
         commits.append((mark, parents, when, "f.txt"))
     shas = fast_import(bench, repo, commits)
-    graph = {line.split()[0]: line.split()[1:]
-             for line in bench.git("rev-list", "--parents", *shas, cwd=repo).splitlines()}
+    graph = {
+        line.split()[0]: line.split()[1:] for line in bench.git("rev-list", "--parents", *shas, cwd=repo).splitlines()
+    }
 
     def ancestors(sha: str) -> set[str]:
         seen: set[str] = set()
@@ -174,8 +184,8 @@ def test_clock_skew_is_tolerated(bench):
                     assert theirs == mine
                 else:
                     git_wrong += 1
-                    assert set(mine) < set(theirs)       # git's extra ones are common ancestors
-    assert git_wrong            # (this history does fool git: the test checks what it means to)
+                    assert set(mine) < set(theirs)  # git's extra ones are common ancestors
+    assert git_wrong  # (this history does fool git: the test checks what it means to)
 
 
 def test_the_walk_stays_near_the_moves_in_a_long_history(bench):
@@ -200,7 +210,7 @@ def test_a_missing_commit_inside_a_range_fails_only_the_moves_that_need_it(bench
     c = [bench.commit(f"c{i}") for i in range(1, 7)]
     obj = repo / ".git" / "objects" / c[2][:2] / c[2][2:]
     obj.chmod(0o644)
-    obj.unlink()                                  # c3 is gone: c1..c5 cannot be walked
+    obj.unlink()  # c3 is gone: c1..c5 cannot be walked
     with ObjectStore(repo / ".git") as store:
         res = store.between_many([(c[0], c[4]), (c[4], c[5])])
     assert isinstance(res[(c[0], c[4])], ObjectStoreError)
@@ -214,8 +224,11 @@ def test_a_missing_commit_elsewhere_fails_no_move(bench):
     needs it still gets its commits (its own walk, then)."""
     repo = bench.init()
     t = 1_700_000_000
-    commits = [FastCommit(1, (), t + 1, "f1", ref="refs/heads/main"), FastCommit(11, (1,), t + 2, "f11", ref="refs/heads/b"),
-               FastCommit(12, (11,), t + 3, "f12", ref="refs/heads/b")]
+    commits = [
+        FastCommit(1, (), t + 1, "f1", ref="refs/heads/main"),
+        FastCommit(11, (1,), t + 2, "f11", ref="refs/heads/b"),
+        FastCommit(12, (11,), t + 3, "f12", ref="refs/heads/b"),
+    ]
     commits += [FastCommit(m, (m - 1,), t + 2 + m, f"f{m}", ref="refs/heads/main") for m in range(2, 6)]
     s = scenario.fast_import(repo, commits, bench.env)
     lost = repo / ".git" / "objects" / s[3][:2] / s[3][2:]
@@ -252,8 +265,11 @@ def test_a_child_with_its_clock_behind_does_not_make_a_shared_commit_one_sided(b
     t = 1_700_000_000
     commits = [FastCommit(1, (), t + 1000, "r", message="R"), FastCommit(2, (1,), t + 100, "c", message="C")]
     commits += [FastCommit(10 + i, (9 + i,) if i else (), t + 800 - i, "d", message=f"D{i}") for i in range(40)]
-    commits += [FastCommit(3, (2, 49), t + 900, "z", message="Z"), FastCommit(4, (3,), t + 2000, "o", message="O"),
-                FastCommit(5, (1, 3), t + 2001, "n", message="N")]
+    commits += [
+        FastCommit(3, (2, 49), t + 900, "z", message="Z"),
+        FastCommit(4, (3,), t + 2000, "o", message="O"),
+        FastCommit(5, (1, 3), t + 2001, "n", message="N"),
+    ]
     s = scenario.fast_import(repo, commits, bench.env)
     old, new = s[4], s[5]
     with ObjectStore(repo / ".git") as store:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+
 @pytest.fixture(autouse=True)
 def fast_path_for_every_size(monkeypatch):
     """The parser tests run on the fast path (parsers.sglang_fast), whatever the file's size;

@@ -57,8 +57,14 @@ def test_sglang_server(tmp_path: Path) -> None:
     assert [s["accept_len"] for s in run["samples"]["decode"]] == [2.84, 2.90, 2.79, 2.81]
     assert run["samples"]["decode"][0]["time"] == "2026-05-10T12:10:00.250+00:00"
     assert run["metrics"]["decode_throughput"]["median"] == pytest.approx(2500.525)
-    assert run["metrics"]["accept_len"] == {"unit": "tokens", "n": 4, "median": pytest.approx(2.825),
-                                            "mean": pytest.approx(2.835), "min": 2.79, "max": 2.90}
+    assert run["metrics"]["accept_len"] == {
+        "unit": "tokens",
+        "n": 4,
+        "median": pytest.approx(2.825),
+        "mean": pytest.approx(2.835),
+        "min": 2.79,
+        "max": 2.90,
+    }
 
 
 def test_sglang_time_only_log_is_dated_from_its_mtime(tmp_path: Path) -> None:
@@ -73,7 +79,9 @@ def test_vllm_server(tmp_path: Path) -> None:
     document = build(str(place(tmp_path, "vllm/vllm-0.8.5-v1-spec-decode.log")))
     run = only_run(document, "vllm-server")
     assert run["start"] == "2025-05-06T11:59:10+00:00" and run["start_local"] == "05-06 11:59:10"
-    assert run["config"]["vllm_version"] == "0.8.5" and run["config"]["model_path"] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert (
+        run["config"]["vllm_version"] == "0.8.5" and run["config"]["model_path"] == "meta-llama/Llama-3.1-8B-Instruct"
+    )
     decode = run["samples"]["decode"]
     assert [s["gen_throughput"] for s in decode if "gen_throughput" in s] == [456.8, 489.1]
     assert [s["accept_len"] for s in decode if "accept_len" in s] == [2.86, 2.76]
@@ -88,12 +96,20 @@ def test_bench_serving(tmp_path: Path) -> None:
     document = build(str(place(tmp_path, "bench/bench-serving-sglang-0.5-appended.log")))
     first, second = document["runs"]
     assert (first["kind"], second["kind"]) == ("bench-serving", "bench-serving")
-    assert first["metrics"]["output_throughput"] == {"unit": "tok/s", "n": 1, "median": 836.19, "mean": 836.19,
-                                                     "min": 836.19, "max": 836.19}
+    assert first["metrics"]["output_throughput"] == {
+        "unit": "tok/s",
+        "n": 1,
+        "median": 836.19,
+        "mean": 836.19,
+        "min": 836.19,
+        "max": 836.19,
+    }
     assert second["metrics"]["output_throughput"]["median"] == 1462.44
     assert first["metrics"]["ttft_median"]["unit"] == "ms" and first["metrics"]["ttft_median"]["median"] == 110.0
     assert first["metrics"]["accept_length"]["median"] == 3.12
-    assert second["metrics"]["tpot_p99"]["median"] == 25.44 and second["metrics"]["e2e_latency_p99"]["median"] == 7020.66
+    assert (
+        second["metrics"]["tpot_p99"]["median"] == 25.44 and second["metrics"]["e2e_latency_p99"]["median"] == 7020.66
+    )
     assert first["config"]["request_rate"] == "inf" and first["config"]["max_concurrency"] == 16
     assert first["start"] is None and first["attribution"] == "no-repo" and first["steady"]["source"] == "bench-client"
     (row,) = first["samples"]["result"]
@@ -137,17 +153,28 @@ def test_docker_stamps_are_in_line_times(tmp_path: Path) -> None:
 
 def test_a_mix_of_every_kind_in_one_call(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
-    names = ["sglang/sglang-0.4.5-eagle-trailing.log", "vllm/vllm-0.11-dp-engines.log",
-             "bench/bench-serving-sglang-0.4.1.log", "bench/bench-one-batch-0.3-bench-latency.log",
-             "bench/bench-one-batch-server-0.5.log", "bench/bench-offline-throughput.log"]
+    names = [
+        "sglang/sglang-0.4.5-eagle-trailing.log",
+        "vllm/vllm-0.11-dp-engines.log",
+        "bench/bench-serving-sglang-0.4.1.log",
+        "bench/bench-one-batch-0.3-bench-latency.log",
+        "bench/bench-one-batch-server-0.5.log",
+        "bench/bench-offline-throughput.log",
+    ]
     for name in names:
         place(tmp_path, name, logs)
     rotated = logs / "server.log.1"  # a rotated log is found in a folder too
     shutil.copyfile(FIXTURES / "wrappers/wrappers-ray-actor.log", rotated)
     document = build(str(logs))
     kinds = sorted({r["kind"] for r in document["runs"]})
-    assert kinds == ["bench-offline-throughput", "bench-one-batch", "bench-one-batch-server", "bench-serving",
-                     "sglang-server", "vllm-server"]
+    assert kinds == [
+        "bench-offline-throughput",
+        "bench-one-batch",
+        "bench-one-batch-server",
+        "bench-serving",
+        "sglang-server",
+        "vllm-server",
+    ]
     assert any(r["source"].endswith("server.log.1") for r in document["runs"])
 
 

@@ -31,10 +31,17 @@ def write(tmp_path: Path, text: str | bytes, name: str = "x.log", mtime: datetim
 
 
 def test_strip_outer_takes_every_wrapper_off() -> None:
-    outer = strip_outer("2025-10-31T03:45:20.123456789+02:00  7: (SGLangEngine pid=9, ip=10.0.0.1) text [repeated 4x across cluster]")
+    outer = strip_outer(
+        "2025-10-31T03:45:20.123456789+02:00  7: (SGLangEngine pid=9, ip=10.0.0.1) text [repeated 4x across cluster]"
+    )
     assert outer.time == datetime(2025, 10, 31, 3, 45, 20, 123456, tzinfo=timezone(timedelta(hours=2)))
     assert (outer.time_text, outer.task, outer.actor, outer.pid, outer.text) == (
-        "2025-10-31T03:45:20.123456789+02:00", 7, "SGLangEngine", 9, "text")
+        "2025-10-31T03:45:20.123456789+02:00",
+        7,
+        "SGLangEngine",
+        9,
+        "text",
+    )
     assert strip_outer("plain text").text == "plain text" and strip_outer("").text == ""
 
 
@@ -43,7 +50,10 @@ def test_strip_outer_takes_every_wrapper_off() -> None:
     [
         ("2026-06-07 10:59:31,659 [INFO] msg", "[2026-06-07 10:59:31.659] msg"),
         ("2026-06-07 10:59:31,659 INFO msg", "[2026-06-07 10:59:31.659] msg"),
-        ("2026-06-07 10:59:31,659 - a.b.c - WARNING - msg - with dashes", "[2026-06-07 10:59:31.659] msg - with dashes"),
+        (
+            "2026-06-07 10:59:31,659 - a.b.c - WARNING - msg - with dashes",
+            "[2026-06-07 10:59:31.659] msg - with dashes",
+        ),
         ("[2026-06-07 10:59:31,659] [INFO] [DP0 TP1] msg", "[2026-06-07 10:59:31.659 DP0 TP1] msg"),
         ("2026-06-07 10:59:31 INFO scheduler.py:12: msg", "[2026-06-07 10:59:31] msg"),
         ("[2026-06-07 10:59:31] msg", None),  # SGLang's own header
@@ -61,7 +71,9 @@ def test_split_records_keeps_wrappers_with_their_record() -> None:
     assert split_records(one) == [one]
     glued = DECODE.format(s=1, g="1.00") + DECODE.format(s=2, g="2.00")
     assert split_records(glued) == [DECODE.format(s=1, g="1.00"), DECODE.format(s=2, g="2.00")]
-    assert split_records("garbage [2025-13-45 99:99:99 TP0] Decode batch, x: 1") == ["garbage [2025-13-45 99:99:99 TP0] Decode batch, x: 1"]
+    assert split_records("garbage [2025-13-45 99:99:99 TP0] Decode batch, x: 1") == [
+        "garbage [2025-13-45 99:99:99 TP0] Decode batch, x: 1"
+    ]
     assert normalize("  3: [2026-01-01 10:00:00 TP3] x [repeated 2x across cluster]") == ["[2026-01-01 10:00:00 TP3] x"]
 
 
@@ -81,21 +93,38 @@ def test_last_day_and_last_year_from_the_mtime() -> None:
 
 def test_time_only_log_without_mtime_keeps_times_empty() -> None:
     parser = parsers.SGLangLogParser("t.log", keep_samples=True)
-    parser.feed_all(enumerate(["[23:59:59 TP0] Decode batch. gen throughput (token/s): 1.00", "[00:00:01 TP0] Decode batch. gen throughput (token/s): 2.00"], 1))
+    parser.feed_all(
+        enumerate(
+            [
+                "[23:59:59 TP0] Decode batch. gen throughput (token/s): 1.00",
+                "[00:00:01 TP0] Decode batch. gen throughput (token/s): 2.00",
+            ],
+            1,
+        )
+    )
     runs, diags = parser.finish()
     assert runs[0].start is None and [s["time"] for s in runs[0].samples["decode"]] == [None, None]
     assert "times left empty" in diags[0].message
 
 
 def test_interleaved_ranks_a_second_apart_are_not_a_new_day(tmp_path: Path) -> None:
-    lines = ["[10:00:02 TP0] Decode batch. gen throughput (token/s): 1.00", "[10:00:01 TP1] Decode batch. gen throughput (token/s): 2.00"]
+    lines = [
+        "[10:00:02 TP0] Decode batch. gen throughput (token/s): 1.00",
+        "[10:00:01 TP1] Decode batch. gen throughput (token/s): 2.00",
+    ]
     parsed = parse_file(write(tmp_path, "\n".join(lines) + "\n", mtime=datetime(2026, 3, 3, 11, 0)), keep_samples=True)
-    assert [s["time"] for s in parsed.runs[0].samples["decode"]] == [datetime(2026, 3, 3, 10, 0, 2), datetime(2026, 3, 3, 10, 0, 1)]
+    assert [s["time"] for s in parsed.runs[0].samples["decode"]] == [
+        datetime(2026, 3, 3, 10, 0, 2),
+        datetime(2026, 3, 3, 10, 0, 1),
+    ]
 
 
 def test_vllm_log_without_mtime_or_dated_line_keeps_times_empty() -> None:
     parser = parsers.VLLMLogParser("v.log")
-    parser.feed(1, "INFO 05-06 12:00:00 [loggers.py:1] Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s")
+    parser.feed(
+        1,
+        "INFO 05-06 12:00:00 [loggers.py:1] Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s",
+    )
     runs, diags = parser.finish()
     assert runs[0].start is None and runs[0].start_text == "05-06 12:00:00"
     assert "times left empty" in diags[0].message
@@ -108,8 +137,13 @@ def test_families_interleaved_across_many_blocks(tmp_path: Path) -> None:
     """A bench block and a vLLM run far into a long SGLang log: found, whatever the block borders."""
     lines = ["[2026-01-01 10:00:00] server_args=ServerArgs(model_path='m')"]
     lines += [DECODE.format(s=i % 60, g=f"{100 + i}.00") for i in range(3000)]
-    lines += ["benchmark_args=Namespace(backend='sglang', num_prompts=8)", "============ Serving Benchmark Result ============"]
-    lines += ["{:<40} {:<10}".format("Output token throughput (tok/s):", "123.45")] + [DECODE.format(s=1, g="1.00")] * 2500
+    lines += [
+        "benchmark_args=Namespace(backend='sglang', num_prompts=8)",
+        "============ Serving Benchmark Result ============",
+    ]
+    lines += ["{:<40} {:<10}".format("Output token throughput (tok/s):", "123.45")] + [
+        DECODE.format(s=1, g="1.00")
+    ] * 2500
     lines += ["{:<40} {:<10}".format("Median TTFT (ms):", "9.87"), "=" * 50]
     parsed = parse_file(write(tmp_path, "\n".join(lines) + "\n"))
     kinds = [r.kind for r in parsed.runs]
@@ -122,9 +156,15 @@ def test_families_interleaved_across_many_blocks(tmp_path: Path) -> None:
 
 
 def test_bench_anchor_carries_across_blocks(tmp_path: Path) -> None:
-    lines = [DECODE.format(s=7, g="5.00")] + ["noise"] * 5000 + [
-        "============ Serving Benchmark Result ============",
-        "{:<40} {:<10}".format("Output token throughput (tok/s):", "10.00"), "=" * 50]
+    lines = (
+        [DECODE.format(s=7, g="5.00")]
+        + ["noise"] * 5000
+        + [
+            "============ Serving Benchmark Result ============",
+            "{:<40} {:<10}".format("Output token throughput (tok/s):", "10.00"),
+            "=" * 50,
+        ]
+    )
     parsed = parse_file(write(tmp_path, "\n".join(lines) + "\n"))
     bench = [r for r in parsed.runs if r.kind == "bench-serving"][0]
     assert bench.start == datetime(2026, 1, 1, 10, 0, 7) and bench.start_text == "2026-01-01 10:00:07"
@@ -179,6 +219,7 @@ def test_the_truncated_archive_fixture(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- zstd
+
 
 # A zstd frame with one raw (stored) block: magic, frame header (single segment, 1-byte content
 # size), block header (last block, raw, size), the bytes. Valid zstd, written without a library.

@@ -18,9 +18,7 @@ from timeline.scenario import Launch, sglang_launch_lines
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sglang"
 LOGS = sorted(FIXTURES.glob("*.log"))
-REAL_LINES = sorted(
-    {line for log in LOGS for line in log.read_bytes().decode("utf-8", "replace").splitlines()}
-)
+REAL_LINES = sorted({line for log in LOGS for line in log.read_bytes().decode("utf-8", "replace").splitlines()})
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -112,7 +110,11 @@ def mangled_log(draw) -> bytes:
         elif op == "cut":
             line = line[:i]
         elif op == "insert":
-            line = line[:i] + draw(st.sampled_from([",", ", x: ", "\r", "\x1b[0m", "e", ".", "-", " ", "\u00e9", "nccl==2.1"])) + line[i:]
+            line = (
+                line[:i]
+                + draw(st.sampled_from([",", ", x: ", "\r", "\x1b[0m", "e", ".", "-", " ", "\u00e9", "nccl==2.1"]))
+                + line[i:]
+            )
         lines.append(line)
     eol = draw(st.sampled_from(["\n", "\r\n"]))
     return (eol.join(lines) + draw(st.sampled_from(["", eol]))).encode("utf-8", "surrogatepass")
@@ -130,7 +132,8 @@ def test_generated_logs_give_the_same_result(data: bytes, samples: bool) -> None
 
 plain_decimals = st.builds(
     lambda digits, point: digits[:point] + "." + digits[point:] if point is not None else digits,
-    st.text("0123456789", min_size=1, max_size=8), st.none() | st.integers(0, 8),
+    st.text("0123456789", min_size=1, max_size=8),
+    st.none() | st.integers(0, 8),
 ).filter(lambda text: len(text) <= sglang_fast.WORD)
 
 
@@ -180,21 +183,35 @@ def test_samples_read_a_column_at_a_time_are_the_lines_own(tmp_path: Path, monke
     to 6 fraction digits and impossible ones, forward counters, a key that is an int in some lines
     and a float in others, percentages, ranks, across small blocks, come out as line by line."""
     monkeypatch.setattr(framing, "BLOCK_BYTES", 1500)
-    stamps = ["2026-01-01 08:00:00", "2026-01-01 08:00:01.5", "2026-01-01 08:00:02.123456", "2026-01-01 08:00:03.12",
-              "2026-13-01 08:00:04", "2025-02-29 08:00:05", "2026-01-01 24:00:06", "2026-01-01 23:59:60",
-              "0000-01-01 08:00:07", "2024-02-29 08:00:08.000", "9999-12-31 23:59:59.999999"]
+    stamps = [
+        "2026-01-01 08:00:00",
+        "2026-01-01 08:00:01.5",
+        "2026-01-01 08:00:02.123456",
+        "2026-01-01 08:00:03.12",
+        "2026-13-01 08:00:04",
+        "2025-02-29 08:00:05",
+        "2026-01-01 24:00:06",
+        "2026-01-01 23:59:60",
+        "0000-01-01 08:00:07",
+        "2024-02-29 08:00:08.000",
+        "9999-12-31 23:59:59.999999",
+    ]
     usages = ["0.15", "0", "0.05", "1", "12%", "-0.5", "0.1e2"]
     lines = ["[2026-01-01 07:59:59 TP0] server_args=ServerArgs(model_path='m')"]
     for i in range(300):
         stamp, usage = stamps[i % len(stamps)], usages[i % len(usages)]
         forward = f" [{i * 7}]" if i % 3 == 0 else ""
         rank = ["TP0", "DP1 TP3", "PP0 ATTN_CP1 TP12"][i % 3]
-        lines.append(f"[{stamp} {rank}] Decode batch{forward}, #running-req: {i % 9}, #token: {i * 977}, "
-                     f"token usage: {usage}, cuda graph: {i % 2 == 0}, gen throughput (token/s): {i}.{i % 10}, "
-                     f"#queue-req: {i % 4}")
+        lines.append(
+            f"[{stamp} {rank}] Decode batch{forward}, #running-req: {i % 9}, #token: {i * 977}, "
+            f"token usage: {usage}, cuda graph: {i % 2 == 0}, gen throughput (token/s): {i}.{i % 10}, "
+            f"#queue-req: {i % 4}"
+        )
         if i % 5 == 0:
-            lines.append(f"[{stamp} {rank}] Prefill batch, #new-seq: {i % 3}, #new-token: {i * 13}, "
-                         f"#cached-token: 0, token usage: {usage}, #running-req: 1, #queue-req: 0")
+            lines.append(
+                f"[{stamp} {rank}] Prefill batch, #new-seq: {i % 3}, #new-token: {i * 13}, "
+                f"#cached-token: 0, token usage: {usage}, #running-req: 1, #queue-req: 0"
+            )
     path = tmp_path / "columns.log"
     path.write_text("\n".join(lines) + "\n")
     fast, slow = both(path, monkeypatch, samples=True)
@@ -215,8 +232,11 @@ def test_zeroed_blocks_are_translated_blocks(piece: bytes, tail: bytes) -> None:
 def test_keys_with_digits_are_read_from_each_line(tmp_path: Path, monkeypatch) -> None:
     """``p50 itl`` and ``p99 itl`` have one shape (digits zeroed): each line keeps its own key."""
     lines = ["[2026-01-01 08:00:00 TP0] server_args=ServerArgs(model_path='m')"]
-    lines += [f"[2026-01-01 08:00:0{i + 1} TP0] Decode batch, #running-req: 1, {key} itl (ms): 4.{i}, "
-              f"gen throughput (token/s): 1{i}.00" for i, key in enumerate(["p50", "p99", "p90"])]
+    lines += [
+        f"[2026-01-01 08:00:0{i + 1} TP0] Decode batch, #running-req: 1, {key} itl (ms): 4.{i}, "
+        f"gen throughput (token/s): 1{i}.00"
+        for i, key in enumerate(["p50", "p99", "p90"])
+    ]
     path = tmp_path / "keys.log"
     path.write_text("\n".join(lines) + "\n")
     fast, slow = both(path, monkeypatch, samples=True)
@@ -250,9 +270,11 @@ def test_samples_of_short_and_long_runs_of_stats_lines(tmp_path: Path, monkeypat
         for _ in range(run):
             second += 1
             stamp = f"2026-01-01 {8 + second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
-            lines.append(f"[{stamp} TP0] Decode batch, #running-req: {rng.randint(1, 99)}, #token: {rng.randint(1, 9999)}, "
-                         f"token usage: 0.{rng.randint(10, 99)}, gen throughput (token/s): {rng.randint(10, 999)}.{rng.randint(0, 9)}, "
-                         f"#queue-req: 0")
+            lines.append(
+                f"[{stamp} TP0] Decode batch, #running-req: {rng.randint(1, 99)}, #token: {rng.randint(1, 9999)}, "
+                f"token usage: 0.{rng.randint(10, 99)}, gen throughput (token/s): {rng.randint(10, 999)}.{rng.randint(0, 9)}, "
+                f"#queue-req: 0"
+            )
         lines.append(f'[{stamp}] INFO:     127.0.0.1:{rng.randint(30000, 60000)} - "POST /generate HTTP/1.1" 200 OK')
         if run == 200:
             lines.append(f"[{stamp}] server_args=ServerArgs(model_path='m2', tp_size=2)")
@@ -271,8 +293,13 @@ def test_the_first_log_a_process_reads_on_the_fast_path(monkeypatch) -> None:
 
 # Files with lines the wrapper normaliser must split or strip (a Ray prefix after ANSI codes, a
 # record pasted after garbage, CRLF-pasted docker lines): read the generic way as a whole, by design.
-WRAPPED = {"sglang-noise.log", "wrappers-docker-logs-t.log", "wrappers-pasted-crlf.log", "wrappers-ray-actor.log",
-           "wrappers-srun-l-padded.log"}
+WRAPPED = {
+    "sglang-noise.log",
+    "wrappers-docker-logs-t.log",
+    "wrappers-pasted-crlf.log",
+    "wrappers-ray-actor.log",
+    "wrappers-srun-l-padded.log",
+}
 SGLANG_LOGS = LOGS + sorted((FIXTURES.parent / "wrappers").glob("*.log"))
 
 

@@ -32,7 +32,12 @@ def test_crlf_endings_lose_their_cr(write_log) -> None:
 def test_carriage_returns_split_progress_updates(write_log) -> None:
     path = write_log("bar 10%\rbar 50%\rbar 100%\r\n" + "x\r\r\n" + "\r\r\n" + "tail\r" + DECODE + "\n")
     assert lines_of(path) == [
-        (1, "bar 10%"), (1, "bar 50%"), (1, "bar 100%"), (2, "x"), (4, "tail"), (4, DECODE),
+        (1, "bar 10%"),
+        (1, "bar 50%"),
+        (1, "bar 100%"),
+        (2, "x"),
+        (4, "tail"),
+        (4, DECODE),
     ]
 
 
@@ -63,7 +68,12 @@ def test_block_boundaries_split_lines_and_characters(write_log, monkeypatch) -> 
     monkeypatch.setattr(framing, "BLOCK_BYTES", 5)
     text = "\u00e9t\u00e9 \u2588\u2588\nsecond line\r\nthird\rpart\n" + "x" * 23 + "\nend"
     assert lines_of(write_log(text)) == [
-        (1, "\u00e9t\u00e9 \u2588\u2588"), (2, "second line"), (3, "third"), (3, "part"), (4, "x" * 23), (5, "end"),
+        (1, "\u00e9t\u00e9 \u2588\u2588"),
+        (2, "second line"),
+        (3, "third"),
+        (3, "part"),
+        (4, "x" * 23),
+        (5, "end"),
     ]
 
 
@@ -176,7 +186,9 @@ def test_directory_missing_and_unreadable_files(tmp_path: Path, monkeypatch) -> 
 def test_empty_file(write_log) -> None:
     parsed = parse_file(write_log(b""))
     assert parsed.runs == []
-    assert [d.message for d in parsed.diagnostics] == ["no SGLang or vLLM server log lines and no benchmark results found"]
+    assert [d.message for d in parsed.diagnostics] == [
+        "no SGLang or vLLM server log lines and no benchmark results found"
+    ]
 
 
 def test_source_defaults_to_str_of_path(write_log) -> None:

@@ -50,10 +50,16 @@ def _same(actual: Any, expected: Any) -> bool:
     if expected == "inf" and isinstance(actual, float):
         return math.isinf(actual) and actual > 0
     if isinstance(expected, float) or isinstance(actual, float):
-        return isinstance(actual, (int, float)) and not isinstance(actual, bool) and math.isclose(actual, expected, rel_tol=1e-9)
+        return (
+            isinstance(actual, (int, float))
+            and not isinstance(actual, bool)
+            and math.isclose(actual, expected, rel_tol=1e-9)
+        )
     if isinstance(expected, list):
-        return isinstance(actual, (list, tuple)) and len(actual) == len(expected) and all(
-            _same(a, e) for a, e in zip(actual, expected)
+        return (
+            isinstance(actual, (list, tuple))
+            and len(actual) == len(expected)
+            and all(_same(a, e) for a, e in zip(actual, expected))
         )
     return type(actual) is type(expected) and actual == expected
 
@@ -159,8 +165,15 @@ def test_golden(log: Path, samples: bool, fast: bool, tmp_path: Path, monkeypatc
 
 
 @pytest.mark.parametrize("opener,suffix", [(gzip.open, ".gz"), (bz2.open, ".bz2"), (lzma.open, ".xz")])
-@pytest.mark.parametrize("name", ["sglang/sglang-noise.log", "sglang/sglang-appended-two-launches.log",
-                                  "vllm/vllm-0.5.5-v0-new-year.log", "bench/bench-serving-in-server-log.log"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sglang/sglang-noise.log",
+        "sglang/sglang-appended-two-launches.log",
+        "vllm/vllm-0.5.5-v0-new-year.log",
+        "bench/bench-serving-in-server-log.log",
+    ],
+)
 def test_compressed_fixture_gives_the_same_result(tmp_path: Path, opener: Any, suffix: str, name: str) -> None:
     log = ROOT / name
     want = _expected(log)

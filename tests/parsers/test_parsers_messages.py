@@ -44,12 +44,14 @@ def both_paths(path: Path, samples: bool = False):
 
 
 def test_fixture_messages_are_the_startup_lines_once_each() -> None:
-    run, = parse_file(FIXTURES / "sglang" / "sglang-0.4-tp2.log").runs
+    (run,) = parse_file(FIXTURES / "sglang" / "sglang-0.4-tp2.log").runs
     # TP0 and TP1 print it with their own numbers: one message.
     assert run.messages.count("Load weight begin. avail mem=0.0 GB") == 1
-    assert run.messages[:3] == ["Using default HuggingFace chat template with detected content format: string",
-                                "Attention backend not set. Use flashinfer backend by default.",
-                                "Init torch distributed begin."]
+    assert run.messages[:3] == [
+        "Using default HuggingFace chat template with detected content format: string",
+        "Attention backend not set. Use flashinfer backend by default.",
+        "Init torch distributed begin.",
+    ]
     assert "INFO: Uvicorn running on http://0.0.0.0:0 (Press CTRL+C to quit)" in run.messages
     assert not [m for m in run.messages if "batch," in m or "server_args" in m or "HTTP/1" in m]
     # Lines without a header ([Gloo], NCCL's own, progress bars) are not the run's messages.
@@ -59,9 +61,12 @@ def test_fixture_messages_are_the_startup_lines_once_each() -> None:
 def test_each_run_has_its_own_messages() -> None:
     first, second = parse_file(FIXTURES / "sglang" / "sglang-appended-two-launches.log").runs
     assert "Load weight begin. avail mem=0.0 GB" in first.messages
-    assert second.messages == ["Init torch distributed begin.", "sglang is using nccl==0.0.0",
-                               "INFO: Uvicorn running on http://0.0.0.0:0 (Press CTRL+C to quit)",
-                               "The server is fired up and ready to roll!"]
+    assert second.messages == [
+        "Init torch distributed begin.",
+        "sglang is using nccl==0.0.0",
+        "INFO: Uvicorn running on http://0.0.0.0:0 (Press CTRL+C to quit)",
+        "The server is fired up and ready to roll!",
+    ]
 
 
 def test_vllm_messages_leave_out_stats_and_configuration_with_or_without_samples() -> None:
@@ -80,7 +85,7 @@ def test_vllm_messages_leave_out_stats_and_configuration_with_or_without_samples
     for samples in (False, True):
         parser = VLLMLogParser("x.log", keep_samples=samples)
         parser.feed_all(enumerate(lines, 1))
-        run, = parser.finish()[0]
+        (run,) = parser.finish()[0]
         assert run.messages == ["vLLM API server version 0.0.0", "Model loading took 0.0 GiB and 0.0 seconds"]
 
 
@@ -93,14 +98,15 @@ def test_at_most_max_messages_a_run_on_both_paths(tmp_path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
     fast, slow = both_paths(path)
     assert [vars(r) for r in fast.runs] == [vars(r) for r in slow.runs]
-    run, = fast.runs
+    (run,) = fast.runs
     assert len(run.messages) == MAX_MESSAGES and len(set(run.messages)) == MAX_MESSAGES
     assert run.messages[0] == "startup step aa done in 0.0 s"  # the first ones are kept
 
 
 # Pieces of up to thousands of characters: digit and blank runs across the prefix message_key reads.
-_long_text = st.lists(st.sampled_from(["ab", "1", "9", " ", "\t", ".", "é", "٣", "x" * 60, " " * 90, "7" * 130]),
-                      max_size=120).map("".join)
+_long_text = st.lists(
+    st.sampled_from(["ab", "1", "9", " ", "\t", ".", "é", "٣", "x" * 60, " " * 90, "7" * 130]), max_size=120
+).map("".join)
 
 
 @SETTINGS

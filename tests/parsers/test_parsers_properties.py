@@ -17,8 +17,14 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REAL_LINES = sorted(
     {line for log in FIXTURES.glob("*/*.log") for line in log.read_bytes().decode("utf-8", "replace").splitlines()}
 )
-KINDS = {"sglang-server", "vllm-server", "bench-serving", "bench-offline-throughput", "bench-one-batch",
-         "bench-one-batch-server"}
+KINDS = {
+    "sglang-server",
+    "vllm-server",
+    "bench-serving",
+    "bench-offline-throughput",
+    "bench-one-batch",
+    "bench-one-batch-server",
+}
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(SETTINGS, max_examples=60)  # the generators of these are the costly part
 
@@ -45,11 +51,25 @@ def check_invariants(parsed) -> None:
 
 # --------------------------------------------------------------------------- never raise
 
-PREFIXES = [b"", b"\x1f\x8b", b"\x1f\x8b\x08\x00", b"BZh9", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"\xef\xbb\xbf",
-            b"\xff\xfe", b"[2026-01-01 10:00:00 TP0] Decode batch, ", b"[2026-01-01 10:00:00] server_args=ServerArgs(",
-            b"INFO 12-31 23:59:59 [loggers.py:1] Engine 000: Avg prompt throughput: ",
-            b"============ Serving Benchmark Result ============\n", b"Prefill. latency: ", b"batch size: 1\n",
-            b"2026-02-01T10:00:00Z ", b" 3: ", b"2026-06-07 10:59:31,659 [INFO] "]
+PREFIXES = [
+    b"",
+    b"\x1f\x8b",
+    b"\x1f\x8b\x08\x00",
+    b"BZh9",
+    b"\xfd7zXZ\x00",
+    b"\x28\xb5\x2f\xfd",
+    b"\xef\xbb\xbf",
+    b"\xff\xfe",
+    b"[2026-01-01 10:00:00 TP0] Decode batch, ",
+    b"[2026-01-01 10:00:00] server_args=ServerArgs(",
+    b"INFO 12-31 23:59:59 [loggers.py:1] Engine 000: Avg prompt throughput: ",
+    b"============ Serving Benchmark Result ============\n",
+    b"Prefill. latency: ",
+    b"batch size: 1\n",
+    b"2026-02-01T10:00:00Z ",
+    b" 3: ",
+    b"2026-06-07 10:59:31,659 [INFO] ",
+]
 
 
 @SETTINGS
@@ -59,15 +79,44 @@ def test_random_bytes_never_raise(prefix: bytes, data: bytes, keep: bool) -> Non
 
 
 LOGGY = st.lists(
-    st.sampled_from(list("[]()0123456789-:., #%=TPDEAxyz'\"\r\n\x1b<>{}_") + [
-        "Decode batch", "Prefill batch", "gen throughput (token/s): ", "accept len: ", "server_args=",
-        "ServerArgs(", "nccl==", "NCCL version ", "+cuda", "2026-01-01 ", "12:00:00", "[2026-01-01 12:00:00 TP0] ",
-        "INFO 01-01 00:00:00 [a.py:1] ", "Avg generation throughput: ", "SpecDecoding metrics: ", "Mean acceptance length: ",
-        "============ Serving Benchmark Result ============", "=" * 50, "Output token throughput (tok/s): ",
-        "Median TTFT (ms): ", "benchmark_args=Namespace(", "Prefill. latency: ", "Decode.  median latency: ",
-        "Total. latency: ", "Warmup ...", "Benchmark ...", "batch size: ", "latency: ", "2026-01-01T00:00:00Z ",
-        "(Actor pid=1) ", " 12: ", "2026-06-07 10:59:31,659 [INFO] ", " [repeated 2x across cluster]",
-    ]),
+    st.sampled_from(
+        list("[]()0123456789-:., #%=TPDEAxyz'\"\r\n\x1b<>{}_")
+        + [
+            "Decode batch",
+            "Prefill batch",
+            "gen throughput (token/s): ",
+            "accept len: ",
+            "server_args=",
+            "ServerArgs(",
+            "nccl==",
+            "NCCL version ",
+            "+cuda",
+            "2026-01-01 ",
+            "12:00:00",
+            "[2026-01-01 12:00:00 TP0] ",
+            "INFO 01-01 00:00:00 [a.py:1] ",
+            "Avg generation throughput: ",
+            "SpecDecoding metrics: ",
+            "Mean acceptance length: ",
+            "============ Serving Benchmark Result ============",
+            "=" * 50,
+            "Output token throughput (tok/s): ",
+            "Median TTFT (ms): ",
+            "benchmark_args=Namespace(",
+            "Prefill. latency: ",
+            "Decode.  median latency: ",
+            "Total. latency: ",
+            "Warmup ...",
+            "Benchmark ...",
+            "batch size: ",
+            "latency: ",
+            "2026-01-01T00:00:00Z ",
+            "(Actor pid=1) ",
+            " 12: ",
+            "2026-06-07 10:59:31,659 [INFO] ",
+            " [repeated 2x across cluster]",
+        ]
+    ),
     max_size=120,
 ).map("".join)
 
@@ -85,10 +134,16 @@ def mangled_line(draw) -> str:
         op = draw(st.sampled_from(["cut", "delete", "insert", "duplicate", "replace"]))
         i = draw(st.integers(0, len(line)))
         j = draw(st.integers(i, len(line)))
-        junk = "".join(draw(st.lists(
-            st.sampled_from(list(",:.[]()'\" =%#\r\x1b0123456789\ufffd") + [", x: ", "server_args=", "Decode batch, "]),
-            max_size=6,
-        )))
+        junk = "".join(
+            draw(
+                st.lists(
+                    st.sampled_from(
+                        list(",:.[]()'\" =%#\r\x1b0123456789\ufffd") + [", x: ", "server_args=", "Decode batch, "]
+                    ),
+                    max_size=6,
+                )
+            )
+        )
         if op == "cut":
             line = line[:i]
         elif op == "delete":
@@ -126,17 +181,20 @@ OTHER_FIELDS = {
     "fwd occupancy": st.floats(0, 100).map("{:.2f}%".format),
     "waiting-image-req": st.integers(0, 9).map(str),
 }
-TAG = st.builds(lambda name, n: f"{name}{n}", st.sampled_from(["DP", "PP", "TP", "EP", "ATTN_CP", "MOE_DP"]),
-                st.integers(0, 63))
+TAG = st.builds(
+    lambda name, n: f"{name}{n}", st.sampled_from(["DP", "PP", "TP", "EP", "ATTN_CP", "MOE_DP"]), st.integers(0, 63)
+)
 
 
 @st.composite
 def decode_line(draw) -> tuple[str, str, str | None]:
-    x = draw(st.one_of(
-        st.floats(0, 1e7, allow_nan=False).map("{:.2f}".format),
-        st.floats(0, 1e7, allow_nan=False).map(repr),
-        st.integers(0, 10**6).map(str),
-    ))
+    x = draw(
+        st.one_of(
+            st.floats(0, 1e7, allow_nan=False).map("{:.2f}".format),
+            st.floats(0, 1e7, allow_nan=False).map(repr),
+            st.integers(0, 10**6).map(str),
+        )
+    )
     names = draw(st.lists(st.sampled_from(sorted(OTHER_FIELDS)), unique=True, max_size=len(OTHER_FIELDS)))
     pairs = [(name, draw(OTHER_FIELDS[name])) for name in names] + [("gen throughput (token/s)", x)]
     pairs = draw(st.permutations(pairs))
@@ -167,13 +225,20 @@ def test_generated_decode_lines_yield_exactly_x(lines: list[tuple[str, str, str 
 # --------------------------------------------------------------------------- server_args
 
 SIMPLE = st.one_of(
-    st.none(), st.booleans(), st.integers(-10**12, 10**12),
-    st.floats(allow_nan=False), st.text(max_size=30),
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=False),
+    st.text(max_size=30),
 )
-VALUES = st.recursive(SIMPLE, lambda inner: st.one_of(
-    st.lists(inner, max_size=4),
-    st.dictionaries(st.text(max_size=8), inner, max_size=3),
-), max_leaves=6)
+VALUES = st.recursive(
+    SIMPLE,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    ),
+    max_leaves=6,
+)
 NAMES = st.from_regex(r"[a-z_][a-z0-9_]{0,15}", fullmatch=True)
 CONFIGS = st.dictionaries(NAMES, VALUES, max_size=8)
 
@@ -220,11 +285,26 @@ def vllm_throughput_line(draw) -> tuple[str, str, str]:
     gen = draw(st.floats(0, 1e6, allow_nan=False).map("{:.1f}".format))
     prompt = draw(st.floats(0, 1e6, allow_nan=False).map("{:.1f}".format))
     engine = draw(st.sampled_from(["", "Engine 000: ", "Engine 003: ", "2 Engines Aggregated: "]))
-    extra = draw(st.lists(st.sampled_from([
-        "Running: 8 reqs", "Waiting: 0 reqs", "Swapped: 0 reqs", "Preemptions: 3", "GPU KV cache usage: 12.3%",
-        "Prefix cache hit rate: 50.0%", "KV fetch: 0 waiting to start, 1 in progress, 0 completed waiting",
-    ]), unique=True, max_size=5))
-    body = ", ".join([f"Avg prompt throughput: {prompt} tokens/s", f"Avg generation throughput: {gen} tokens/s", *extra])
+    extra = draw(
+        st.lists(
+            st.sampled_from(
+                [
+                    "Running: 8 reqs",
+                    "Waiting: 0 reqs",
+                    "Swapped: 0 reqs",
+                    "Preemptions: 3",
+                    "GPU KV cache usage: 12.3%",
+                    "Prefix cache hit rate: 50.0%",
+                    "KV fetch: 0 waiting to start, 1 in progress, 0 completed waiting",
+                ]
+            ),
+            unique=True,
+            max_size=5,
+        )
+    )
+    body = ", ".join(
+        [f"Avg prompt throughput: {prompt} tokens/s", f"Avg generation throughput: {gen} tokens/s", *extra]
+    )
     tag = draw(st.sampled_from(["", "(APIServer pid=7) ", "\x1b[1;36m(EngineCore_DP0 pid=9)\x1b[0;0m "]))
     where = draw(st.sampled_from(["[loggers.py:111] ", "metrics.py:406] ", "[v1/metrics/loggers.py:12] "]))
     return f"{tag}INFO 05-06 12:00:00 {where}{engine}{body}" + draw(st.sampled_from(["", "."])), gen, prompt
@@ -254,8 +334,12 @@ BENCH_ROWS = {
 
 @SLOW
 @given(
-    rows=st.lists(st.tuples(st.sampled_from(sorted(BENCH_ROWS)), st.floats(0, 1e7, allow_nan=False).map("{:.2f}".format)),
-                  min_size=1, max_size=7, unique_by=lambda r: r[0]),
+    rows=st.lists(
+        st.tuples(st.sampled_from(sorted(BENCH_ROWS)), st.floats(0, 1e7, allow_nan=False).map("{:.2f}".format)),
+        min_size=1,
+        max_size=7,
+        unique_by=lambda r: r[0],
+    ),
     joiner=st.sampled_from(["\n", " ", "   \n"]),
     padded=st.booleans(),
 )

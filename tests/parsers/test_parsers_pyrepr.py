@@ -24,8 +24,8 @@ from timeline.parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
         ("''", ""),
         ("'{}'", "{}"),
         ('"it\'s"', "it's"),
-        ("'it\\'s \"both\"'", "it's \"both\""),
-        ('"a, b), c=\'d\'"', "a, b), c='d'"),
+        ("'it\\'s \"both\"'", 'it\'s "both"'),
+        ("\"a, b), c='d'\"", "a, b), c='d'"),
         ("'tab\\there\\nnewline \\\\ \\u00e9'", "tab\there\nnewline \\ \u00e9"),
         ("'caf\u00e9'", "caf\u00e9"),
         ("[]", []),
@@ -53,8 +53,10 @@ from timeline.parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
         ("PosixPath('/models/x')", "PosixPath('/models/x')"),
         ("functools.partial(<function f at 0x1>, a=1)", "functools.partial(<function f at 0x1>, a=1)"),
         ("b'raw'", "b'raw'"),
-        ("LoRARef(lora_id='a1', lora_name='x', lora_path='/p', pinned=False)",
-         {"lora_id": "a1", "lora_name": "x", "lora_path": "/p", "pinned": False}),
+        (
+            "LoRARef(lora_id='a1', lora_name='x', lora_path='/p', pinned=False)",
+            {"lora_id": "a1", "lora_name": "x", "lora_path": "/p", "pinned": False},
+        ),
         (
             "CudaGraphConfig(decode=PhaseConfig(backend='full', max_bs=256, bs=[1, 2, 4], tc_compiler='eager'), "
             "prefill=PhaseConfig(backend='tc_piecewise', max_bs=None, bs=[4, 8], tc_compiler='eager'))",
@@ -91,7 +93,7 @@ def test_server_args_call_form() -> None:
     fields, problems = parse_keyword_repr(
         "ServerArgs(model_path='Qwen/Qwen3-8B', tp_size=8, mem_fraction_static=0.88, schedule_conservativeness=1.0, "
         "request_timeout=inf, weird_float=nan, eps=1e-05, enable_x=True, lora_paths=None, cuda_graph_bs=[1, 2, 4], "
-        "chat_template=\"it's, (quoted) x=1\", handler=<function h at 0x7f>, "
+        'chat_template="it\'s, (quoted) x=1", handler=<function h at 0x7f>, '
         "cuda_graph_config=CudaGraphConfig(decode=PhaseConfig(backend='full', max_bs=256)), "
         "json_model_override_args='{\"a\": 1}')"
     )
@@ -122,8 +124,11 @@ def test_server_args_dict_form() -> None:
     "text,fields,needles",
     [
         # cut in the middle of a number: the number must not be taken at face value
-        ("ServerArgs(model_path='a', tp_size=8, chunked_prefill_size=81", {"model_path": "a", "tp_size": 8},
-         ["cut short", "chunked_prefill_size"]),
+        (
+            "ServerArgs(model_path='a', tp_size=8, chunked_prefill_size=81",
+            {"model_path": "a", "tp_size": 8},
+            ["cut short", "chunked_prefill_size"],
+        ),
         # cut inside a string
         ("ServerArgs(model_path='a', chat_template='abc", {"model_path": "a"}, ["cut short", "chat_template"]),
         # cut inside a nested repr

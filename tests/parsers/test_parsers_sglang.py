@@ -35,21 +35,36 @@ def parse_lines(*lines: str, keep_samples: bool = True):
         ("[2025-07-01 12:00:00 DP0 TP0] x", "2025-07-01", "12:00:00", " DP0 TP0", "x"),
         ("[2025-07-01 12:00:00 TP3 EP3] x", "2025-07-01", "12:00:00", " TP3 EP3", "x"),
         ("[2026-01-01 12:00:00 DP0 PP1 TP3 EP3] x", "2026-01-01", "12:00:00", " DP0 PP1 TP3 EP3", "x"),
-        ("[2026-01-01 12:00:00 DP1 PP0 ATTN_CP1 MOE_DP0 TP5 EP5] x", "2026-01-01", "12:00:00",
-         " DP1 PP0 ATTN_CP1 MOE_DP0 TP5 EP5", "x"),
+        (
+            "[2026-01-01 12:00:00 DP1 PP0 ATTN_CP1 MOE_DP0 TP5 EP5] x",
+            "2026-01-01",
+            "12:00:00",
+            " DP1 PP0 ATTN_CP1 MOE_DP0 TP5 EP5",
+            "x",
+        ),
         ("[2026-01-01 12:00:00.123 TP0] x", "2026-01-01", "12:00:00.123", " TP0", "x"),
         ("[12:00:00 TP0] Decode batch. x", None, "12:00:00", " TP0", "Decode batch. x"),
         ("[2026-03-21 03:31:56] INFO engine.py:177: server_args=X()", "2026-03-21", "03:31:56", "", "server_args=X()"),
         ("[2026-03-21 03:31:56 TP0] WARNING model_runner.py:12: careful", "2026-03-21", "03:31:56", " TP0", "careful"),
-        ("(SGLangEngine pid=111711, ip=10.15.36.1) [2025-10-31 03:45:20 TP0] Decode batch [39913], x",
-         "2025-10-31", "03:45:20", " TP0", "Decode batch [39913], x"),
+        (
+            "(SGLangEngine pid=111711, ip=10.15.36.1) [2025-10-31 03:45:20 TP0] Decode batch [39913], x",
+            "2025-10-31",
+            "03:45:20",
+            " TP0",
+            "Decode batch [39913], x",
+        ),
         ("(SGLangEngine pid=7) [2025-10-31 03:45:20] y", "2025-10-31", "03:45:20", "", "y"),
         ("2025-10-31T03:45:20.123456789Z [2025-10-31 03:45:20 TP1] z", "2025-10-31", "03:45:20", " TP1", "z"),
         ("3: [2025-10-31 03:45:20 TP3] z", "2025-10-31", "03:45:20", " TP3", "z"),
         ("[2025-10-31 03:45:20 encode_dp_worker[2]] z", "2025-10-31", "03:45:20", " encode_dp_worker[2]", "z"),
         ("[2025-07-01 12:00:00]", "2025-07-01", "12:00:00", "", ""),
-        ("[2025-07-01 12:00:00] INFO:     Started server process [1]", "2025-07-01", "12:00:00", "",
-         "INFO:     Started server process [1]"),
+        (
+            "[2025-07-01 12:00:00] INFO:     Started server process [1]",
+            "2025-07-01",
+            "12:00:00",
+            "",
+            "INFO:     Started server process [1]",
+        ),
     ],
 )
 def test_header_variants(line: str, date: str | None, time: str, rank: str, message: str) -> None:
@@ -64,9 +79,9 @@ def test_header_variants(line: str, date: str | None, time: str, rank: str, mess
     [
         "[Gloo] Rank 0 is connected to 1 peer ranks.",
         "[rank0]:[W1031 03:40:11.482910 ProcessGroupNCCL.cpp:4561] x",
-        "INFO:     127.0.0.1:1 - \"GET / HTTP/1.1\" 200 OK",
+        'INFO:     127.0.0.1:1 - "GET / HTTP/1.1" 200 OK',
         "INFO 08-15 10:11:12 pynccl.py:63] vLLM is using nccl==2.20.5",
-        "  File \"x.py\", line 1, in <module>",
+        '  File "x.py", line 1, in <module>',
         "[2025-07-01 12:00:00 tp0] lower-case tag",
         "[2025-07-01 12:00:00]no-space",
         "",
@@ -235,8 +250,16 @@ def test_samples_carry_time_line_rank_and_fields() -> None:
     )
     decode = runs[0].samples["decode"][0]
     assert decode == {
-        "time": datetime(2026, 1, 1, 10, 0, 0, 500000), "line": 1, "rank": "DP1 TP0", "forward_ct": 7,
-        "running_req": 1, "token": 9, "token_usage": 0.0, "cuda_graph": True, "gen_throughput": 42.5, "queue_req": 0,
+        "time": datetime(2026, 1, 1, 10, 0, 0, 500000),
+        "line": 1,
+        "rank": "DP1 TP0",
+        "forward_ct": 7,
+        "running_req": 1,
+        "token": 9,
+        "token_usage": 0.0,
+        "cuda_graph": True,
+        "gen_throughput": 42.5,
+        "queue_req": 0,
     }
     assert runs[0].samples["prefill"][0]["rank"] is None
     assert list(runs[0].series["prefill_input_throughput"]) == [9.0]
@@ -297,11 +320,17 @@ def test_bad_server_args_gives_one_diagnostic_with_its_line() -> None:
 def test_not_an_sglang_log(write_log) -> None:
     parsed = parse_file(write_log("hello\nworld\n"))
     assert parsed.runs == []
-    assert [d.message for d in parsed.diagnostics] == ["no SGLang or vLLM server log lines and no benchmark results found"]
+    assert [d.message for d in parsed.diagnostics] == [
+        "no SGLang or vLLM server log lines and no benchmark results found"
+    ]
 
 
 def test_feed_one_line_at_a_time_equals_feed_all() -> None:
-    lines = ["[2026-01-01 10:00:00] server_args=ServerArgs(a=1)", DECODE.format(t="10:00:01"), "NCCL version 2.1.3+cuda1.0"]
+    lines = [
+        "[2026-01-01 10:00:00] server_args=ServerArgs(a=1)",
+        DECODE.format(t="10:00:01"),
+        "NCCL version 2.1.3+cuda1.0",
+    ]
     one = SGLangLogParser("t")
     for n, text in enumerate(lines, start=1):
         one.feed(n, text)

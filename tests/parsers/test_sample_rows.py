@@ -127,10 +127,21 @@ def test_a_decode_line_takes_under_100_bytes() -> None:
         stored = SampleRows()
         before = tracemalloc.get_traced_memory()[0]
         for i in range(20_000):
-            stored.append({"time": start + timedelta(milliseconds=250 * i), "line": i + 12, "rank": f"TP{i % 8}",
-                           "running_req": 32 + i % 5, "token": 68448 + i, "token_usage": 0.15,
-                           "accept_len": 3.15 + (i % 7) / 100, "accept_rate": 0.72, "cuda_graph": True,
-                           "gen_throughput": 1459.84 + i % 100, "queue_req": 0})
+            stored.append(
+                {
+                    "time": start + timedelta(milliseconds=250 * i),
+                    "line": i + 12,
+                    "rank": f"TP{i % 8}",
+                    "running_req": 32 + i % 5,
+                    "token": 68448 + i,
+                    "token_usage": 0.15,
+                    "accept_len": 3.15 + (i % 7) / 100,
+                    "accept_rate": 0.72,
+                    "cuda_graph": True,
+                    "gen_throughput": 1459.84 + i % 100,
+                    "queue_req": 0,
+                }
+            )
         used = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
@@ -155,13 +166,26 @@ def test_numpy_columns_are_stored_at_once_and_read_back() -> None:
     start = datetime(2026, 1, 1, 8, 0, 0, 250000)
     walls = np.array([(start + timedelta(seconds=s) - datetime.min) // timedelta(microseconds=1) for s in range(3)])
     stored = SampleRows()
-    stored.extend(SampleBatch([("time", "line", "ok", "x")], [0, 0, 0], {
-        "time": ("time", walls), "line": ("int", np.array([1, 2, 1 << 40])), "ok": ("bool", np.array([1, 0, 1])),
-        "x": ("float", np.array([0.5, float("nan"), -0.0]))}))
+    stored.extend(
+        SampleBatch(
+            [("time", "line", "ok", "x")],
+            [0, 0, 0],
+            {
+                "time": ("time", walls),
+                "line": ("int", np.array([1, 2, 1 << 40])),
+                "ok": ("bool", np.array([1, 0, 1])),
+                "x": ("float", np.array([0.5, float("nan"), -0.0])),
+            },
+        )
+    )
     stored.extend(SampleBatch([("line", "x")], [0], {"line": ("int", np.array([7])), "x": ("object", ["text"])}))
     rows = list(stored)
     assert [row["time"] for row in rows[:3]] == [start + timedelta(seconds=s) for s in range(3)]
-    assert [row["line"] for row in rows] == [1, 2, 1 << 40, 7] and [row["ok"] for row in rows[:3]] == [True, False, True]
+    assert [row["line"] for row in rows] == [1, 2, 1 << 40, 7] and [row["ok"] for row in rows[:3]] == [
+        True,
+        False,
+        True,
+    ]
     assert [repr(row["x"]) for row in rows] == ["0.5", "nan", "-0.0", "'text'"]
     numbers, zone = stored.batch(0, 3, walls=True).columns["time"][1]
     assert list(numbers) == walls.tolist() and zone is None

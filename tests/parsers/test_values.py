@@ -12,8 +12,12 @@ from hypothesis import strategies as st
 from timeline.parsers import values
 
 # The rules each family reads its values with (parsers/vllm.py, parsers/bench.py; SGLang: the defaults).
-VLLM = {"python_numbers": True, "unit": re.compile(r"\s*(?:tokens/s|tokens|reqs|%)\.?$"), "int_percent": True,
-        "bools": False}
+VLLM = {
+    "python_numbers": True,
+    "unit": re.compile(r"\s*(?:tokens/s|tokens|reqs|%)\.?$"),
+    "int_percent": True,
+    "bools": False,
+}
 BENCH = {"python_numbers": True, "unit": re.compile(r"%?,*$"), "int_percent": True, "bools": False}
 MODES = [{}, VLLM, BENCH]
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
@@ -82,7 +86,6 @@ def test_split_fields_keeps_inner_commas_and_drops_trailing_comma() -> None:
     ]
 
 
-
 @pytest.mark.parametrize(
     "line,version",
     [
@@ -109,8 +112,6 @@ def test_nccl_versions(line: str, version: str | None) -> None:
     assert values.nccl_version(line) == version
 
 
-
-
 # --------------------------------------------------------------------------- properties
 
 
@@ -126,7 +127,7 @@ def test_a_float_reads_as_itself_in_every_mode(x: float, rules: dict) -> None:
     assert got == x and type(got) is float
 
 
-@given(st.integers(-10**6, 10**6) | FINITE)
+@given(st.integers(-(10**6), 10**6) | FINITE)
 def test_a_percent_is_a_float_for_sglang_and_keeps_its_int_for_the_others(x) -> None:
     sglang = values.value(f"{x}%")
     assert sglang == x and type(sglang) is float
@@ -191,15 +192,24 @@ def test_keys_are_snake_case_and_stable(raw: str, drop_unit: bool) -> None:
     assert values.key(got, drop_unit=drop_unit) == got
 
 
-@given(st.lists(st.tuples(st.from_regex(r"[a-z][a-z ]{0,8}[a-z]", fullmatch=True),
-                          st.from_regex(r"[0-9a-z.=]{1,8}", fullmatch=True)), min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.tuples(
+            st.from_regex(r"[a-z][a-z ]{0,8}[a-z]", fullmatch=True), st.from_regex(r"[0-9a-z.=]{1,8}", fullmatch=True)
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_split_fields_gives_back_the_pairs_it_was_given(pairs: list[tuple[str, str]]) -> None:
     body = ", ".join(f"{k}: {v}" for k, v in pairs)
     assert values.split_fields(body) == pairs
     assert values.split_fields(body + ", ") == pairs
 
 
-@pytest.mark.parametrize("text,value", [("{\"a\": 1}", {"a": 1}), ("'x'", "x"), ("None", None), ("1.5,", 1.5),
-                                        ("<object at 0x7f>", "<object at 0x7f>")])
+@pytest.mark.parametrize(
+    "text,value",
+    [('{"a": 1}', {"a": 1}), ("'x'", "x"), ("None", None), ("1.5,", 1.5), ("<object at 0x7f>", "<object at 0x7f>")],
+)
 def test_literal(text: str, value: object) -> None:
     assert values.literal(text) == value

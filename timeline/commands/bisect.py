@@ -104,14 +104,18 @@ def bisect_repository(
             elif scratch.is_ancestor(bad_sha, good_sha):
                 newer, line = "good", scratch.first_parent_line(bad_sha, good_sha)
             else:
-                raise UsageError(f"good {good_sha[:12]} is not an ancestor of bad {bad_sha[:12]} (nor the other "
-                                 f"way round): they are not on one line of history")
+                raise UsageError(
+                    f"good {good_sha[:12]} is not an ancestor of bad {bad_sha[:12]} (nor the other "
+                    f"way round): they are not on one line of history"
+                )
             older = good_sha if newer == "bad" else bad_sha
             parent = scratch.first_parent(line[0]) if line else older
             if parent != older:  # came in through a merge: the search would start from an unmeasured commit
-                raise UsageError(f"{older[:12]} is not on the first-parent line of {(bad_sha if newer == 'bad' else good_sha)[:12]} "
-                                 f"(a merge brought it in): bisect from the merge's first parent, {(parent or '-')[:12]}, "
-                                 "if it is on the same side")
+                raise UsageError(
+                    f"{older[:12]} is not on the first-parent line of {(bad_sha if newer == 'bad' else good_sha)[:12]} "
+                    f"(a merge brought it in): bisect from the merge's first parent, {(parent or '-')[:12]}, "
+                    "if it is on the same side"
+                )
             subjects = {sha: info.subject for sha, info in scratch.describe([good_sha, bad_sha, *line]).items()}
             runner = _BenchmarkRunner(scratch, list(command), log)
             result = bisect(good_sha, bad_sha, line, runner.measure, runs=runs, newer=newer, progress=progress)
@@ -176,8 +180,12 @@ class _BenchmarkRunner:
         with open(output, "wb") as sink:
             code = _run_in_own_group(self.command, cwd=worktree, env=env, sink=sink)
         if code != 0:
-            return Failure("command-failed", exit_status=code if code > 0 else None,
-                           signal=-code if code < 0 else None, last_line=_last_line(output))
+            return Failure(
+                "command-failed",
+                exit_status=code if code > 0 else None,
+                signal=-code if code < 0 else None,
+                last_line=_last_line(output),
+            )
         if not log.is_file():
             return Failure("no-log", log=given)
         if self.log is not None and not path_inside(log, worktree):  # the command made the link
@@ -191,8 +199,15 @@ def _run_in_own_group(command: list[str], *, cwd: Path, env: Mapping[str, str], 
     command left running (a server started in the background) would otherwise serve the next
     commit's benchmark, or outlive us."""
     try:
-        proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=sink,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     except OSError as exc:
         raise UsageError(f"cannot run {command[0]}: {exc.strerror or exc}") from None
     try:
@@ -270,8 +285,10 @@ class ProgressPrinter(Progress):
     def start(self, result: Bisection) -> None:
         older, newer = (result.good, result.bad) if result.newer == "bad" else (result.bad, result.good)
         count = len(result.candidates)
-        self._say(f"bisecting {count} commits after {older[:12]} up to {newer[:12]} (the first-parent line): "
-                  f"about {math.ceil(math.log2(count)) if count > 1 else 0} steps, {result.runs} runs a commit")
+        self._say(
+            f"bisecting {count} commits after {older[:12]} up to {newer[:12]} (the first-parent line): "
+            f"about {math.ceil(math.log2(count)) if count > 1 else 0} steps, {result.runs} runs a commit"
+        )
 
     def end(self, name: str, commit: str, measured: Sample | Failure) -> None:
         self._say(f"{name} {commit[:12]}: {_measured(measured)}")
@@ -281,8 +298,9 @@ class ProgressPrinter(Progress):
 
     def step(self, number: int, step: Step, left: int) -> None:
         values = ", ".join(f"{v:.2f}" for v in step.values) or "no value"
-        self._say(f"step {number}: {step.commit[:12]}: {values} -> {step.decision}: {step_text(step)} "
-                  f"({left} left to test)")
+        self._say(
+            f"step {number}: {step.commit[:12]}: {values} -> {step.decision}: {step_text(step)} ({left} left to test)"
+        )
 
 
 def _measured(measured: Sample | Failure) -> str:
@@ -296,23 +314,31 @@ def summary_lines(result: Bisection, subjects: Mapping[str, str]) -> list[str]:
     word = result.newer
     if result.outcome == "found":
         sha = result.commits[0]
-        lines = [f"first {word} commit: {sha} {subjects.get(sha, '')}".rstrip(),
-                 f"{len(result.steps)} steps, {result.runs} runs a commit"]
+        lines = [
+            f"first {word} commit: {sha} {subjects.get(sha, '')}".rstrip(),
+            f"{len(result.steps)} steps, {result.runs} runs a commit",
+        ]
         if result.levels is not None and result.levels.noise.method == "line-spread":
             lines.append("one run a commit: the noise between runs was not measured, confirm with --runs 2")
         return lines
     if result.outcome == "range":
-        return [f"the first {word} commit is one of these {len(result.commits)} commits (the others were skipped):",
-                *(f"  {sha} {subjects.get(sha, '')}".rstrip() for sha in result.commits)]
+        return [
+            f"the first {word} commit is one of these {len(result.commits)} commits (the others were skipped):",
+            *(f"  {sha} {subjects.get(sha, '')}".rstrip() for sha in result.commits),
+        ]
     return [bisection_text(result)]
 
 
-def bisect_document(result: Bisection, subjects: Mapping[str, str], repo: str | os.PathLike,
-                    command: Sequence[str]) -> dict:
+def bisect_document(
+    result: Bisection, subjects: Mapping[str, str], repo: str | os.PathLike, command: Sequence[str]
+) -> dict:
     """What ``--json`` writes: the bisection (``Bisection.to_dict``) with the repository, the
     command and the subject of every commit named."""
-    document = {"repo": os.path.abspath(os.fspath(repo)), "command": list(command),
-                **result.to_dict(levels_text=levels_text, step_text=step_text, bisection_text=bisection_text)}
+    document = {
+        "repo": os.path.abspath(os.fspath(repo)),
+        "command": list(command),
+        **result.to_dict(levels_text=levels_text, step_text=step_text, bisection_text=bisection_text),
+    }
     for end in ("good", "bad"):
         document[end]["subject"] = subjects.get(document[end]["commit"])
     for step in document["steps"]:
@@ -336,11 +362,23 @@ def run(
 ) -> ExitCode:
     previous = signal.signal(signal.SIGTERM, _raise_interrupted)
     try:
-        result, subjects = bisect_repository(repo, command, good=good, bad=bad, from_path=from_path, runs=runs,
-                                             log_path=log_path, progress=ProgressPrinter(err))
+        result, subjects = bisect_repository(
+            repo,
+            command,
+            good=good,
+            bad=bad,
+            from_path=from_path,
+            runs=runs,
+            log_path=log_path,
+            progress=ProgressPrinter(err),
+        )
     except KeyboardInterrupt:
-        err.print("timeline: interrupted: the benchmark was stopped and the scratch checkout removed",
-                  markup=False, highlight=False, soft_wrap=True)
+        err.print(
+            "timeline: interrupted: the benchmark was stopped and the scratch checkout removed",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         return ExitCode.INTERRUPTED
     finally:
         signal.signal(signal.SIGTERM, previous)

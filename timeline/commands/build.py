@@ -43,8 +43,17 @@ def run(
     env = env or Environment()
     parse_cache = cache_of(cache, env)  # made here too: its problem is warned about below
     try:
-        timeline = build(paths, repo=repo, log_tz=log_tz, keep_samples=samples, tolerance_s=tolerance_s, env=env,
-                         progress=bar, cache=parse_cache or False, entries=entries)
+        timeline = build(
+            paths,
+            repo=repo,
+            log_tz=log_tz,
+            keep_samples=samples,
+            tolerance_s=tolerance_s,
+            env=env,
+            progress=bar,
+            cache=parse_cache or False,
+            entries=entries,
+        )
     finally:
         if bar is not None:
             bar.close()
@@ -56,8 +65,9 @@ def run(
         write_text_atomic("-", render_text(timeline, to_stdout, display, all_events))
     render_warnings(timeline, err)
     if parse_cache is not None and parse_cache.problem:  # about this machine, not the logs: not in the JSON
-        err.print(f"warning: {parse_cache.problem} (--no-cache to skip it)", markup=False, highlight=False,
-                  soft_wrap=True)
+        err.print(
+            f"warning: {parse_cache.problem} (--no-cache to skip it)", markup=False, highlight=False, soft_wrap=True
+        )
     if fail_on_regression and any(s.verdict == "regression" for s in timeline.shifts):
         return ExitCode.REGRESSION
     return ExitCode.OK
@@ -80,10 +90,24 @@ class ProgressBar:
         if self.bar is None:
             if total < self.threshold:
                 return
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
 
-            self.bar = Progress(TextColumn("reading logs"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                                TimeRemainingColumn(), console=self.console, transient=True)
+            self.bar = Progress(
+                TextColumn("reading logs"),
+                BarColumn(),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                TimeRemainingColumn(),
+                console=self.console,
+                transient=True,
+            )
             self.bar.start()
             self.task = self.bar.add_task("logs", total=total)
         self.bar.update(self.task, completed=min(done, total))

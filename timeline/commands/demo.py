@@ -27,7 +27,8 @@ def run(*, out: Console, err: Console, keep: Path | None = None, env: Environmen
             "A checkout whose reflog shows a clone, a `git pull` over 3 commits and a reset, written by\n"
             f"real git commands at fixed dates, and SGLang logs of four runs, in {root}:\n\n"
             f"$ timeline build {logs}/ --repo {repo} --log-tz UTC\n",
-            markup=False, highlight=False,
+            markup=False,
+            highlight=False,
         )
         # Relative paths, as a user in that folder would type them.
         previous = os.getcwd()

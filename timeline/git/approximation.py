@@ -13,7 +13,13 @@ from timeline.parsers.records import Diagnostic
 
 from timeline.git.events import short_sha
 from timeline.git.locate import (
-    GitLocation, HeadState, MAX_SMALL_FILE_BYTES, UnsafeFile, packed_ref, read_small, regular_file_mtime,
+    GitLocation,
+    HeadState,
+    MAX_SMALL_FILE_BYTES,
+    UnsafeFile,
+    packed_ref,
+    read_small,
+    regular_file_mtime,
     resolve_inside,
 )
 from timeline.git.runner import valid_sha
@@ -36,8 +42,9 @@ def _read_sha(path: Path, roots: tuple[Path, ...], length: int) -> str | None:
     return text if valid_sha(text, length) else None
 
 
-def approximate_events(loc: GitLocation, head: HeadState,
-                 diags: list[Diagnostic]) -> tuple[list[CodeEvent], list[CodeEvent]]:
+def approximate_events(
+    loc: GitLocation, head: HeadState, diags: list[Diagnostic]
+) -> tuple[list[CodeEvent], list[CodeEvent]]:
     """One approximate HEAD event, and a FETCH_HEAD context event, from file mtimes.
 
     HEAD's file is rewritten by a checkout/switch (not by a commit on a branch); the branch's
@@ -64,8 +71,10 @@ def approximate_events(loc: GitLocation, head: HeadState,
                 t = None
             elif t_head is None or t_ref > t_head:
                 t, kind, path = t_ref, "other", ref_path
-                what = (f"{head.symref} was last written at this time (a commit, pull, merge, reset "
-                        "or rebase; or pack-refs)")
+                what = (
+                    f"{head.symref} was last written at this time (a commit, pull, merge, reset "
+                    "or rebase; or pack-refs)"
+                )
         if t is not None:
             ts = int(t)
             old = "0" * loc.sha_length
@@ -75,30 +84,60 @@ def approximate_events(loc: GitLocation, head: HeadState,
             if t_orig is not None and orig_sha and abs(t_orig - t) <= ORIG_HEAD_WINDOW_S:
                 old = orig_sha
                 used.append("ORIG_HEAD")
-            used.append(str(path.relative_to(loc.git_dir if path.is_relative_to(loc.git_dir)
-                                             else loc.common_dir)))
-            note = (f"approximate, from the modification time of {path}: {what}; HEAD held "
-                    f"{short_sha(head.sha)} from then on at the latest (an upper bound)")
-            events.append(CodeEvent(
-                id="", time=datetime.fromtimestamp(ts, timezone.utc), ts=ts, kind=kind,
-                message=f"(approximate) {what}", old=old, new=head.sha,
-                changes_commit=old != head.sha, ref="HEAD", source=str(path), line=None,
-                approximate=True, note=note))
+            used.append(str(path.relative_to(loc.git_dir if path.is_relative_to(loc.git_dir) else loc.common_dir)))
+            note = (
+                f"approximate, from the modification time of {path}: {what}; HEAD held "
+                f"{short_sha(head.sha)} from then on at the latest (an upper bound)"
+            )
+            events.append(
+                CodeEvent(
+                    id="",
+                    time=datetime.fromtimestamp(ts, timezone.utc),
+                    ts=ts,
+                    kind=kind,
+                    message=f"(approximate) {what}",
+                    old=old,
+                    new=head.sha,
+                    changes_commit=old != head.sha,
+                    ref="HEAD",
+                    source=str(path),
+                    line=None,
+                    approximate=True,
+                    note=note,
+                )
+            )
     fetch_head = loc.git_dir / "FETCH_HEAD"
     t_fetch = regular_file_mtime(fetch_head, roots)
     fetched = _read_sha(fetch_head, roots, loc.sha_length)
     if t_fetch is not None and fetched:
         used.append("FETCH_HEAD")
         ts = int(t_fetch)
-        context.append(CodeEvent(
-            id="", time=datetime.fromtimestamp(ts, timezone.utc), ts=ts, kind="fetch",
-            message="(approximate) the last fetch wrote FETCH_HEAD at this time",
-            old="0" * loc.sha_length, new=fetched, changes_commit=False, ref="FETCH_HEAD",
-            source=str(fetch_head), line=None, approximate=True,
-            note=f"approximate, from the modification time of {fetch_head}"))
+        context.append(
+            CodeEvent(
+                id="",
+                time=datetime.fromtimestamp(ts, timezone.utc),
+                ts=ts,
+                kind="fetch",
+                message="(approximate) the last fetch wrote FETCH_HEAD at this time",
+                old="0" * loc.sha_length,
+                new=fetched,
+                changes_commit=False,
+                ref="FETCH_HEAD",
+                source=str(fetch_head),
+                line=None,
+                approximate=True,
+                note=f"approximate, from the modification time of {fetch_head}",
+            )
+        )
     if events or context:
-        diags.append(Diagnostic(str(loc.git_dir / "logs"), None,
-                                "no reflog at all (reflogs disabled, deleted, or expired): times are "
-                                "APPROXIMATE, from file modification times (" + ", ".join(used)
-                                + "), upper bounds only; what HEAD held before is unknown"))
+        diags.append(
+            Diagnostic(
+                str(loc.git_dir / "logs"),
+                None,
+                "no reflog at all (reflogs disabled, deleted, or expired): times are "
+                "APPROXIMATE, from file modification times ("
+                + ", ".join(used)
+                + "), upper bounds only; what HEAD held before is unknown",
+            )
+        )
     return events, context

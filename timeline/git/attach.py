@@ -19,12 +19,14 @@ __all__ = ["attach_commits", "MAX_SAID_ALONE"]
 MAX_SAID_ALONE = 5  # events whose commits could not be listed, each said; more: the first ones and a count
 
 
-def attach_commits(events: list[CodeEvent], loc: GitLocation, source: str,
-                   diags: list[Diagnostic]) -> None:
+def attach_commits(events: list[CodeEvent], loc: GitLocation, source: str, diags: list[Diagnostic]) -> None:
     """Fill ``commits`` / ``commits_removed`` for every event that changed the commit."""
     n = loc.sha_length
-    todo = [ev for ev in events if ev.changes_commit and valid_sha(ev.new, n)
-            and (is_zero_sha(ev.old) or valid_sha(ev.old, n))]
+    todo = [
+        ev
+        for ev in events
+        if ev.changes_commit and valid_sha(ev.new, n) and (is_zero_sha(ev.old) or valid_sha(ev.old, n))
+    ]
     if not todo:
         return
     try:
@@ -46,14 +48,18 @@ def attach_commits(events: list[CodeEvent], loc: GitLocation, source: str,
 
 def _say_shallow(store: ObjectStore, loc: GitLocation, diags: list[Diagnostic]) -> None:
     if store.shallow:
-        diags.append(Diagnostic(str(loc.common_dir / "shallow"), None,
-                                "shallow clone: commit lists stop at the shallow boundary"))
+        diags.append(
+            Diagnostic(
+                str(loc.common_dir / "shallow"), None, "shallow clone: commit lists stop at the shallow boundary"
+            )
+        )
     if store.shallow_problem:
         diags.append(Diagnostic(str(loc.common_dir / "shallow"), None, store.shallow_problem))
 
 
-def _sorted_out(todo: list[CodeEvent], store: ObjectStore, source: str, diags: list[Diagnostic]
-                ) -> tuple[list[CodeEvent], list[CodeEvent], list[Diagnostic]]:
+def _sorted_out(
+    todo: list[CodeEvent], store: ObjectStore, source: str, diags: list[Diagnostic]
+) -> tuple[list[CodeEvent], list[CodeEvent], list[Diagnostic]]:
     """``(singles, ranged, unlisted)``: the events from nothing (only the new commit is listed),
     those with a range, and a diagnostic for each whose commits are not in the store."""
     shas = {s for ev in todo for s in (ev.old, ev.new) if not is_zero_sha(s)}
@@ -68,10 +74,16 @@ def _sorted_out(todo: list[CodeEvent], store: ObjectStore, source: str, diags: l
     for ev in todo:
         missing = [s for s in (ev.old, ev.new) if not is_zero_sha(s) and s not in present]
         if missing:
-            unlisted.append(Diagnostic(ev.source, ev.line,
-                                       "commit " + ", ".join(short_sha(s) for s in missing)
-                                       + " is not in the object store (pruned, shallow, or "
-                                       f"never fetched); commits of {ev.id} not listed"))
+            unlisted.append(
+                Diagnostic(
+                    ev.source,
+                    ev.line,
+                    "commit "
+                    + ", ".join(short_sha(s) for s in missing)
+                    + " is not in the object store (pruned, shallow, or "
+                    f"never fetched); commits of {ev.id} not listed",
+                )
+            )
         elif is_zero_sha(ev.old):
             singles.append(ev)
         else:
@@ -79,8 +91,9 @@ def _sorted_out(todo: list[CodeEvent], store: ObjectStore, source: str, diags: l
     return singles, ranged, unlisted
 
 
-def _attach_ranges(ranged: list[CodeEvent], store: ObjectStore, unlisted: list[Diagnostic],
-                   diags: list[Diagnostic]) -> None:
+def _attach_ranges(
+    ranged: list[CodeEvent], store: ObjectStore, unlisted: list[Diagnostic], diags: list[Diagnostic]
+) -> None:
     results = store.between_many((ev.old, ev.new) for ev in ranged)
     for ev in ranged:
         res = results[(ev.old, ev.new)]
@@ -91,12 +104,10 @@ def _attach_ranges(ranged: list[CodeEvent], store: ObjectStore, unlisted: list[D
         ev.commits = arrived
         ev.commits_removed = left
         if truncated:
-            diags.append(Diagnostic(ev.source, ev.line,
-                                    f"commit lists of {ev.id} truncated (very long range)"))
+            diags.append(Diagnostic(ev.source, ev.line, f"commit lists of {ev.id} truncated (very long range)"))
 
 
-def _attach_singles(singles: list[CodeEvent], store: ObjectStore, source: str,
-                    diags: list[Diagnostic]) -> None:
+def _attach_singles(singles: list[CodeEvent], store: ObjectStore, source: str, diags: list[Diagnostic]) -> None:
     try:
         found = store.describe([ev.new for ev in singles])
         for ev in singles:
@@ -108,14 +119,18 @@ def _attach_singles(singles: list[CodeEvent], store: ObjectStore, source: str,
 
 def _say_boundaries(todo: list[CodeEvent], store: ObjectStore, diags: list[Diagnostic]) -> None:
     for ev in todo:
-        boundary = [c.sha for c in (*ev.commits, *ev.commits_removed)
-                    if c.sha in store.shallow_commits]
+        boundary = [c.sha for c in (*ev.commits, *ev.commits_removed) if c.sha in store.shallow_commits]
         if boundary:
-            diags.append(Diagnostic(
-                ev.source, ev.line,
-                "shallow-clone boundary: the parents of " + ", ".join(short_sha(s) for s in boundary)
-                + f" are not in this clone; the commits of {ev.id} stop there and "
-                "the boundary commit's paths are not listed"))
+            diags.append(
+                Diagnostic(
+                    ev.source,
+                    ev.line,
+                    "shallow-clone boundary: the parents of "
+                    + ", ".join(short_sha(s) for s in boundary)
+                    + f" are not in this clone; the commits of {ev.id} stop there and "
+                    "the boundary commit's paths are not listed",
+                )
+            )
 
 
 def _few(unlisted: list[Diagnostic]) -> list[Diagnostic]:
@@ -133,7 +148,12 @@ def _few(unlisted: list[Diagnostic]) -> list[Diagnostic]:
         lines = [d.line for d in rest if d.line is not None]
         where = f" (lines {min(lines)}-{max(lines)})" if lines else ""
         said += diags[: MAX_SAID_ALONE - 1]
-        said.append(Diagnostic(source, rest[0].line,
-                               f"and {len(rest):,} more events whose commits are not listed{where}: objects "
-                               "not in the store (pruned, shallow, or never fetched) or unreadable"))
+        said.append(
+            Diagnostic(
+                source,
+                rest[0].line,
+                f"and {len(rest):,} more events whose commits are not listed{where}: objects "
+                "not in the store (pruned, shallow, or never fetched) or unreadable",
+            )
+        )
     return said

@@ -63,12 +63,18 @@ class ScratchCheckout(ObjectStore):
     def worktree(self) -> Path:
         return self.folder / "worktree"
 
-    def _git(self, args: list[str], *, cwd: Path | None = None, work_tree: Path | None = None,
-             ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
+    def _git(
+        self, args: list[str], *, cwd: Path | None = None, work_tree: Path | None = None, ok: tuple[int, ...] = (0,)
+    ) -> subprocess.CompletedProcess:
         options = [f"--work-tree={work_tree}"] if work_tree is not None else []
         try:
-            proc = run_safe_git(self.git, [*options, *args], cwd=cwd or self.dir,  # type: ignore[arg-type]
-                                git_dir=str(self.dir), timeout=_TIMEOUT_S)
+            proc = run_safe_git(
+                self.git,
+                [*options, *args],
+                cwd=cwd or self.dir,  # type: ignore[arg-type]
+                git_dir=str(self.dir),
+                timeout=_TIMEOUT_S,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             raise ObjectStoreError(f"git {args[0]} failed: {exc}") from None
         if proc.returncode not in ok:
@@ -98,8 +104,9 @@ class ScratchCheckout(ObjectStore):
         ``git rev-list --first-parent --ancestry-path older..newer``, what ``git bisect
         --first-parent`` searches."""
         older, newer = self._check([older, newer])
-        proc = self._git(["rev-list", "--first-parent", "--ancestry-path", "--reverse", "--end-of-options",
-                          newer, f"^{older}"])
+        proc = self._git(
+            ["rev-list", "--first-parent", "--ancestry-path", "--reverse", "--end-of-options", newer, f"^{older}"]
+        )
         return self._check(proc.stdout.decode("ascii", "replace").split())
 
     def first_parent(self, commit: str) -> str | None:

@@ -30,12 +30,45 @@ from typing import NamedTuple
 from timeline.git.reflog import ReflogEntry, paused_gc
 from timeline.model import is_zero_sha
 
-__all__ = ["KINDS", "DETAILS", "DETAILED_KINDS", "Action", "Group", "parse_action", "classify",
-           "classify_action", "group_entries", "is_branch_rename", "match_stashes", "detail_for",
-           "heads_of", "single_detail", "single_kind", "special_groups", "stashed_positions"]
+__all__ = [
+    "KINDS",
+    "DETAILS",
+    "DETAILED_KINDS",
+    "Action",
+    "Group",
+    "parse_action",
+    "classify",
+    "classify_action",
+    "group_entries",
+    "is_branch_rename",
+    "match_stashes",
+    "detail_for",
+    "heads_of",
+    "single_detail",
+    "single_kind",
+    "special_groups",
+    "stashed_positions",
+]
 
-KINDS = ("clone", "commit", "amend", "merge", "pull", "checkout", "reset", "rebase",
-         "cherry-pick", "revert", "am", "stash", "branch", "worktree", "fetch", "push", "other")
+KINDS = (
+    "clone",
+    "commit",
+    "amend",
+    "merge",
+    "pull",
+    "checkout",
+    "reset",
+    "rebase",
+    "cherry-pick",
+    "revert",
+    "am",
+    "stash",
+    "branch",
+    "worktree",
+    "fetch",
+    "push",
+    "other",
+)
 # ``detail`` values: pull/merge mode, or how a rebase burst ended
 DETAILS = ("fast-forward", "merge", "rebase", "aborted", "unfinished")
 # the kinds of the groups that are not bursts and can have a detail (see detail_for)
@@ -43,13 +76,29 @@ DETAILED_KINDS = frozenset({"pull", "merge"})
 
 _PHASE = re.compile(r"\s*\((?P<phase>[A-Za-z-]+)\)\s*$")
 _CMD_KIND = {
-    "clone": "clone", "commit": "commit", "merge": "merge", "pull": "pull",
-    "checkout": "checkout", "switch": "checkout", "reset": "reset", "rebase": "rebase",
-    "cherry-pick": "cherry-pick", "revert": "revert", "am": "am", "stash": "stash",
-    "branch": "branch", "fetch": "fetch", "push": "push",
+    "clone": "clone",
+    "commit": "commit",
+    "merge": "merge",
+    "pull": "pull",
+    "checkout": "checkout",
+    "switch": "checkout",
+    "reset": "reset",
+    "rebase": "rebase",
+    "cherry-pick": "cherry-pick",
+    "revert": "revert",
+    "am": "am",
+    "stash": "stash",
+    "branch": "branch",
+    "fetch": "fetch",
+    "push": "push",
 }
-_COMMIT_PHASE_KIND = {"amend": "amend", "merge": "merge", "cherry-pick": "cherry-pick",
-                      "revert": "revert", "initial": "commit"}
+_COMMIT_PHASE_KIND = {
+    "amend": "amend",
+    "merge": "merge",
+    "cherry-pick": "cherry-pick",
+    "revert": "revert",
+    "initial": "commit",
+}
 _BURST_END = ("finish", "abort")
 _STASH_MSG = re.compile(r"^(?:WIP on|On) (?:[^:]*): (?:(?P<abbrev>[0-9a-f]{4,64}) )?")
 STASH_WINDOW_S = 2
@@ -80,10 +129,10 @@ class _Head(NamedTuple):
 class Group:
     entries: list[ReflogEntry]
     kind: str
-    burst: bool = False          # a collapsed (start)..(finish|abort) run
-    closed: bool = True          # False: a burst with no (finish)/(abort) entry
-    rename: bool = False         # a current-branch rename pair (never a code change)
-    aborted: bool = False        # a burst closed by (abort)
+    burst: bool = False  # a collapsed (start)..(finish|abort) run
+    closed: bool = True  # False: a burst with no (finish)/(abort) entry
+    rename: bool = False  # a current-branch rename pair (never a code change)
+    aborted: bool = False  # a burst closed by (abort)
 
     @property
     def first(self) -> ReflogEntry:
@@ -100,7 +149,7 @@ def parse_action(message: str | None) -> Action | None:
     if not message or (head := _head(message)) is None:
         return None
     cut = message.find(": ")
-    return Action(head.cmd, head.phase, head.action, message[cut + 2:] if cut >= 0 else "")
+    return Action(head.cmd, head.phase, head.action, message[cut + 2 :] if cut >= 0 else "")
 
 
 # Action text -> its reading. Action texts repeat ("commit", "checkout", "pull origin main")
@@ -111,7 +160,7 @@ _HEADS: dict[str, _Head] = {}
 def _head(message: str | None) -> _Head | None:
     if not message:
         return None
-    text, sep, _ = message.partition(": ")          # (cheaper than find and a slice)
+    text, sep, _ = message.partition(": ")  # (cheaper than find and a slice)
     if not sep:
         if message[-1] != ":":
             return None
@@ -190,7 +239,7 @@ def single_detail(kind: str, message: str | None) -> str | None:
         return "merge"
     head = _head(message)
     if kind == "pull" and head is not None and head.phase is not None:
-        return "rebase"            # a lone (pick)/(finish) line of a damaged burst
+        return "rebase"  # a lone (pick)/(finish) line of a damaged burst
     return None
 
 
@@ -231,7 +280,7 @@ def group_entries(entries: list[ReflogEntry], *, linked_worktree: bool = False) 
     ``linked_worktree``: the entries are a linked worktree's own HEAD log, whose first line
     (message-less, from a zero id) is the worktree's creation.
     """
-    with paused_gc():           # a Group and a list per entry, no cycles: see reflog.paused_gc
+    with paused_gc():  # a Group and a list per entry, no cycles: see reflog.paused_gc
         heads = heads_of(entries)
         groups: list[Group] = []
         append = groups.append
@@ -259,8 +308,9 @@ def single_kind(entry: ReflogEntry, head: _Head | None) -> str:
     return head.kind
 
 
-def special_groups(entries: list[ReflogEntry], heads: list[_Head | None], *,
-                   linked_worktree: bool = False) -> list[tuple[int, Group]]:
+def special_groups(
+    entries: list[ReflogEntry], heads: list[_Head | None], *, linked_worktree: bool = False
+) -> list[tuple[int, Group]]:
     """The groups that are not one plain entry, each with the index of its first entry, in
     file order: bursts, branch-rename pairs (and lone halves), a linked worktree's creation.
     Every entry outside them is a group of its own, of kind ``single_kind``: that is what
@@ -276,7 +326,7 @@ def special_groups(entries: list[ReflogEntry], heads: list[_Head | None], *,
             i = len(worktree.entries)
     # Entries that may open a group of more than one: a burst's (start), or a "Branch: ..." (a rename).
     for j in [j for j, h in enumerate(heads) if h is not None and (h.phase == "start" or h.kind == "branch")]:
-        if j < i:                         # inside the group found before
+        if j < i:  # inside the group found before
             continue
         h = heads[j]
         if h.phase == "start":
@@ -299,8 +349,12 @@ def _worktree_group(entries: list[ReflogEntry]) -> Group | None:
         return None
     members = [e]
     nxt = entries[1] if len(entries) > 1 else None
-    if (nxt is not None and nxt.message == "reset: moving to HEAD" and nxt.old == nxt.new == e.new
-            and abs(nxt.ts - e.ts) <= WORKTREE_WINDOW_S):
+    if (
+        nxt is not None
+        and nxt.message == "reset: moving to HEAD"
+        and nxt.old == nxt.new == e.new
+        and abs(nxt.ts - e.ts) <= WORKTREE_WINDOW_S
+    ):
         members.append(nxt)
     return Group(members, kind="worktree")
 
@@ -308,12 +362,12 @@ def _worktree_group(entries: list[ReflogEntry]) -> Group | None:
 def _burst_group(entries: list[ReflogEntry], heads: list[_Head | None], j: int) -> Group:
     """The burst that ``entries[j]`` (a (start)) opens, through its (finish) or (abort)."""
     end, closed = _burst_end(heads, j)
-    kind = heads[j].kind                  # type: ignore[union-attr]
-    if kind == "other":           # e.g. a custom GIT_REFLOG_ACTION driving a rebase
+    kind = heads[j].kind  # type: ignore[union-attr]
+    if kind == "other":  # e.g. a custom GIT_REFLOG_ACTION driving a rebase
         kind = "rebase"
     last = heads[end]
     aborted = closed and last is not None and last.phase == "abort"
-    return Group(entries[j:end + 1], kind=kind, burst=True, closed=closed, aborted=aborted)
+    return Group(entries[j : end + 1], kind=kind, burst=True, closed=closed, aborted=aborted)
 
 
 def _rename_group(entries: list[ReflogEntry], j: int) -> Group:
@@ -321,8 +375,14 @@ def _rename_group(entries: list[ReflogEntry], j: int) -> Group:
     creation with the same message; a lone half stays a group of one."""
     e = entries[j]
     nxt = entries[j + 1] if j + 1 < len(entries) else None
-    if (nxt is not None and is_zero_sha(e.new) and not is_zero_sha(e.old)
-            and is_zero_sha(nxt.old) and nxt.new == e.old and nxt.message == e.message):
+    if (
+        nxt is not None
+        and is_zero_sha(e.new)
+        and not is_zero_sha(e.old)
+        and is_zero_sha(nxt.old)
+        and nxt.new == e.old
+        and nxt.message == e.message
+    ):
         return Group([e, nxt], kind="branch", rename=True)
     return Group([e], kind="branch", rename=True)
 
@@ -342,16 +402,16 @@ def match_stashes(groups: list[Group], stash_entries: list[ReflogEntry]) -> None
         singles[k].kind = "stash"
 
 
-def stashed_positions(entries: list[ReflogEntry], specials: list[tuple[int, Group]],
-                      stash_entries: list[ReflogEntry]) -> set[int]:
+def stashed_positions(
+    entries: list[ReflogEntry], specials: list[tuple[int, Group]], stash_entries: list[ReflogEntry]
+) -> set[int]:
     """``match_stashes`` for entries grouped by ``special_groups``: the indices of the entries
     (each a group of its own) that ``git stash`` wrote."""
     inside: set[int] = set()
     for start, group in specials:
         if group.burst or len(group.entries) != 1:
             inside.update(range(start, start + len(group.entries)))
-    positions = [j for j, e in enumerate(entries)
-                 if e.message == "reset: moving to HEAD" and j not in inside]
+    positions = [j for j, e in enumerate(entries) if e.message == "reset: moving to HEAD" and j not in inside]
     return {positions[k] for k in _stash_matches([entries[j] for j in positions], stash_entries)}
 
 

@@ -49,9 +49,15 @@ _PIECE_BYTES = 256 << 10
 ANCESTORS_SEARCHED = 1000
 
 
-def read_code(repo: str | os.PathLike, versions: Sequence[str], commits: Sequence[str],
-              entries: Sequence[str], max_blob_bytes: int = MAX_BLOB_BYTES,
-              cache: ParseCache | None = None, jobs: int | None = None) -> CodeFacts:
+def read_code(
+    repo: str | os.PathLike,
+    versions: Sequence[str],
+    commits: Sequence[str],
+    entries: Sequence[str],
+    max_blob_bytes: int = MAX_BLOB_BYTES,
+    cache: ParseCache | None = None,
+    jobs: int | None = None,
+) -> CodeFacts:
     """For each of ``versions`` (the commits that ran), which files ``entries`` (dotted module
     names, ``imports.DEFAULT_ENTRIES``) can import; for each of ``commits`` (the suspects), the
     lines it changed (no ``entries``: no server to start from, no reachability read). ONE
@@ -79,8 +85,9 @@ def read_code(repo: str | os.PathLike, versions: Sequence[str], commits: Sequenc
             tables = _ParseTables(store, cache, blobs.parsed) if cache is not None else None
             for version in dict.fromkeys(versions if entries else ()):
                 if version in present:
-                    found, stored_now = _version_reach(store, blobs, version, entries, max_blob_bytes,
-                                                       problems, parser, tables, cache)
+                    found, stored_now = _version_reach(
+                        store, blobs, version, entries, max_blob_bytes, problems, parser, tables, cache
+                    )
                     stored = stored_now or stored
                     if found is not None:
                         _tell_unknown(found, version, problems)
@@ -96,9 +103,17 @@ def read_code(repo: str | os.PathLike, versions: Sequence[str], commits: Sequenc
     return CodeFacts(reach=reach, changes=changes, problems=problems)
 
 
-def _version_reach(store: ObjectStore, blobs: _CachedBlobs, version: str, entries: Sequence[str],
-                   max_blob_bytes: int, problems: list[str], parser: _Parser,
-                   tables: _ParseTables | None, cache: ParseCache | None) -> tuple[Reach | None, bool]:
+def _version_reach(
+    store: ObjectStore,
+    blobs: _CachedBlobs,
+    version: str,
+    entries: Sequence[str],
+    max_blob_bytes: int,
+    problems: list[str],
+    parser: _Parser,
+    tables: _ParseTables | None,
+    cache: ParseCache | None,
+) -> tuple[Reach | None, bool]:
     """``version``'s ``Reach``, from the cache when it holds it, else walked (and kept in the
     cache when settled); and whether it was stored."""
     key = _reach_key(version, entries, max_blob_bytes) if cache is not None else None
@@ -114,8 +129,10 @@ def _version_reach(store: ObjectStore, blobs: _CachedBlobs, version: str, entrie
 def _tell_lacking(reach: dict[str, Reach], entries: Sequence[str], problems: list[str]) -> None:
     lacking = [v[:12] for v, found in reach.items() if not found.entries_found]
     if lacking:  # one line for all: a checkout of another project lacks it in every version
-        problems.append(f"no entry module ({', '.join(entries)}) found in {', '.join(lacking)}; "
-                        "imports not judged (--entry names the server's)")
+        problems.append(
+            f"no entry module ({', '.join(entries)}) found in {', '.join(lacking)}; "
+            "imports not judged (--entry names the server's)"
+        )
 
 
 def _commits_present(store: ObjectStore, shas: list[str], problems: list[str]) -> set[str]:
@@ -140,8 +157,8 @@ class _CachedBlobs:
         self.max_bytes = max_bytes
         self.problems = problems
         self.contents: dict[str, bytes] = {}
-        self.unreadable: set[str] = set()     # too big, missing, or git failed on it
-        self.parsed: dict = {}                # ``reachable``'s memo by (package, blob id)
+        self.unreadable: set[str] = set()  # too big, missing, or git failed on it
+        self.parsed: dict = {}  # ``reachable``'s memo by (package, blob id)
 
     def reader(self, files: dict[str, str]):
         def read(paths: list[str]) -> dict[str, bytes]:
@@ -154,11 +171,19 @@ class _CachedBlobs:
                     self.problems.append(f"source files not read: {exc}")
                 self.unreadable.update(i for i in ask if i not in self.contents)
             return {path: self.contents[i] for path, i in ids.items() if i in self.contents}
+
         return read
 
 
-def _reach(store: ObjectStore, blobs: _CachedBlobs, version: str, entries: Sequence[str],
-           problems: list[str], parser: _Parser, tables: _ParseTables | None) -> tuple[Reach | None, bool]:
+def _reach(
+    store: ObjectStore,
+    blobs: _CachedBlobs,
+    version: str,
+    entries: Sequence[str],
+    problems: list[str],
+    parser: _Parser,
+    tables: _ParseTables | None,
+) -> tuple[Reach | None, bool]:
     """The ``Reach`` of ``version``, and whether it may be kept: not when a file it needed could
     not be read (git failed, an object not fetched yet, a file too big), which may change
     without the commit changing; a file that does not parse is part of the commit."""
@@ -179,11 +204,14 @@ def _tell_unknown(found: Reach, version: str, problems: list[str]) -> None:
     if found.unknown:
         named = sorted(found.unknown)
         more = f" and {len(named) - _NAMED_FILES} more" if len(named) > _NAMED_FILES else ""
-        problems.append(f"{len(named)} file(s) of {version[:12]} could not be read or parsed "
-                        f"({', '.join(named[:_NAMED_FILES])}{more}): their packages counted as imported")
+        problems.append(
+            f"{len(named)} file(s) of {version[:12]} could not be read or parsed "
+            f"({', '.join(named[:_NAMED_FILES])}{more}): their packages counted as imported"
+        )
 
 
 # ---------------------------------------------------------------------- the cache of Reach
+
 
 def _inside_repository(cache: ParseCache, loc: GitLocation) -> bool:
     """Is the cache folder in the repository (its checkout or git folders)? The cache is ours:
@@ -246,12 +274,19 @@ def _reach_from_json(data: Any, entries: Sequence[str]) -> Reach | None:
     if root is None:
         consistent = not found and not any((reached, packages, modules, unknown))
     else:
-        consistent = (set(found) <= set(entries) and bool(found) and reached <= modules and unknown <= reached
-                      and all(p.startswith(root) for p in modules) and all(p.startswith(root) for p in packages))
+        consistent = (
+            set(found) <= set(entries)
+            and bool(found)
+            and reached <= modules
+            and unknown <= reached
+            and all(p.startswith(root) for p in modules)
+            and all(p.startswith(root) for p in packages)
+        )
     if not consistent:
         return None
-    return Reach(root=root, reached=reached, packages=packages, entries_found=tuple(found),
-                 modules=modules, unknown=unknown)
+    return Reach(
+        root=root, reached=reached, packages=packages, entries_found=tuple(found), modules=modules, unknown=unknown
+    )
 
 
 def _holds_reach_fields(data: Any) -> bool:
@@ -261,10 +296,12 @@ def _holds_reach_fields(data: Any) -> bool:
     root = data["root"]
     lists = [data["entries_found"], *(data[name] for name in _PATH_FIELDS)]
     return (root is None or isinstance(root, str)) and all(
-        isinstance(values, list) and all(isinstance(v, str) for v in values) for values in lists)
+        isinstance(values, list) and all(isinstance(v, str) for v in values) for values in lists
+    )
 
 
 # ---------------------------------------------------------------------- the parse tables
+
 
 class _ParseTables:
     """The parse tables of the cache for ``reachable``'s memo (keyed by (package, blob id)):
@@ -277,17 +314,17 @@ class _ParseTables:
         self.store = store
         self.cache = cache
         self.memo = memo
-        self.tables: dict[str, dict] = {}   # version -> its table, read or written in this job
+        self.tables: dict[str, dict] = {}  # version -> its table, read or written in this job
         self.stored = False
 
     def load_nearest(self, version: str) -> None:
         try:
             ancestors = self.store.ancestors(version, ANCESTORS_SEARCHED)
         except ObjectStoreError:
-            ancestors = [version]   # a shallow or damaged history: the version's own table still
+            ancestors = [version]  # a shallow or damaged history: the version's own table still
         for sha in ancestors:
             if sha in self.tables:
-                return              # in the memo already
+                return  # in the memo already
             key = _parses_key(sha)
             if key is None:
                 return
@@ -301,7 +338,7 @@ class _ParseTables:
         ids = set(files.values())
         table = {key: references for key, references in self.memo.items() if key[1] in ids}
         if table == self.tables.get(version):
-            return                  # read from the cache and nothing parsed since
+            return  # read from the cache and nothing parsed since
         self.tables[version] = table
         key = _parses_key(version)
         if key is not None and table:
@@ -344,13 +381,15 @@ def _references_from_json(value: Any) -> References:
     if not isinstance(imports, list) or not isinstance(strings, list):
         raise ValueError("not a module's references")
     pairs = tuple((name, whole) for name, whole in imports)
-    if not all(isinstance(name, str) and isinstance(whole, bool) for name, whole in pairs) or \
-            not all(isinstance(text, str) for text in strings):
+    if not all(isinstance(name, str) and isinstance(whole, bool) for name, whole in pairs) or not all(
+        isinstance(text, str) for text in strings
+    ):
         raise ValueError("not a module's references")
     return pairs, tuple(strings)
 
 
 # ---------------------------------------------------------------------- parsing in processes
+
 
 def _default_jobs() -> int:
     try:

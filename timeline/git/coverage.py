@@ -31,19 +31,21 @@ class Coverage:
     reason: str
     ts: int | None = None
     time: datetime | None = None
-    event: str | None = None       # id of the first event
+    event: str | None = None  # id of the first event
     description: str = ""
 
 
-def coverage_of(events: list[CodeEvent], fallback: bool, approximate: bool, old_inferred: bool,
-              source: str, diags: list[Diagnostic]) -> Coverage:
+def coverage_of(
+    events: list[CodeEvent], fallback: bool, approximate: bool, old_inferred: bool, source: str, diags: list[Diagnostic]
+) -> Coverage:
     if not events:
         return Coverage("no-reflog", description="no reflog entries: no run can be tied to a commit")
     first = events[0]
     base = dict(ts=first.ts, time=first.time, event=first.id)
     if approximate:
-        return Coverage("approximate", description="no reflog: one approximate time from file "
-                                                   "modification times", **base)
+        return Coverage(
+            "approximate", description="no reflog: one approximate time from file modification times", **base
+        )
     if fallback:
         reason = "branch-log"
         text = "HEAD's log was empty; coverage is that of the branch's log"
@@ -52,11 +54,18 @@ def coverage_of(events: list[CodeEvent], fallback: bool, approximate: bool, old_
         text = "reftable: whether older entries were expired is not known"
     elif not is_zero_sha(first.old):
         reason = "expired-or-deleted"
-        text = ("the reflog's first entry does not start from nothing: older entries were expired "
-                "by git gc (after 90 days, or 30 days for unreachable commits) or deleted")
-        diags.append(Diagnostic(source, first.line,
-                                f"reflog coverage starts here ({first.time.isoformat()}): {text}; "
-                                "runs before it cannot be tied to a commit"))
+        text = (
+            "the reflog's first entry does not start from nothing: older entries were expired "
+            "by git gc (after 90 days, or 30 days for unreachable commits) or deleted"
+        )
+        diags.append(
+            Diagnostic(
+                source,
+                first.line,
+                f"reflog coverage starts here ({first.time.isoformat()}): {text}; "
+                "runs before it cannot be tied to a commit",
+            )
+        )
     elif first.kind == "clone":
         reason, text = "clone", "the checkout was cloned here; clones never copy reflogs"
     elif first.kind == "worktree":

@@ -19,13 +19,12 @@ __all__ = ["events_of", "context_events", "entry_time", "short_sha"]
 
 _NOTES = {
     "reset": "reset: the reflog does not say whether it was --soft/--mixed (files kept) or "
-             "--hard (files changed), so the files may differ from this commit",
+    "--hard (files changed), so the files may differ from this commit",
     "reset-head": "reset: moving to HEAD (reset --hard, merge --abort, or reset --mixed): the files "
-                  "may have been put back to the commit, or not",
-    "stash": "git stash: the uncommitted changes were put aside; before this moment the files "
-             "differed from the commit",
+    "may have been put back to the commit, or not",
+    "stash": "git stash: the uncommitted changes were put aside; before this moment the files differed from the commit",
     "unfinished": "stopped mid-way (a conflict, an edit stop, or --quit): the files may hold "
-                  "conflict markers or partial work",
+    "conflict markers or partial work",
 }
 # Notes of a single entry's event by its kind ("reset: moving to HEAD" is told apart first).
 _KIND_NOTES = {"reset": _NOTES["reset"], "stash": _NOTES["stash"]}
@@ -52,7 +51,7 @@ def _tzinfo(tz: str) -> timezone | None:
         except (ValueError, TypeError):
             tzinfo = None
         _TZINFOS[tz] = tzinfo
-    return tzinfo   # type: ignore[return-value]
+    return tzinfo  # type: ignore[return-value]
 
 
 def entry_time(e: ReflogEntry) -> datetime:
@@ -82,19 +81,44 @@ def _at(ts: int, tz: str) -> datetime:
 # ``__init__`` with the arguments by position (matching 18 keywords costs more than all the
 # rest of making an event). Both rely on the model, checked here once so that a change fails
 # loudly.
-_EVENT_FIELDS = ("id", "time", "ts", "kind", "message", "old", "new", "changes_commit", "ref",
-                 "commits", "commits_removed", "source", "line", "files_may_differ",
-                 "approximate", "detail", "note", "old_inferred")
-if (tuple(f.name for f in fields(CodeEvent)) != _EVENT_FIELDS
-        or CodeEvent.__new__ is not object.__new__):  # pragma: no cover - model changed
+_EVENT_FIELDS = (
+    "id",
+    "time",
+    "ts",
+    "kind",
+    "message",
+    "old",
+    "new",
+    "changes_commit",
+    "ref",
+    "commits",
+    "commits_removed",
+    "source",
+    "line",
+    "files_may_differ",
+    "approximate",
+    "detail",
+    "note",
+    "old_inferred",
+)
+if (
+    tuple(f.name for f in fields(CodeEvent)) != _EVENT_FIELDS or CodeEvent.__new__ is not object.__new__
+):  # pragma: no cover - model changed
     raise ImportError("timeline.model.CodeEvent changed: update timeline.git.events")
 _bare = object.__new__
 _init_event = CodeEvent.__init__
 
 
-def events_of(entries: list[ReflogEntry], heads: list, specials: list[tuple[int, Group]],
-              stashed: set[int], source: str, ref: str, diags: list[Diagnostic],
-              old_inferred: bool) -> tuple[list[CodeEvent], list[tuple[CodeEvent, tuple[int, int, int]]]]:
+def events_of(
+    entries: list[ReflogEntry],
+    heads: list,
+    specials: list[tuple[int, Group]],
+    stashed: set[int],
+    source: str,
+    ref: str,
+    diags: list[Diagnostic],
+    old_inferred: bool,
+) -> tuple[list[CodeEvent], list[tuple[CodeEvent, tuple[int, int, int]]]]:
     """One ``CodeEvent`` per group, in file order, numbered "e1", "e2", ...; and the collapsed
     ones with their span (first line, last line, entry count).
 
@@ -123,9 +147,18 @@ def events_of(entries: list[ReflogEntry], heads: list, specials: list[tuple[int,
     return events, collapsed
 
 
-def _plain_events(events: list[CodeEvent], entries: list[ReflogEntry], heads: list, start: int,
-                  stop: int, stashed: set[int], source: str, ref: str, diags: list[Diagnostic],
-                  old_inferred: bool) -> None:
+def _plain_events(
+    events: list[CodeEvent],
+    entries: list[ReflogEntry],
+    heads: list,
+    start: int,
+    stop: int,
+    stashed: set[int],
+    source: str,
+    ref: str,
+    diags: list[Diagnostic],
+    old_inferred: bool,
+) -> None:
     """Append the events of ``entries[start:stop]``, each a group of its own (see ``events_of``)."""
     append = events.append
     bare = _bare
@@ -142,7 +175,7 @@ def _plain_events(events: list[CodeEvent], entries: list[ReflogEntry], heads: li
         if ts != last_ts or tz != last_tz:
             tzinfo = tzinfos.get(tz) or _tzinfo(tz)
             try:
-                if tzinfo is None:                 # an absurd offset
+                if tzinfo is None:  # an absurd offset
                     raise ValueError(tz)
                 when = last_when = fromtimestamp(ts, tzinfo)
                 last_ts, last_tz = ts, tz
@@ -162,7 +195,7 @@ def _plain_events(events: list[CodeEvent], entries: list[ReflogEntry], heads: li
                 note = note_reset_head
         else:
             note = kind_notes.get(kind)
-        event = bare(CodeEvent)                        # see _EVENT_FIELDS
+        event = bare(CodeEvent)  # see _EVENT_FIELDS
         event.id = f"e{len(events) + 1}"
         event.time = when
         event.ts = ts
@@ -171,7 +204,7 @@ def _plain_events(events: list[CodeEvent], entries: list[ReflogEntry], heads: li
         event.message = message if message is not None and message.isascii() else e.display_message
         event.old = old
         event.new = new
-        event.changes_commit = old != new and new.strip("0") != ""     # (not is_zero_sha)
+        event.changes_commit = old != new and new.strip("0") != ""  # (not is_zero_sha)
         event.ref = ref
         event.commits = []
         event.commits_removed = []
@@ -205,8 +238,7 @@ def _event_time(e: ReflogEntry, source: str, diags: list[Diagnostic]) -> datetim
         return None
 
 
-def _event(g: Group, source: str, ref: str, diags: list[Diagnostic],
-           old_inferred: bool = False) -> CodeEvent | None:
+def _event(g: Group, source: str, ref: str, diags: list[Diagnostic], old_inferred: bool = False) -> CodeEvent | None:
     """The event of a group (``_plain_events`` makes those of plain single entries itself)."""
     entries = g.entries
     first, last = entries[0], entries[-1]
@@ -218,9 +250,14 @@ def _event(g: Group, source: str, ref: str, diags: list[Diagnostic],
     old, new = first.old, last.new
     kind = g.kind
     if g.burst and not g.closed:
-        diags.append(Diagnostic(source, first.line,
-                                f"{kind} started here has no (finish) or (abort) entry (still in "
-                                f"progress, --quit, or a damaged log); collapsed through line {last.line}"))
+        diags.append(
+            Diagnostic(
+                source,
+                first.line,
+                f"{kind} started here has no (finish) or (abort) entry (still in "
+                f"progress, --quit, or a damaged log); collapsed through line {last.line}",
+            )
+        )
     changes = (old != new) and not is_zero_sha(new) and not g.rename
     detail = detail_for(g)
     note = None
@@ -233,17 +270,30 @@ def _event(g: Group, source: str, ref: str, diags: list[Diagnostic],
     files_may_differ = note is not None
     if old_inferred and note is None:
         note = _INFERRED_NOTE
-    return CodeEvent(id="", time=when, ts=ts, kind=kind, message=first.display_message, old=old,
-                     new=new, changes_commit=changes, ref=ref, source=source, line=first.line,
-                     files_may_differ=files_may_differ, detail=detail, note=note,
-                     old_inferred=old_inferred)
+    return CodeEvent(
+        id="",
+        time=when,
+        ts=ts,
+        kind=kind,
+        message=first.display_message,
+        old=old,
+        new=new,
+        changes_commit=changes,
+        ref=ref,
+        source=source,
+        line=first.line,
+        files_may_differ=files_may_differ,
+        detail=detail,
+        note=note,
+        old_inferred=old_inferred,
+    )
 
 
 def _context_kind(ref: str, message: str | None) -> str:
     if ref == "refs/stash":
         return "stash"
     kind = classify(message)
-    if kind == "pull":                 # the fetch half of a pull, on the remote-tracking ref
+    if kind == "pull":  # the fetch half of a pull, on the remote-tracking ref
         return "fetch"
     return kind
 
@@ -267,9 +317,27 @@ def context_events(logs, diags: list[Diagnostic]) -> tuple[list[CodeEvent], list
                 continue
             detail = "fast-forward" if (e.message or "").endswith(": fast-forward") else None
             changes = e.old != e.new and not is_zero_sha(e.new)
-            event = _bare(CodeEvent)                 # see _EVENT_FIELDS
-            _init_event(event, "", when, e.ts, _context_kind(ref, e.message), e.display_message,
-                        e.old, e.new, changes, ref, [], [], source, e.line, False, False, detail,
-                        None, logs.old_inferred)
+            event = _bare(CodeEvent)  # see _EVENT_FIELDS
+            _init_event(
+                event,
+                "",
+                when,
+                e.ts,
+                _context_kind(ref, e.message),
+                e.display_message,
+                e.old,
+                e.new,
+                changes,
+                ref,
+                [],
+                [],
+                source,
+                e.line,
+                False,
+                False,
+                detail,
+                None,
+                logs.old_inferred,
+            )
             out.append(event)
     return out, stash

@@ -49,7 +49,13 @@ from timeline.git.classify import heads_of, special_groups, stashed_positions
 from timeline.git.coverage import Coverage, coverage_of
 from timeline.git.events import context_events, events_of, short_sha
 from timeline.git.locate import (
-    GitLocation, HeadState, UnsafeFile, locate, resolve_head, resolve_inside, valid_refname,
+    GitLocation,
+    HeadState,
+    UnsafeFile,
+    locate,
+    resolve_head,
+    resolve_inside,
+    valid_refname,
 )
 from timeline.git.merge import merge_branch_moves
 from timeline.git.reflog import ReflogEntry, load_reflog, parse_reflog, paused_gc
@@ -62,12 +68,12 @@ MAX_CONTEXT_LOGS = 2000
 
 @dataclass
 class GitHistory:
-    path: str                  # the worktree root we resolved
+    path: str  # the worktree root we resolved
     git_dir: str
     common_dir: str
-    head: str | None           # sha HEAD resolves to now (from the files); None if unborn
-    head_log: str              # path of the HEAD log we read (the branch log on fallback)
-    events: list[CodeEvent]    # FILE ORDER, never sorted by time; ids "e1", "e2", ...
+    head: str | None  # sha HEAD resolves to now (from the files); None if unborn
+    head_log: str  # path of the HEAD log we read (the branch log on fallback)
+    events: list[CodeEvent]  # FILE ORDER, never sorted by time; ids "e1", "e2", ...
     diagnostics: list[Diagnostic]
     branch: str | None = None  # "refs/heads/main" when HEAD is attached, None when detached
     object_format: str = "sha1"
@@ -83,6 +89,7 @@ class GitHistory:
 
 
 # --------------------------------------------------------------------------- log sources
+
 
 class _FilesLogs:
     """Reflogs of the files backend: ``logs/HEAD`` of the worktree, ``logs/refs/...`` shared."""
@@ -134,8 +141,11 @@ class _FilesLogs:
                 except (OSError, ValueError):
                     continue
             if len(refs) > MAX_CONTEXT_LOGS:
-                diags.append(Diagnostic(str(top), None, f"more than {MAX_CONTEXT_LOGS} remote-tracking "
-                                                        "logs; the rest are not read"))
+                diags.append(
+                    Diagnostic(
+                        str(top), None, f"more than {MAX_CONTEXT_LOGS} remote-tracking logs; the rest are not read"
+                    )
+                )
                 refs = refs[:MAX_CONTEXT_LOGS]
                 break
         refs.sort()
@@ -159,15 +169,21 @@ class _ReftableLogs:
     def context_refs(self, diags: list[Diagnostic]) -> list[str]:
         refs = self.reader.list_refs()
         if refs is None:
-            diags.append(Diagnostic(self.source("refs/remotes"), None,
-                                    "reftable: listing remote-tracking and stash reflogs needs git "
-                                    ">= 2.46; fetch and stash context not read"))
+            diags.append(
+                Diagnostic(
+                    self.source("refs/remotes"),
+                    None,
+                    "reftable: listing remote-tracking and stash reflogs needs git "
+                    ">= 2.46; fetch and stash context not read",
+                )
+            )
             return ["refs/stash"]
         remotes = sorted(r for r in refs if r.startswith("refs/remotes/") and valid_refname(r))
         return remotes + (["refs/stash"] if "refs/stash" in refs else [])
 
 
 # --------------------------------------------------------------------------- entry point
+
 
 def read_history(repo: str | os.PathLike) -> GitHistory:
     """Read how HEAD moved in the worktree containing ``repo``.
@@ -194,23 +210,35 @@ def _read_reftable(loc: GitLocation, diags: list[Diagnostic]) -> GitHistory:
             sha, symref = reader.head()
             head = HeadState(sha, symref)
             history = _build(loc, _ReftableLogs(reader), head, diags)
-            diags.append(Diagnostic(reader.source("HEAD"), None,
-                                    "reftable: reflog read with git reflog (git >= 2.45) in a "
-                                    "private copy; each entry's old commit is inferred from the "
-                                    "entry before it, and entries whose commits are missing are "
-                                    "hidden by git"))
+            diags.append(
+                Diagnostic(
+                    reader.source("HEAD"),
+                    None,
+                    "reftable: reflog read with git reflog (git >= 2.45) in a "
+                    "private copy; each entry's old commit is inferred from the "
+                    "entry before it, and entries whose commits are missing are "
+                    "hidden by git",
+                )
+            )
             return history
     except ReftableUnavailable as exc:
         diags.append(Diagnostic(str(loc.common_dir / "reftable"), None, str(exc)))
-        return GitHistory(path=str(loc.worktree), git_dir=str(loc.git_dir),
-                          common_dir=str(loc.common_dir), head=None,
-                          head_log=str(loc.git_dir / "reftable"), events=[], diagnostics=diags,
-                          object_format=loc.object_format,
-                          coverage=Coverage("unread", description=str(exc)), ref_storage="reftable")
+        return GitHistory(
+            path=str(loc.worktree),
+            git_dir=str(loc.git_dir),
+            common_dir=str(loc.common_dir),
+            head=None,
+            head_log=str(loc.git_dir / "reftable"),
+            events=[],
+            diagnostics=diags,
+            object_format=loc.object_format,
+            coverage=Coverage("unread", description=str(exc)),
+            ref_storage="reftable",
+        )
 
 
 def _build(loc: GitLocation, logs, head: HeadState, diags: list[Diagnostic]) -> GitHistory:
-    with paused_gc():           # many small objects, no cycles: see reflog.paused_gc
+    with paused_gc():  # many small objects, no cycles: see reflog.paused_gc
         return _build_events(loc, logs, head, diags)
 
 
@@ -225,8 +253,7 @@ def _build_events(loc: GitLocation, logs, head: HeadState, diags: list[Diagnosti
     stashed = stashed_positions(log.entries, specials, stash_entries) if stash_entries else set()
 
     # numbered "e1", "e2"... as made; renumbered below if events are added
-    events, collapsed = events_of(log.entries, heads, specials, stashed, log.source, log.ref, diags,
-                                  logs.old_inferred)
+    events, collapsed = events_of(log.entries, heads, specials, stashed, log.source, log.ref, diags, logs.old_inferred)
     made = len(events)
     events = _with_branch_moves(events, log, head, logs, diags)
 
@@ -245,11 +272,22 @@ def _build_events(loc: GitLocation, logs, head: HeadState, diags: list[Diagnosti
 
     attach_commits(events, loc, log.source, diags)
     coverage = coverage_of(events, log.fallback, approximate, logs.old_inferred, log.source, diags)
-    return GitHistory(path=str(loc.worktree), git_dir=str(loc.git_dir),
-                      common_dir=str(loc.common_dir), head=head.sha, head_log=log.source,
-                      events=events, diagnostics=diags, branch=head.symref,
-                      object_format=loc.object_format, spans=spans, context=context,
-                      coverage=coverage, ref_storage=loc.ref_storage, approximate=approximate)
+    return GitHistory(
+        path=str(loc.worktree),
+        git_dir=str(loc.git_dir),
+        common_dir=str(loc.common_dir),
+        head=head.sha,
+        head_log=log.source,
+        events=events,
+        diagnostics=diags,
+        branch=head.symref,
+        object_format=loc.object_format,
+        spans=spans,
+        context=context,
+        coverage=coverage,
+        ref_storage=loc.ref_storage,
+        approximate=approximate,
+    )
 
 
 @dataclass
@@ -259,13 +297,13 @@ class _HeadLog:
 
     head_source: str
     head_entries: list[ReflogEntry] | None
-    branch: str | None                   # "refs/heads/..." when HEAD is attached to a branch
+    branch: str | None  # "refs/heads/..." when HEAD is attached to a branch
     branch_entries: list[ReflogEntry] | None
-    refused: bool                        # a log exists but was refused: not "no reflog"
+    refused: bool  # a log exists but was refused: not "no reflog"
     source: str
     ref: str
     entries: list[ReflogEntry]
-    fallback: bool                       # the branch's log stands in for HEAD's
+    fallback: bool  # the branch's log stands in for HEAD's
 
 
 def _read_head_log(logs, head: HeadState, diags: list[Diagnostic]) -> _HeadLog:
@@ -280,17 +318,30 @@ def _read_head_log(logs, head: HeadState, diags: list[Diagnostic]) -> _HeadLog:
         # a missing branch log is not worth a warning (deleted, reflogs off: HEAD's says so)
         diags.extend(x for x in d if x.code != "no-reflog")
         refused = refused or _refused(d)
-    log = _HeadLog(head_source, head_entries, branch, branch_entries, refused,
-                   source=head_source, ref="HEAD", entries=head_entries or [], fallback=False)
+    log = _HeadLog(
+        head_source,
+        head_entries,
+        branch,
+        branch_entries,
+        refused,
+        source=head_source,
+        ref="HEAD",
+        entries=head_entries or [],
+        fallback=False,
+    )
     if not head_entries and branch_entries:
         log.source, log.ref, log.entries, log.fallback = logs.source(branch), branch, branch_entries, True
         diags[:] = [x for x in diags if not (x.source == head_source and x.code == "no-reflog")]
-        state = ("empty" if head_entries is not None
-                 else "unreadable (see above)" if refused else "missing")
-        diags.append(Diagnostic(head_source, None,
-                                f"HEAD's reflog is {state}: using the log of {branch} instead (as "
-                                "git reflog does); moves of HEAD to other branches or detached "
-                                "commits are not in it"))
+        state = "empty" if head_entries is not None else "unreadable (see above)" if refused else "missing"
+        diags.append(
+            Diagnostic(
+                head_source,
+                None,
+                f"HEAD's reflog is {state}: using the log of {branch} instead (as "
+                "git reflog does); moves of HEAD to other branches or detached "
+                "commits are not in it",
+            )
+        )
     return log
 
 
@@ -299,27 +350,47 @@ def _refused(diags: list[Diagnostic]) -> bool:
     return any(x.code == "reflog-unreadable" for x in diags)
 
 
-def _with_branch_moves(events: list[CodeEvent], log: _HeadLog, head: HeadState, logs,
-                       diags: list[Diagnostic]) -> list[CodeEvent]:
+def _with_branch_moves(
+    events: list[CodeEvent], log: _HeadLog, head: HeadState, logs, diags: list[Diagnostic]
+) -> list[CodeEvent]:
     """``events`` with the branch's moves HEAD's log lacks (``merge.merge_branch_moves``); says
     when HEAD now is not where the last of them left it."""
     tail_explained = False
     if not log.fallback and log.branch_entries and events:
-        events, tail_explained = merge_branch_moves(events, log.head_entries or [], log.branch_entries,
-                                                    log.branch, logs.source(log.branch), head.sha,  # type: ignore[arg-type]
-                                                    diags, logs.old_inferred)
+        events, tail_explained = merge_branch_moves(
+            events,
+            log.head_entries or [],
+            log.branch_entries,
+            log.branch,
+            logs.source(log.branch),
+            head.sha,  # type: ignore[arg-type]
+            diags,
+            logs.old_inferred,
+        )
     entries = log.entries
-    if (not tail_explained and head.sha and entries and entries[-1].new != head.sha
-            and not is_zero_sha(entries[-1].new) and not logs.old_inferred):
-        diags.append(Diagnostic(log.source, None,
-                                f"HEAD now resolves to {short_sha(head.sha)}, but the last reflog entry "
-                                f"(line {entries[-1].line}) moved it to {short_sha(entries[-1].new)}: HEAD "
-                                "moved without a reflog entry"))
+    if (
+        not tail_explained
+        and head.sha
+        and entries
+        and entries[-1].new != head.sha
+        and not is_zero_sha(entries[-1].new)
+        and not logs.old_inferred
+    ):
+        diags.append(
+            Diagnostic(
+                log.source,
+                None,
+                f"HEAD now resolves to {short_sha(head.sha)}, but the last reflog entry "
+                f"(line {entries[-1].line}) moved it to {short_sha(entries[-1].new)}: HEAD "
+                "moved without a reflog entry",
+            )
+        )
     return events
 
 
-def _approximation(loc: GitLocation, head: HeadState, head_source: str,
-                   diags: list[Diagnostic]) -> tuple[list[CodeEvent], list[CodeEvent]]:
+def _approximation(
+    loc: GitLocation, head: HeadState, head_source: str, diags: list[Diagnostic]
+) -> tuple[list[CodeEvent], list[CodeEvent]]:
     """No reflog at all: ``approximation.approximate_events``, which stand in for the missing log."""
     events, context = approximate_events(loc, head, diags)
     if events or context:
@@ -329,21 +400,31 @@ def _approximation(loc: GitLocation, head: HeadState, head_source: str,
 
 # --------------------------------------------------------------------------- checks
 
-def _check_entries(entries: list[ReflogEntry], loc: GitLocation, source: str,
-                   diags: list[Diagnostic]) -> None:
+
+def _check_entries(entries: list[ReflogEntry], loc: GitLocation, source: str, diags: list[Diagnostic]) -> None:
     """Id lengths that do not fit the repository, and breaks in the old/new chain."""
-    prev_new: str | None = None           # the previous entry's new id
+    prev_new: str | None = None  # the previous entry's new id
     n = loc.sha_length
     for e in entries:
         old, new = e.old, e.new
         if len(old) != n or len(new) != n:
-            diags.append(Diagnostic(source, e.line,
-                                    f"object id length does not match this {loc.object_format} "
-                                    "repository; its commits cannot be looked up"))
-        elif (prev_new is not None and old != prev_new and not is_zero_sha(prev_new)
-              and not is_zero_sha(old)):
-            diags.append(Diagnostic(source, e.line,
-                                    f"reflog chain gap: this entry starts at {short_sha(old)} but the "
-                                    f"previous one ended at {short_sha(prev_new)} (entries deleted, "
-                                    "or HEAD moved without a reflog entry)", "reflog-chain-gap"))
+            diags.append(
+                Diagnostic(
+                    source,
+                    e.line,
+                    f"object id length does not match this {loc.object_format} "
+                    "repository; its commits cannot be looked up",
+                )
+            )
+        elif prev_new is not None and old != prev_new and not is_zero_sha(prev_new) and not is_zero_sha(old):
+            diags.append(
+                Diagnostic(
+                    source,
+                    e.line,
+                    f"reflog chain gap: this entry starts at {short_sha(old)} but the "
+                    f"previous one ended at {short_sha(prev_new)} (entries deleted, "
+                    "or HEAD moved without a reflog entry)",
+                    "reflog-chain-gap",
+                )
+            )
         prev_new = new

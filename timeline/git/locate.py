@@ -27,14 +27,26 @@ from timeline.parsers.records import Diagnostic
 from timeline.git.errors import GitError
 
 __all__ = [
-    "GitLocation", "UnsafeFile", "locate", "read_file_safely", "path_inside",
-    "resolve_inside", "read_config", "resolve_head", "HeadState", "valid_refname",
-    "regular_file_mtime", "read_small", "packed_ref",
-    "MAX_REFLOG_BYTES", "MAX_SMALL_FILE_BYTES", "MAX_PACKED_REFS_BYTES",
+    "GitLocation",
+    "UnsafeFile",
+    "locate",
+    "read_file_safely",
+    "path_inside",
+    "resolve_inside",
+    "read_config",
+    "resolve_head",
+    "HeadState",
+    "valid_refname",
+    "regular_file_mtime",
+    "read_small",
+    "packed_ref",
+    "MAX_REFLOG_BYTES",
+    "MAX_SMALL_FILE_BYTES",
+    "MAX_PACKED_REFS_BYTES",
 ]
 
 MAX_REFLOG_BYTES = 256 * 1024 * 1024
-MAX_SMALL_FILE_BYTES = 1024 * 1024          # HEAD, commondir, a .git file, config, one ref
+MAX_SMALL_FILE_BYTES = 1024 * 1024  # HEAD, commondir, a .git file, config, one ref
 MAX_PACKED_REFS_BYTES = 64 * 1024 * 1024
 
 _HEX_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
@@ -51,12 +63,12 @@ class UnsafeFile(Exception):
 class GitLocation:
     """Where a checkout's git data lives (all paths resolved with ``realpath``)."""
 
-    worktree: Path      # the checkout root (the git dir itself for a bare repository)
-    git_dir: Path       # per-worktree git dir: HEAD, logs/HEAD, index
-    common_dir: Path    # shared: objects, refs, packed-refs, config, logs/refs
+    worktree: Path  # the checkout root (the git dir itself for a bare repository)
+    git_dir: Path  # per-worktree git dir: HEAD, logs/HEAD, index
+    common_dir: Path  # shared: objects, refs, packed-refs, config, logs/refs
     bare: bool = False
     object_format: str = "sha1"
-    ref_storage: str = "files"   # "files" or "reftable" (no .git/logs at all)
+    ref_storage: str = "files"  # "files" or "reftable" (no .git/logs at all)
 
     @property
     def sha_length(self) -> int:
@@ -69,12 +81,13 @@ class GitLocation:
 
 @dataclass(frozen=True)
 class HeadState:
-    sha: str | None         # what HEAD resolves to now; None when unborn or unreadable
-    symref: str | None      # "refs/heads/main" when attached; None when detached
+    sha: str | None  # what HEAD resolves to now; None when unborn or unreadable
+    symref: str | None  # "refs/heads/main" when attached; None when detached
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
 # --------------------------------------------------------------------------- safe reading
+
 
 def read_file_safely(path: str | os.PathLike, *, limit: int) -> bytes:
     """Read a regular file without following a final symlink or blocking on a FIFO.
@@ -186,7 +199,7 @@ def read_config(data: bytes) -> dict[str, str]:
                 continue
             name, sub, rest = m.groups()
             name = name.lower()
-            if sub is None and "." in name:           # old-style [section.sub]
+            if sub is None and "." in name:  # old-style [section.sub]
                 name, _, sub = name.partition(".")
             section = f"{name}.{sub}" if sub is not None else name
             line = rest.strip()
@@ -221,6 +234,7 @@ def _config_value(value: str) -> str:
 
 # --------------------------------------------------------------------------- discovery
 
+
 def _is_git_dir(d: Path) -> bool:
     """HEAD plus objects (or a ``commondir`` file, for a linked worktree's git dir)."""
     try:
@@ -240,7 +254,7 @@ def _gitdir_from_file(dotgit: Path) -> Path:
     text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
     if not text.startswith("gitdir: ") or "\n" in text or "\0" in text:
         raise GitError(f"{dotgit}: not a git repository (invalid .git file: expected 'gitdir: <path>')")
-    target = Path(text[len("gitdir: "):].strip())
+    target = Path(text[len("gitdir: ") :].strip())
     if not target.is_absolute():
         target = dotgit.parent / target
     real = Path(os.path.realpath(target))
@@ -302,8 +316,14 @@ def locate(repo: str | os.PathLike) -> GitLocation:
         raise GitError(f"{worktree}: unknown object format {object_format!r}")
     if config.get("core.bare", "").lower() in ("true", "yes", "on", "1") and worktree == git_dir:
         bare = True
-    return GitLocation(worktree=worktree, git_dir=git_dir, common_dir=common_dir,
-                       bare=bare, object_format=object_format, ref_storage=ref_storage)
+    return GitLocation(
+        worktree=worktree,
+        git_dir=git_dir,
+        common_dir=common_dir,
+        bare=bare,
+        object_format=object_format,
+        ref_storage=ref_storage,
+    )
 
 
 def _find_git_dir(start: Path) -> tuple[Path, Path, bool] | None:
@@ -323,7 +343,7 @@ def _find_git_dir(start: Path) -> tuple[Path, Path, bool] | None:
             return d, _gitdir_from_file(Path(os.path.realpath(dotgit))), False
         if _is_git_dir(d):
             if d.name == ".git" and Path(os.path.realpath(d.parent / ".git")) == d:
-                return d.parent, d, False          # --repo pointed into .git itself
+                return d.parent, d, False  # --repo pointed into .git itself
             return d, d, True
     return None
 
@@ -332,8 +352,7 @@ def _ref_storage(config: dict[str, str], worktree: Path, git_dirs: tuple[Path, P
     """``files`` or ``reftable``: what ``extensions.refStorage`` says, or a ``tables.list``
     (https://git-scm.com/docs/git-config#Documentation/git-config.txt-extensionsrefStorage)."""
     refstorage = config.get("extensions.refstorage", "").lower()
-    if (refstorage and refstorage != "files") or any(
-            os.path.lexists(d / "reftable" / "tables.list") for d in git_dirs):
+    if (refstorage and refstorage != "files") or any(os.path.lexists(d / "reftable" / "tables.list") for d in git_dirs):
         if refstorage not in ("", "files", "reftable"):
             raise GitError(f"{worktree}: unknown ref storage {refstorage!r}")
         return "reftable"
@@ -341,6 +360,7 @@ def _ref_storage(config: dict[str, str], worktree: Path, git_dirs: tuple[Path, P
 
 
 # --------------------------------------------------------------------------- HEAD
+
 
 def valid_refname(name: str) -> bool:
     """A ref name we accept from inside the repository (``refs/...``, git's rules, no ``..``)."""
@@ -359,8 +379,7 @@ def _valid_refname(name: str) -> bool:
         return False
     if _REF_FORBIDDEN.search(name):
         return False
-    return all(part and not part.startswith(".") and not part.endswith(".lock")
-               for part in name.split("/"))
+    return all(part and not part.startswith(".") and not part.endswith(".lock") for part in name.split("/"))
 
 
 def _packed_ref(loc: GitLocation, name: str) -> str | None:
@@ -391,12 +410,17 @@ def resolve_head(loc: GitLocation) -> HeadState:
     if data is None:
         return HeadState(None, None, (Diagnostic(str(head_path), None, "HEAD file is missing"),))
     symref: str | None = None
-    for _ in range(6):   # HEAD -> ref -> (rarely) another symbolic ref
+    for _ in range(6):  # HEAD -> ref -> (rarely) another symbolic ref
         text = data.decode("utf-8", "surrogateescape").strip()
         if _HEX_SHA.fullmatch(text):
             if len(text) != loc.sha_length:
-                diags.append(Diagnostic(str(head_path), None,
-                                        f"HEAD id {text[:12]} does not match the {loc.object_format} object format"))
+                diags.append(
+                    Diagnostic(
+                        str(head_path),
+                        None,
+                        f"HEAD id {text[:12]} does not match the {loc.object_format} object format",
+                    )
+                )
             return HeadState(text, symref, tuple(diags))
         if not text.startswith("ref:"):
             diags.append(Diagnostic(str(head_path), None, "HEAD (or the ref it names) has unrecognised content"))
@@ -413,7 +437,7 @@ def resolve_head(loc: GitLocation) -> HeadState:
             loose = _read_small(ref_path, 64 * 1024)
             if loose is None:
                 sha = _packed_ref(loc, name)
-                return HeadState(sha, symref, tuple(diags))   # None: unborn branch
+                return HeadState(sha, symref, tuple(diags))  # None: unborn branch
         except UnsafeFile as exc:
             diags.append(Diagnostic(str(base / name), None, f"ref {name} {exc}"))
             return HeadState(None, symref, tuple(diags))

@@ -14,15 +14,32 @@ from datetime import datetime
 from timeline.git.runner import valid_sha
 from timeline.model import CommitInfo
 
-__all__ = ["LOG_OPTIONS", "LOG_FIELDS", "WALK_FIELDS", "READ_BYTES", "record_mark", "records",
-           "walk_record", "parse_log"]
+__all__ = [
+    "LOG_OPTIONS",
+    "LOG_FIELDS",
+    "WALK_FIELDS",
+    "READ_BYTES",
+    "record_mark",
+    "records",
+    "walk_record",
+    "parse_log",
+]
 
 # Fields of one commit: its side (``--left-right``) and id, fixed-format fields first.
 LOG_FIELDS = "%m%H%x1f%aI%x1f%cI%x1f%ae%x1f%an%x1f%s"
 # The walk's: each commit's parents and committer timestamp too (what git's walk orders by).
 WALK_FIELDS = "%H%x1f%P%x1f%ct%x1f%aI%x1f%cI%x1f%ae%x1f%an%x1f%s"
-LOG_OPTIONS = ("--no-textconv", "--no-ext-diff", "--no-renames", "--no-color", "--no-show-signature",
-               "--no-notes", "--diff-merges=first-parent", "--name-only", "-z")
+LOG_OPTIONS = (
+    "--no-textconv",
+    "--no-ext-diff",
+    "--no-renames",
+    "--no-color",
+    "--no-show-signature",
+    "--no-notes",
+    "--diff-merges=first-parent",
+    "--name-only",
+    "-z",
+)
 READ_BYTES = 1 << 16
 
 
@@ -44,8 +61,8 @@ def records(stream, mark: bytes):
     (a record is whole when the next mark or the end arrives). Reads a block at a time; a
     record longer than a block (a commit touching 100,000s of paths) is searched once."""
     buf = bytearray()
-    start = -1          # where the current record's mark is in buf (-1: none yet)
-    scanned = 0         # buf is searched for marks up to here
+    start = -1  # where the current record's mark is in buf (-1: none yet)
+    scanned = 0  # buf is searched for marks up to here
     size = len(mark)
     while True:
         block = stream.read1(READ_BYTES)
@@ -58,15 +75,15 @@ def records(stream, mark: bytes):
                 scanned = max(0, len(buf) - size + 1)
                 break
             if start >= 0:
-                yield bytes(buf[start + size:at])
+                yield bytes(buf[start + size : at])
             start = at
             scanned = at + size
-        if start > 0:                      # drop what is done with
+        if start > 0:  # drop what is done with
             del buf[:start]
             scanned -= start
             start = 0
     if start >= 0:
-        yield bytes(buf[start + size:])
+        yield bytes(buf[start + size :])
 
 
 def walk_record(record: bytes, shallow: frozenset[str]) -> tuple[CommitInfo, tuple[str, ...], int] | None:
@@ -89,22 +106,34 @@ def walk_record(record: bytes, shallow: frozenset[str]) -> tuple[CommitInfo, tup
     return info, parent_ids, timestamp
 
 
-def _commit_info(sha: str, rest: bytes, author_date: bytes, committer_date: bytes, email: bytes,
-                 name: bytes, subject: bytes, shallow: frozenset[str]) -> CommitInfo:
+def _commit_info(
+    sha: str,
+    rest: bytes,
+    author_date: bytes,
+    committer_date: bytes,
+    email: bytes,
+    name: bytes,
+    subject: bytes,
+    shallow: frozenset[str],
+) -> CommitInfo:
     """A ``CommitInfo`` from a ``git log -z --name-only`` record's fields; ``rest`` = what
     follows the format line (LF, then the touched paths, each NUL-terminated). A commit listed
     in ``shallow`` (a shallow-clone boundary: its parents are not here) gets ``paths=None``:
     git would compare it with an empty tree and list every file."""
     if rest.startswith(b"\n"):
         rest = rest[1:]
-    paths: tuple[str, ...] | None = tuple(
-        p.decode("utf-8", "replace") for p in rest.split(b"\0") if p)
+    paths: tuple[str, ...] | None = tuple(p.decode("utf-8", "replace") for p in rest.split(b"\0") if p)
     if sha in shallow:
         paths = None
     return CommitInfo(
-        sha=sha, subject=subject.decode("utf-8", "replace"),
-        author=name.decode("utf-8", "replace"), author_email=email.decode("utf-8", "replace"),
-        author_date=_date(author_date), committer_date=_date(committer_date), paths=paths)
+        sha=sha,
+        subject=subject.decode("utf-8", "replace"),
+        author=name.decode("utf-8", "replace"),
+        author_email=email.decode("utf-8", "replace"),
+        author_date=_date(author_date),
+        committer_date=_date(committer_date),
+        paths=paths,
+    )
 
 
 def parse_log(out: bytes, marker: bytes, shallow: frozenset[str] = frozenset()):

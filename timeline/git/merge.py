@@ -21,17 +21,25 @@ from timeline.model import CodeEvent, is_zero_sha
 
 __all__ = ["merge_branch_moves", "MERGED_NOTE", "MERGE_TOLERANCE_S"]
 
-MERGED_NOTE = ("HEAD moved, files did not: {ref} was moved without a HEAD-log entry (from another "
-               "worktree, by update-ref, or by a push into this checkout); the checked-out files "
-               "stayed as they were")
+MERGED_NOTE = (
+    "HEAD moved, files did not: {ref} was moved without a HEAD-log entry (from another "
+    "worktree, by update-ref, or by a push into this checkout); the checked-out files "
+    "stayed as they were"
+)
 # A merged-in branch move must fall in its gap's time window, give or take this (seconds).
 MERGE_TOLERANCE_S = 120
 
 
-def merge_branch_moves(events: list[CodeEvent], head_entries: list[ReflogEntry],
-                       branch_entries: list[ReflogEntry], branch: str, branch_source: str,
-                       head_sha: str | None, diags: list[Diagnostic],
-                       old_inferred: bool) -> tuple[list[CodeEvent], bool]:
+def merge_branch_moves(
+    events: list[CodeEvent],
+    head_entries: list[ReflogEntry],
+    branch_entries: list[ReflogEntry],
+    branch: str,
+    branch_source: str,
+    head_sha: str | None,
+    diags: list[Diagnostic],
+    old_inferred: bool,
+) -> tuple[list[CodeEvent], bool]:
     """Insert the branch's moves that HEAD's log lacks, where they fill a gap in HEAD's chain.
 
     A branch entry is "seen by HEAD" when HEAD's log has an entry, or a collapsed group, with
@@ -60,15 +68,19 @@ def merge_branch_moves(events: list[CodeEvent], head_entries: list[ReflogEntry],
             if p < n:
                 # the gap is explained: drop the chain-gap diagnostic of HEAD's next entry
                 nxt = events[p]
-                diags[:] = [x for x in diags if not (x.source == nxt.source and x.line == nxt.line
-                                                     and x.code == "reflog-chain-gap")]
+                diags[:] = [
+                    x
+                    for x in diags
+                    if not (x.source == nxt.source and x.line == nxt.line and x.code == "reflog-chain-gap")
+                ]
         if p < n:
             out.append(events[p])
     return out, n in inserts
 
 
-def _unseen_runs(events: list[CodeEvent], head_entries: list[ReflogEntry],
-                 branch_entries: list[ReflogEntry]) -> list[list[ReflogEntry]]:
+def _unseen_runs(
+    events: list[CodeEvent], head_entries: list[ReflogEntry], branch_entries: list[ReflogEntry]
+) -> list[list[ReflogEntry]]:
     """The branch's entries HEAD's log has not seen, in runs of consecutive, chained moves."""
     seen: set[tuple[str, str, int]] = set()
     for e in head_entries:
@@ -82,8 +94,7 @@ def _unseen_runs(events: list[CodeEvent], head_entries: list[ReflogEntry],
     runs: list[list[ReflogEntry]] = []
     current: list[ReflogEntry] = []
     for b in branch_entries:
-        usable = (not is_seen(b) and not is_zero_sha(b.old) and not is_zero_sha(b.new)
-                  and b.old != b.new)
+        usable = not is_seen(b) and not is_zero_sha(b.old) and not is_zero_sha(b.new) and b.old != b.new
         if usable and current and current[-1].new == b.old:
             current.append(b)
             continue
@@ -108,8 +119,9 @@ def _gaps(events: list[CodeEvent], head_sha: str | None) -> dict[int, tuple[str,
     return gaps
 
 
-def _placements(runs: list[list[ReflogEntry]], gaps: dict[int, tuple[str, str]],
-                events: list[CodeEvent]) -> dict[int, list[ReflogEntry]]:
+def _placements(
+    runs: list[list[ReflogEntry]], gaps: dict[int, tuple[str, str]], events: list[CodeEvent]
+) -> dict[int, list[ReflogEntry]]:
     """``{p: moves}``: the part of a run each gap gets (a gap gets one at most)."""
     inserts: dict[int, list[ReflogEntry]] = {}
     for run in runs:
@@ -120,8 +132,13 @@ def _placements(runs: list[list[ReflogEntry]], gaps: dict[int, tuple[str, str]],
     return inserts
 
 
-def _place(run: list[ReflogEntry], i: int, gaps: dict[int, tuple[str, str]],
-           inserts: dict[int, list[ReflogEntry]], events: list[CodeEvent]) -> int | None:
+def _place(
+    run: list[ReflogEntry],
+    i: int,
+    gaps: dict[int, tuple[str, str]],
+    inserts: dict[int, list[ReflogEntry]],
+    events: list[CodeEvent],
+) -> int | None:
     """Put ``run[i:k+1]`` in the first free gap it fills and whose times it fits; returns where
     the rest of the run starts (``k + 1``), or None when no gap takes a part from ``run[i]``."""
     n = len(events)
@@ -135,7 +152,7 @@ def _place(run: list[ReflogEntry], i: int, gaps: dict[int, tuple[str, str]],
             continue
         if p < n and run[k].ts > events[p].ts + MERGE_TOLERANCE_S:
             continue
-        inserts[p] = run[i:k + 1]
+        inserts[p] = run[i : k + 1]
         return k + 1
     return None
 
@@ -145,7 +162,19 @@ def _merged_event(b: ReflogEntry, branch: str, source: str, old_inferred: bool) 
         when = entry_time(b)
     except (ValueError, OverflowError, OSError):
         when = datetime.fromtimestamp(max(0, min(b.ts, 253402300799)), timezone.utc)
-    return CodeEvent(id="", time=when, ts=b.ts, kind=classify(b.message), message=b.display_message,
-                     old=b.old, new=b.new, changes_commit=True, ref=branch, source=source,
-                     line=b.line, files_may_differ=True, note=MERGED_NOTE.format(ref=branch),
-                     old_inferred=old_inferred)
+    return CodeEvent(
+        id="",
+        time=when,
+        ts=b.ts,
+        kind=classify(b.message),
+        message=b.display_message,
+        old=b.old,
+        new=b.new,
+        changes_commit=True,
+        ref=branch,
+        source=source,
+        line=b.line,
+        files_may_differ=True,
+        note=MERGED_NOTE.format(ref=branch),
+        old_inferred=old_inferred,
+    )

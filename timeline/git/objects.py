@@ -43,15 +43,31 @@ import threading
 from pathlib import Path
 
 from timeline.git.locate import UnsafeFile, path_inside, read_file_safely, resolve_inside
-from timeline.git.logformat import LOG_FIELDS, LOG_OPTIONS, READ_BYTES, WALK_FIELDS, parse_log, record_mark, records, walk_record
+from timeline.git.logformat import (
+    LOG_FIELDS,
+    LOG_OPTIONS,
+    READ_BYTES,
+    WALK_FIELDS,
+    parse_log,
+    record_mark,
+    records,
+    walk_record,
+)
 from timeline.git.patch import read_changed_lines
 from timeline.git.runner import git_failure, run_safe_git, safe_env, safe_git_command, valid_sha
 from timeline.git.walk import MAX_COMMITS_PER_SIDE, CommitWalk
 from timeline.imports import ChangedLine
 from timeline.model import CommitInfo
 
-__all__ = ["ObjectStore", "ObjectStoreError", "ScratchFolder", "MAX_BLOB_BYTES", "MAX_CHANGED_LINES",
-           "MAX_CHANGED_BYTES", "MAX_OWN_WALKS"]
+__all__ = [
+    "ObjectStore",
+    "ObjectStoreError",
+    "ScratchFolder",
+    "MAX_BLOB_BYTES",
+    "MAX_CHANGED_LINES",
+    "MAX_CHANGED_BYTES",
+    "MAX_OWN_WALKS",
+]
 
 _TIMEOUT_S = 300
 # When the shared walk fails (a missing commit), this many unsettled moves get a walk of their own.
@@ -106,8 +122,8 @@ class ObjectStore(ScratchFolder):
         self.shallow_commits: frozenset[str] = frozenset()
         self.shallow_problem: str | None = None
         self.dir: Path | None = None
-        self.walked = 0        # commits the last ``between_many`` walk read (tests, benchmarks)
-        self.cut: set[str] = set()   # commits the last ``changed_lines`` cut at its caps
+        self.walked = 0  # commits the last ``between_many`` walk read (tests, benchmarks)
+        self.cut: set[str] = set()  # commits the last ``changed_lines`` cut at its caps
         # every commit described so far (by a walk or by ``describe``): not asked twice
         self.known: dict[str, CommitInfo] = {}
 
@@ -152,17 +168,23 @@ class ObjectStore(ScratchFolder):
         if not all(valid_sha(line, self.sha_length) for line in lines):
             self.shallow_problem = "shallow file holds something other than object ids; not used"
             return
-        (self.dir / "shallow").write_bytes(data)   # type: ignore[operator]
+        (self.dir / "shallow").write_bytes(data)  # type: ignore[operator]
         self.shallow = True
         self.shallow_commits = frozenset(lines)
 
     # ------------------------------------------------------------------ running git
-    def _run(self, args: list[str], *, input: bytes | None = None, cwd: Path | None = None,
-             git_dir: bool = True) -> bytes:
+    def _run(
+        self, args: list[str], *, input: bytes | None = None, cwd: Path | None = None, git_dir: bool = True
+    ) -> bytes:
         try:
-            proc = run_safe_git(self.git, args, cwd=cwd or self.dir,  # type: ignore[arg-type]
-                                git_dir=str(self.dir) if git_dir else None, input=input,
-                                timeout=_TIMEOUT_S)
+            proc = run_safe_git(
+                self.git,
+                args,
+                cwd=cwd or self.dir,  # type: ignore[arg-type]
+                git_dir=str(self.dir) if git_dir else None,
+                input=input,
+                timeout=_TIMEOUT_S,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             raise ObjectStoreError(f"git {args[0]} failed: {exc}") from None
         if proc.returncode != 0:
@@ -203,8 +225,9 @@ class ObjectStore(ScratchFolder):
             feed.write(input)
             feed.seek(0)
             try:
-                proc = subprocess.Popen(cmd, stdin=feed, stdout=subprocess.PIPE, stderr=err,
-                                        cwd=self.dir, env=safe_env())
+                proc = subprocess.Popen(
+                    cmd, stdin=feed, stdout=subprocess.PIPE, stderr=err, cwd=self.dir, env=safe_env()
+                )
             except OSError as exc:
                 raise ObjectStoreError(f"git {args[0]} failed: {exc}") from None
             timer = threading.Timer(_TIMEOUT_S, proc.kill)
@@ -216,7 +239,7 @@ class ObjectStore(ScratchFolder):
             finally:
                 if not read_all:
                     proc.kill()
-                proc.stdout.close()                                                   # type: ignore[union-attr]
+                proc.stdout.close()  # type: ignore[union-attr]
                 proc.wait()
                 timer.cancel()
             if proc.returncode != 0:
@@ -232,7 +255,7 @@ class ObjectStore(ScratchFolder):
         files: dict[str, str] = {}
         for entry in out.split(b"\0"):
             meta, tab, path = entry.partition(b"\t")
-            fields = meta.split(b" ")          # "<mode> <type> <id>"
+            fields = meta.split(b" ")  # "<mode> <type> <id>"
             if not tab or len(fields) != 3 or fields[0] not in _REGULAR_FILE_MODES:
                 continue
             try:
@@ -272,8 +295,9 @@ class ObjectStore(ScratchFolder):
                     _skip(out, size + 1)
         return found
 
-    def changed_lines(self, shas, max_lines: int = MAX_CHANGED_LINES,
-                      max_bytes: int = MAX_CHANGED_BYTES) -> dict[str, tuple[ChangedLine, ...]]:
+    def changed_lines(
+        self, shas, max_lines: int = MAX_CHANGED_LINES, max_bytes: int = MAX_CHANGED_BYTES
+    ) -> dict[str, tuple[ChangedLine, ...]]:
         """``{sha: lines}``: the lines each commit added and removed (against its first parent,
         a root commit against nothing), file by file in git's order, binary files left out.
         ONE ``git log --no-walk --stdin -p -U0`` however many (the ids on stdin). Each commit
@@ -285,10 +309,24 @@ class ObjectStore(ScratchFolder):
         if not wanted:
             return {}
         record, mark = record_mark()
-        args = ["log", "--no-walk=unsorted", "--stdin", "-p", "-U0", "--no-color", "--no-ext-diff",
-                "--no-textconv", "--no-renames", "--diff-merges=first-parent", "--no-notes",
-                "--no-show-signature", "--src-prefix=a/", "--dst-prefix=b/",
-                f"--format={record}%H", "--end-of-options"]
+        args = [
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "-p",
+            "-U0",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--diff-merges=first-parent",
+            "--no-notes",
+            "--no-show-signature",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            f"--format={record}%H",
+            "--end-of-options",
+        ]
         with self._stream(args, "".join(s + "\n" for s in wanted).encode()) as out:
             found, self.cut = read_changed_lines(out, mark, max_lines, max_bytes)
         return {sha: tuple(found.get(sha, ())) for sha in wanted if sha in found}
@@ -296,8 +334,9 @@ class ObjectStore(ScratchFolder):
     def _log(self, revs: list[str], *extra: str, input: bytes | None = None) -> tuple[bytes, bytes]:
         """``git log`` with commit fields and touched paths: ``(record marker, raw output)``."""
         record, mark = record_mark()
-        return mark, self._run(["log", *LOG_OPTIONS, f"--format={record}{LOG_FIELDS}", *extra,
-                                "--end-of-options", *revs], input=input)
+        return mark, self._run(
+            ["log", *LOG_OPTIONS, f"--format={record}{LOG_FIELDS}", *extra, "--end-of-options", *revs], input=input
+        )
 
     def describe(self, shas) -> dict[str, CommitInfo]:
         """``{sha: CommitInfo}`` for the given commits themselves (no walk): ONE ``git log
@@ -307,8 +346,7 @@ class ObjectStore(ScratchFolder):
         found = {s: self.known[s] for s in wanted if s in self.known}
         ask = [s for s in wanted if s not in found]
         if ask:
-            marker, out = self._log([], "--no-walk=unsorted", "--stdin",
-                                    input="".join(s + "\n" for s in ask).encode())
+            marker, out = self._log([], "--no-walk=unsorted", "--stdin", input="".join(s + "\n" for s in ask).encode())
             for _mark, info in parse_log(out, marker, self.shallow_commits):
                 found[info.sha] = self.known[info.sha] = info
         return found
@@ -335,7 +373,9 @@ class ObjectStore(ScratchFolder):
                 truncated = True
         return arrived, left, truncated
 
-    def between_many(self, pairs) -> dict[tuple[str, str], tuple[list[CommitInfo], list[CommitInfo], bool] | ObjectStoreError]:
+    def between_many(
+        self, pairs
+    ) -> dict[tuple[str, str], tuple[list[CommitInfo], list[CommitInfo], bool] | ObjectStoreError]:
         """``between`` for many distinct (old, new) pairs with ONE git process whatever their
         number: a ``git log --stdin`` from all their ends, with each commit's parents, date,
         facts and touched paths, read as git streams it and stopped as soon as every pair's
@@ -384,22 +424,23 @@ class ObjectStore(ScratchFolder):
         cmd = safe_git_command(self.git, args, self.dir)  # type: ignore[arg-type]
         with tempfile.TemporaryFile() as err:
             try:
-                proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                        cwd=self.dir, env=safe_env())
+                proc = subprocess.Popen(
+                    cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=self.dir, env=safe_env()
+                )
             except OSError as exc:
                 return f"git log failed: {exc}"
             timer = threading.Timer(_TIMEOUT_S, proc.kill)
             timer.start()
             stopped = False
             try:
-                try:    # (git reads all of stdin before it walks: no deadlock)
+                try:  # (git reads all of stdin before it walks: no deadlock)
                     proc.stdin.write("".join(s + "\n" for s in walk.tips).encode())  # type: ignore[union-attr]
-                except BrokenPipeError:    # git stopped reading: it failed, said on stderr
+                except BrokenPipeError:  # git stopped reading: it failed, said on stderr
                     pass
                 finally:
                     with contextlib.suppress(OSError):
-                        proc.stdin.close()                                            # type: ignore[union-attr]
-                for record in records(proc.stdout, mark):                           # type: ignore[arg-type]
+                        proc.stdin.close()  # type: ignore[union-attr]
+                for record in records(proc.stdout, mark):  # type: ignore[arg-type]
                     commit = walk_record(record, self.shallow_commits)
                     if commit is None:
                         continue
@@ -410,8 +451,8 @@ class ObjectStore(ScratchFolder):
                         break
             finally:
                 if stopped or proc.poll() is None:
-                    proc.kill()            # done with it (or failing): not on down the history
-                proc.stdout.close()                                                   # type: ignore[union-attr]
+                    proc.kill()  # done with it (or failing): not on down the history
+                proc.stdout.close()  # type: ignore[union-attr]
                 proc.wait()
                 timer.cancel()
             if stopped or proc.returncode == 0:

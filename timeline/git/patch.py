@@ -17,12 +17,12 @@ __all__ = ["read_changed_lines"]
 # One line of a patch is kept up to this many bytes (a minified file is one line).
 _MAX_PATCH_LINE = 64 * 1024
 _HUNK = re.compile(rb"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-_C_ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12,
-              ord("r"): 13}
+_C_ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12, ord("r"): 13}
 
 
-def read_changed_lines(stream, mark: bytes, max_lines: int,
-                       max_bytes: int) -> tuple[dict[str, list[ChangedLine]], set[str]]:
+def read_changed_lines(
+    stream, mark: bytes, max_lines: int, max_bytes: int
+) -> tuple[dict[str, list[ChangedLine]], set[str]]:
     """``({sha: lines}, cut)`` from a ``git log -p -U0 --format=<mark>%H`` stream: each commit's
     added and removed lines, file by file in git's order, at most ``max_lines`` lines and
     ``max_bytes`` of their text a commit; ``cut`` = the commits cut short."""
@@ -45,10 +45,10 @@ class _Patch:
         self.found: dict[str, list[ChangedLine]] = {}
         self.cut: set[str] = set()
         self.sha: str | None = None
-        self.lines: list[ChangedLine] = []      # the current commit's
+        self.lines: list[ChangedLine] = []  # the current commit's
         self.kept_bytes = 0
         self.old_path = self.new_path = self.path = ""
-        self.removed = self.added = 0           # lines of the current hunk still to come
+        self.removed = self.added = 0  # lines of the current hunk still to come
 
     def hunk_line(self, line: bytes) -> None:
         sign = line[:1]
@@ -56,10 +56,10 @@ class _Patch:
             self.removed -= 1
         elif sign == b"+" and self.added:
             self.added -= 1
-        else:                   # "\ No newline at end of file"
+        else:  # "\ No newline at end of file"
             return
         if len(self.lines) >= self.max_lines or self.kept_bytes >= self.max_bytes:
-            self.cut.add(self.sha)   # type: ignore[arg-type]
+            self.cut.add(self.sha)  # type: ignore[arg-type]
             return
         text = line[1:].rstrip(b"\n").decode("utf-8", "replace")
         self.kept_bytes += len(text)
@@ -67,7 +67,7 @@ class _Patch:
 
     def header_line(self, line: bytes) -> None:
         if line.startswith(self.mark):
-            self.sha = line[len(self.mark):].strip().decode("ascii", "replace")
+            self.sha = line[len(self.mark) :].strip().decode("ascii", "replace")
             self.lines = self.found.setdefault(self.sha, [])
             self.kept_bytes = 0
         elif line.startswith(b"diff --git "):
@@ -118,7 +118,7 @@ def _c_unquote(body: bytes) -> bytes:
         byte = body[i]
         if byte == 0x5C and i + 1 < len(body):
             escaped = body[i + 1]
-            octal = body[i + 1:i + 4]
+            octal = body[i + 1 : i + 4]
             if len(octal) == 3 and all(0x30 <= digit <= 0x37 for digit in octal):
                 out.append(int(octal, 8) & 0xFF)
                 i += 4

@@ -41,7 +41,9 @@ _HEX = rb"(?:[0-9a-f]{64}|[0-9a-f]{40})"
 _LINE = re.compile(
     rb"(?P<old>" + _HEX + rb") (?P<new>" + _HEX + rb") "
     rb"(?P<ident>.*?) (?P<ts>\d+) (?P<tz>[+-]\d{4})"
-    rb"(?:\t(?P<msg>.*))?\Z", re.S)
+    rb"(?:\t(?P<msg>.*))?\Z",
+    re.S,
+)
 # Where an entry may start inside a physical line (overlapping, zero-width): used to recover
 # entries glued onto an unterminated previous line, and entries after a torn partial write.
 # Built per id length (40 or 64): a message ending in a full SHA-1 glued to the next entry
@@ -67,10 +69,10 @@ class ReflogEntry(NamedTuple):
     new: str
     name: str
     email: str
-    ts: int              # epoch seconds (UTC)
-    tz: str              # "+HHMM" / "-HHMM" exactly as written
+    ts: int  # epoch seconds (UTC)
+    tz: str  # "+HHMM" / "-HHMM" exactly as written
     message: str | None  # None = the line had no TAB; undecodable bytes kept (surrogateescape)
-    line: int            # 1-based line number in the file (glued entries share their line)
+    line: int  # 1-based line number in the file (glued entries share their line)
     glued: bool = False
     terminated: bool = True
 
@@ -138,7 +140,7 @@ def _split(raw: bytes, candidates: re.Pattern) -> list[tuple]:
     """
     cuts = [m.start() for m in candidates.finditer(raw) if m.start() > 0]
     bounds = [0, *cuts, len(raw)]
-    out: list[list] = []   # [match, msg_start, msg_end, piece_start, piece_end, glued, is_entry]
+    out: list[list] = []  # [match, msg_start, msg_end, piece_start, piece_end, glued, is_entry]
     for a, b in zip(bounds, bounds[1:]):
         m = _LINE.match(raw, a, b)
         if m is not None:
@@ -146,9 +148,9 @@ def _split(raw: bytes, candidates: re.Pattern) -> list[tuple]:
             continue
         prev = out[-1] if out else None
         if prev is not None and prev[6] and prev[1] >= 0:
-            prev[2] = prev[4] = b                 # the message simply goes on
+            prev[2] = prev[4] = b  # the message simply goes on
         elif prev is not None and not prev[6]:
-            prev[4] = b                           # more of the same garbage
+            prev[4] = b  # more of the same garbage
         else:
             out.append([None, -1, -1, a, b, a > 0, False])
     result = []
@@ -165,16 +167,23 @@ def _entry(m: re.Match, msg: bytes | None, line: int, glued: bool, terminated: b
     ident = m["ident"]
     lt, gt = ident.rfind(b" <"), ident.rfind(b">")
     if 0 <= lt < gt:
-        name, email = ident[:lt], ident[lt + 2:gt]
+        name, email = ident[:lt], ident[lt + 2 : gt]
     elif ident.startswith(b"<") and gt > 0:
         name, email = b"", ident[1:gt]
     else:
         name, email = ident, b""
     return ReflogEntry(
-        old=m["old"].decode("ascii"), new=m["new"].decode("ascii"),
-        name=_dec(name) or "", email=_dec(email) or "",
-        ts=int(m["ts"]), tz=m["tz"].decode("ascii"), message=_dec(msg),
-        line=line, glued=glued, terminated=terminated)
+        old=m["old"].decode("ascii"),
+        new=m["new"].decode("ascii"),
+        name=_dec(name) or "",
+        email=_dec(email) or "",
+        ts=int(m["ts"]),
+        tz=m["tz"].decode("ascii"),
+        message=_dec(msg),
+        line=line,
+        glued=glued,
+        terminated=terminated,
+    )
 
 
 @contextmanager
@@ -205,15 +214,14 @@ def _read_ident(ident: str, n: int) -> tuple[str, str, bool]:
     so the line needs the careful path."""
     lt, gt = ident.rfind(" <"), ident.rfind(">")
     if 0 <= lt < gt:
-        name, email = ident[:lt], ident[lt + 2:gt]
+        name, email = ident[:lt], ident[lt + 2 : gt]
     elif ident[:1] == "<" and gt > 0:
         name, email = "", ident[1:gt]
     else:
         name, email = ident, ""
     # at ``new``: the identity starts with n hex digits and then ends or has a space
     text = ident + " "
-    odd = (not text[:n].strip(_HEXDIGITS) and text[n:n + 1] == " ") or (
-        _PAIRS[n].search(text) is not None)
+    odd = (not text[:n].strip(_HEXDIGITS) and text[n : n + 1] == " ") or (_PAIRS[n].search(text) is not None)
     return name, email, odd
 
 
@@ -251,7 +259,7 @@ def _decoded_chunks(data: bytes, end: int) -> Iterator[tuple[list[str], bool, bo
     start = 0
     while start < end:
         stop = data.rfind(b"\n", start, min(start + _CHUNK_BYTES, end)) + 1
-        if stop <= start:                    # one line longer than a chunk
+        if stop <= start:  # one line longer than a chunk
             stop = data.find(b"\n", start, end) + 1
         chunk = view[start:stop]
         try:
@@ -259,7 +267,7 @@ def _decoded_chunks(data: bytes, end: int) -> Iterator[tuple[list[str], bool, bo
         except UnicodeDecodeError:
             text, utf8 = str(chunk, "utf-8", "surrogateescape"), False
         lines = text.split("\n")
-        lines.pop()                          # "" after the chunk's last LF
+        lines.pop()  # "" after the chunk's last LF
         yield lines, utf8, text.isascii()
         start = stop
 
@@ -298,8 +306,9 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
             raw = raw[:-1]
             if not state["cr"]:
                 state["cr"] = True
-                diag(Diagnostic(source, no, "CRLF line ending (git never writes one); tolerated",
-                                "reflog-damaged-line"))
+                diag(
+                    Diagnostic(source, no, "CRLF line ending (git never writes one); tolerated", "reflog-damaged-line")
+                )
         if not raw.strip():
             diag(Diagnostic(source, no, "empty line skipped", "reflog-damaged-line"))
             return
@@ -307,19 +316,33 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
             diag(Diagnostic(source, no, f"line longer than {MAX_LINE_BYTES} bytes skipped", "reflog-damaged-line"))
             return
         if not terminated:
-            diag(Diagnostic(source, no, "last line has no trailing newline: kept, but git ignores "
-                                        "it (a write in progress, or a truncated file)", "reflog-damaged-line"))
+            diag(
+                Diagnostic(
+                    source,
+                    no,
+                    "last line has no trailing newline: kept, but git ignores "
+                    "it (a write in progress, or a truncated file)",
+                    "reflog-damaged-line",
+                )
+            )
         for m, msg, piece, glued, torn in _split(raw, candidates):
             if m is None:
-                what = ("garbage before an entry dropped" if torn
-                        else "unparseable reflog line skipped (git skips it too)")
+                what = (
+                    "garbage before an entry dropped" if torn else "unparseable reflog line skipped (git skips it too)"
+                )
                 diag(Diagnostic(source, no, f"{what}: {_snippet(piece)}", "reflog-damaged-line"))
                 continue
             entry = _entry(m, msg, no, glued, terminated)
             append(entry)
             if glued:
-                diag(Diagnostic(source, no, "entry glued onto the previous one (that line lost its "
-                                            "newline); recovered", "reflog-damaged-line"))
+                diag(
+                    Diagnostic(
+                        source,
+                        no,
+                        "entry glued onto the previous one (that line lost its newline); recovered",
+                        "reflog-damaged-line",
+                    )
+                )
             _entry_diagnostics(entry, source, no, diag)
 
     crlf = b"\r" in data
@@ -331,12 +354,12 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
     # identities and offsets repeat: each distinct one is read (and checked) once
     idents = _Memo(partial(_read_ident, n=n))
     tzs = _Memo(_read_tz)
-    id_shape = b"h" * n                      # an id through _ID_MARKS
+    id_shape = b"h" * n  # an id through _ID_MARKS
     # an entry's old id is nearly always the previous entry's new one (then it needs no check)
     prev_new = None
     new_entry = tuple.__new__
     no = 0
-    body = data.rfind(b"\n") + 1             # the LF-terminated lines; after them, the tail
+    body = data.rfind(b"\n") + 1  # the LF-terminated lines; after them, the tail
     for lines, utf8, ascii_text in _decoded_chunks(data, body):
         # an id's bytes for the check: plain UTF-8, unless the chunk has undecodable bytes
         # (lone surrogates here, which "replace" turns into "?": never a hex digit)
@@ -347,33 +370,36 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
             try:
                 ids_ident, ts, tz = head.rsplit(" ", 2)
                 old, new, ident = ids_ident.split(" ", 2)
-            except ValueError:               # fewer fields than an entry has
+            except ValueError:  # fewer fields than an entry has
                 slow(no, line.encode("utf-8", "surrogateescape"), True)
                 continue
             name, email, odd = idents[ident]
             tz = tzs[tz]
             known = old == prev_new
-            if (tz is not None and not odd
-                    and (known or encode(old).translate(_ID_MARKS) == id_shape)
-                    and encode(new).translate(_ID_MARKS) == id_shape
-                    and ts.isdigit() and (ascii_text or ts.isascii())
-                    and len(ts) < n              # n digits could end an "old new " pair
-                    and len(line) <= long_line and not (crlf and line[-1] == "\r")
-                    and (len(msg) < pair_min or search_pair(msg) is None)):
+            if (
+                tz is not None
+                and not odd
+                and (known or encode(old).translate(_ID_MARKS) == id_shape)
+                and encode(new).translate(_ID_MARKS) == id_shape
+                and ts.isdigit()
+                and (ascii_text or ts.isascii())
+                and len(ts) < n  # n digits could end an "old new " pair
+                and len(line) <= long_line
+                and not (crlf and line[-1] == "\r")
+                and (len(msg) < pair_min or search_pair(msg) is None)
+            ):
                 if not tab:
                     msg = None
                 if known:
-                    old = prev_new           # one string for both ids: less memory
+                    old = prev_new  # one string for both ids: less memory
                 seconds = int(ts)
-                entry = new_entry(ReflogEntry, (old, new, name, email, seconds, tz, msg, no,
-                                                False, True))
+                entry = new_entry(ReflogEntry, (old, new, name, email, seconds, tz, msg, no, False, True))
                 append(entry)
                 prev_new = new
                 if not seconds:
                     diag(Diagnostic(source, no, "timestamp 0: kept, but git ignores this entry"))
                 if not utf8 and msg is not None and not entry.message_is_utf8:
-                    diag(Diagnostic(source, no, "message is not valid UTF-8; shown with "
-                                                "replacement characters"))
+                    diag(Diagnostic(source, no, "message is not valid UTF-8; shown with replacement characters"))
                 continue
             slow(no, line.encode("utf-8", "surrogateescape"), True)
     if body < len(data):
@@ -387,11 +413,9 @@ def _entry_diagnostics(entry: ReflogEntry, source: str, no: int, diag) -> None:
     if entry.ts == 0:
         diag(Diagnostic(source, no, "timestamp 0: kept, but git ignores this entry"))
     if not entry.message_is_utf8:
-        diag(Diagnostic(source, no, "message is not valid UTF-8; shown with replacement "
-                                    "characters"))
+        diag(Diagnostic(source, no, "message is not valid UTF-8; shown with replacement characters"))
     if len(entry.old) != len(entry.new):
-        diag(Diagnostic(source, no, "old and new ids have different lengths "
-                                    "(SHA-1 mixed with SHA-256)"))
+        diag(Diagnostic(source, no, "old and new ids have different lengths (SHA-1 mixed with SHA-256)"))
 
 
 def load_reflog(path: Path, roots: tuple[Path, ...]) -> tuple[bytes | None, list[Diagnostic]]:
@@ -405,11 +429,15 @@ def load_reflog(path: Path, roots: tuple[Path, ...]) -> tuple[bytes | None, list
         safe = resolve_inside(roots, path.parent, path.name)
         return read_file_safely(safe, limit=MAX_REFLOG_BYTES), []
     except FileNotFoundError:
-        return None, [Diagnostic(source, None, "no reflog file (reflogs disabled by "
-                                               "core.logAllRefUpdates, a bare repository, or deleted)",
-                                 "no-reflog")]
+        return None, [
+            Diagnostic(
+                source,
+                None,
+                "no reflog file (reflogs disabled by core.logAllRefUpdates, a bare repository, or deleted)",
+                "no-reflog",
+            )
+        ]
     except UnsafeFile as exc:
         return None, [Diagnostic(source, None, f"reflog {exc}", "reflog-unreadable")]
     except OSError as exc:  # pragma: no cover - defensive (e.g. a path component vanished)
-        return None, [Diagnostic(source, None, f"reflog cannot be read ({exc.strerror or exc})",
-                                 "reflog-unreadable")]
+        return None, [Diagnostic(source, None, f"reflog cannot be read ({exc.strerror or exc})", "reflog-unreadable")]

@@ -42,7 +42,7 @@ from timeline.git.reflog import ReflogEntry
 __all__ = ["MIN_GIT", "ReftableReader", "ReftableUnavailable"]
 
 MIN_GIT = (2, 45, 0)
-_LIST_GIT = (2, 46, 0)          # `git reflog list`
+_LIST_GIT = (2, 46, 0)  # `git reflog list`
 _TABLE_NAME = re.compile(r"^0x[0-9a-f]{1,16}-0x[0-9a-f]{1,16}-[0-9a-f]{1,64}\.ref$")
 _GD = re.compile(r"@\{(\d+) ([+-]\d{4})\}$")
 _HEX = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
@@ -66,8 +66,8 @@ class ReftableReader(ScratchFolder):
         self.loc = loc
         self.git = git or shutil.which("git")
         self.version = git_version(self.git) if self.git else None
-        self.dir: Path | None = None        # the shadow (common) git dir
-        self.head_dir: Path | None = None   # where HEAD lives (the shadow worktree dir, if linked)
+        self.dir: Path | None = None  # the shadow (common) git dir
+        self.head_dir: Path | None = None  # where HEAD lives (the shadow worktree dir, if linked)
 
     def __enter__(self) -> "ReftableReader":
         if self.version is None or self.version < MIN_GIT:
@@ -75,7 +75,8 @@ class ReftableReader(ScratchFolder):
                 f"{self.loc.worktree}: reftable ref storage: this repository keeps its reflog in "
                 "binary tables (there is no .git/logs); reading them needs git >= 2.45 on PATH "
                 f"(found: {_version_text(self.version)}). No events were read: the reflog is "
-                "there, but unread")
+                "there, but unread"
+            )
         objects = os.path.realpath(self.loc.common_dir / "objects")
         if not os.path.isdir(objects) or not path_inside(objects, self.loc.common_dir):
             raise ReftableUnavailable(f"{self.loc.common_dir / 'objects'}: no usable object directory")
@@ -110,33 +111,38 @@ class ReftableReader(ScratchFolder):
         """Copy ``src_git_dir/reftable/{tables.list, *.ref}`` to ``dst`` (replacing it)."""
         roots = (self.loc.git_dir, self.loc.common_dir)
         try:
-            listing = read_file_safely(resolve_inside(roots, src_git_dir / "reftable", "tables.list"),
-                                       limit=1024 * 1024)
+            listing = read_file_safely(
+                resolve_inside(roots, src_git_dir / "reftable", "tables.list"), limit=1024 * 1024
+            )
         except FileNotFoundError:
             raise ReftableUnavailable(f"{src_git_dir / 'reftable' / 'tables.list'}: missing") from None
         except UnsafeFile as exc:
             raise ReftableUnavailable(f"{src_git_dir / 'reftable' / 'tables.list'}: {exc}") from None
         names = listing.decode("ascii", "replace").split()
         if len(names) > _MAX_TABLES or not all(_TABLE_NAME.match(n) for n in names):
-            raise ReftableUnavailable(f"{src_git_dir / 'reftable' / 'tables.list'}: unexpected "
-                                      "content; refused")
+            raise ReftableUnavailable(f"{src_git_dir / 'reftable' / 'tables.list'}: unexpected content; refused")
         if dst.exists():
             shutil.rmtree(dst)
         dst.mkdir(parents=True)
         for name in names:
             try:
-                data = read_file_safely(resolve_inside(roots, src_git_dir / "reftable", name),
-                                        limit=_MAX_TABLE_BYTES)
+                data = read_file_safely(resolve_inside(roots, src_git_dir / "reftable", name), limit=_MAX_TABLE_BYTES)
             except (FileNotFoundError, UnsafeFile) as exc:
                 raise ReftableUnavailable(f"{src_git_dir / 'reftable' / name}: {exc}") from None
             (dst / name).write_bytes(data)
         (dst / "tables.list").write_bytes("".join(n + "\n" for n in names).encode("ascii"))
 
-    def _git(self, args: list[str], *, git_dir: Path | None, cwd: Path | None = None,
-             ok_codes: tuple[int, ...] = (0,)) -> tuple[int, bytes]:
+    def _git(
+        self, args: list[str], *, git_dir: Path | None, cwd: Path | None = None, ok_codes: tuple[int, ...] = (0,)
+    ) -> tuple[int, bytes]:
         try:
-            proc = run_safe_git(self.git, args, cwd=cwd or self.dir,  # type: ignore[arg-type]
-                                git_dir=None if git_dir is None else str(git_dir), timeout=_TIMEOUT_S)
+            proc = run_safe_git(
+                self.git,
+                args,
+                cwd=cwd or self.dir,  # type: ignore[arg-type]
+                git_dir=None if git_dir is None else str(git_dir),
+                timeout=_TIMEOUT_S,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             raise ReftableUnavailable(f"git {args[0]} failed: {exc}") from None
         if proc.returncode not in ok_codes:
@@ -149,8 +155,7 @@ class ReftableReader(ScratchFolder):
         """``(sha HEAD resolves to, "refs/heads/X" or None when detached)``."""
         rc, out = self._git(["symbolic-ref", "-q", "HEAD"], git_dir=self.head_dir, ok_codes=(0, 1))
         symref = out.decode("utf-8", "replace").strip() if rc == 0 else None
-        rc, out = self._git(["rev-parse", "-q", "--verify", "HEAD"], git_dir=self.head_dir,
-                            ok_codes=(0, 1))
+        rc, out = self._git(["rev-parse", "-q", "--verify", "HEAD"], git_dir=self.head_dir, ok_codes=(0, 1))
         sha = out.decode("ascii", "replace").strip() if rc == 0 else None
         return (sha if sha and _HEX.match(sha) else None), symref
 
@@ -164,9 +169,20 @@ class ReftableReader(ScratchFolder):
         None when the ref has no reflog."""
         source = self.source(ref)
         git_dir = self.head_dir if ref == "HEAD" else self.dir
-        rc, out = self._git(["reflog", "show", "--no-abbrev", "--no-color", "--date=raw",
-                             "--format=%H%x00%gd%x00%gn%x00%ge%x00%gs", ref, "--"],
-                            git_dir=git_dir, ok_codes=(0, 128))
+        rc, out = self._git(
+            [
+                "reflog",
+                "show",
+                "--no-abbrev",
+                "--no-color",
+                "--date=raw",
+                "--format=%H%x00%gd%x00%gn%x00%ge%x00%gs",
+                ref,
+                "--",
+            ],
+            git_dir=git_dir,
+            ok_codes=(0, 128),
+        )
         if rc != 0:
             return None, []
         diags: list[Diagnostic] = []
@@ -181,15 +197,23 @@ class ReftableReader(ScratchFolder):
                 diags.append(Diagnostic(source, None, "unexpected git reflog output line skipped"))
                 continue
             rows.append((sha, parts[2], parts[3], int(m[1]), m[2], parts[4]))
-        rows.reverse()                                   # oldest first, like a log file
+        rows.reverse()  # oldest first, like a log file
         zero = "0" * self.loc.sha_length
         entries: list[ReflogEntry] = []
         prev = zero
         for no, (sha, name, email, ts, tz, msg) in enumerate(rows, 1):
-            entries.append(ReflogEntry(
-                old=prev, new=sha, name=name.decode("utf-8", "surrogateescape"),
-                email=email.decode("utf-8", "surrogateescape"), ts=ts, tz=tz,
-                message=msg.decode("utf-8", "surrogateescape") or None, line=no))
+            entries.append(
+                ReflogEntry(
+                    old=prev,
+                    new=sha,
+                    name=name.decode("utf-8", "surrogateescape"),
+                    email=email.decode("utf-8", "surrogateescape"),
+                    ts=ts,
+                    tz=tz,
+                    message=msg.decode("utf-8", "surrogateescape") or None,
+                    line=no,
+                )
+            )
             prev = sha
         return entries, diags
 

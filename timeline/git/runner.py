@@ -16,16 +16,25 @@ import shutil
 import subprocess
 from functools import lru_cache
 
-__all__ = ["SAFE_CONFIG", "safe_env", "safe_git_command", "git_failure", "run_safe_git",
-           "git_version", "valid_sha"]
+__all__ = ["SAFE_CONFIG", "safe_env", "safe_git_command", "git_failure", "run_safe_git", "git_version", "valid_sha"]
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _VERSION = re.compile(rb"git version (\d+)\.(\d+)(?:\.(\d+))?")
 # Our own -c overrides on every git call (they win over the shadow's config, which is empty).
-SAFE_CONFIG = ("core.commitGraph=false", "core.fsmonitor=false", "core.hooksPath=/dev/null",
-               "gc.auto=0", "log.showSignature=false", "log.mailmap=false", "core.quotePath=false",
-               "diff.renames=false", "core.pager=cat", "protocol.allow=never",
-               "gpg.program=/bin/false", "core.askPass=/bin/false")
+SAFE_CONFIG = (
+    "core.commitGraph=false",
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "gc.auto=0",
+    "log.showSignature=false",
+    "log.mailmap=false",
+    "core.quotePath=false",
+    "diff.renames=false",
+    "core.pager=cat",
+    "protocol.allow=never",
+    "gpg.program=/bin/false",
+    "core.askPass=/bin/false",
+)
 
 
 def valid_sha(sha: str | None, length: int | None = None) -> bool:
@@ -37,17 +46,19 @@ def valid_sha(sha: str | None, length: int | None = None) -> bool:
 def safe_env() -> dict[str, str]:
     """``os.environ`` minus every ``GIT_*`` variable, plus a fixed, safe git environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update({
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_NO_REPLACE_OBJECTS": "1",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0",
-        "GIT_NO_LAZY_FETCH": "1",
-        "GIT_PAGER": "cat",
-        "PAGER": "cat",
-        "LC_ALL": "C",
-    })
+    env.update(
+        {
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": "/dev/null",
+            "GIT_NO_REPLACE_OBJECTS": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_OPTIONAL_LOCKS": "0",
+            "GIT_NO_LAZY_FETCH": "1",
+            "GIT_PAGER": "cat",
+            "PAGER": "cat",
+            "LC_ALL": "C",
+        }
+    )
     return env
 
 
@@ -67,13 +78,28 @@ def git_failure(args: list[str], stderr: bytes, returncode: int) -> str:
     return f"git {args[0]} failed: {lines[-1] if lines else f'exit status {returncode}'}"
 
 
-def run_safe_git(git: str, args: list[str], *, cwd: str | os.PathLike, git_dir: str | None = None,
-                 input: bytes | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_safe_git(
+    git: str,
+    args: list[str],
+    *,
+    cwd: str | os.PathLike,
+    git_dir: str | None = None,
+    input: bytes | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess:
     """Run ``git`` with ``safe_env()``, ``--no-pager`` and ``SAFE_CONFIG``; never raises for a
     non-zero exit (the caller reads ``returncode``). ``OSError``/timeouts propagate."""
-    return subprocess.run(safe_git_command(git, args, git_dir), input=input, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, stdin=None if input is not None else subprocess.DEVNULL,
-                          cwd=cwd, env=safe_env(), timeout=timeout, check=False)
+    return subprocess.run(
+        safe_git_command(git, args, git_dir),
+        input=input,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=None if input is not None else subprocess.DEVNULL,
+        cwd=cwd,
+        env=safe_env(),
+        timeout=timeout,
+        check=False,
+    )
 
 
 @lru_cache(maxsize=8)
@@ -83,8 +109,16 @@ def git_version(git: str | None = None) -> tuple[int, int, int] | None:
     if not git:
         return None
     try:
-        proc = subprocess.run([git, "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              stdin=subprocess.DEVNULL, cwd="/", env=safe_env(), timeout=30, check=False)
+        proc = subprocess.run(
+            [git, "--version"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            cwd="/",
+            env=safe_env(),
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     m = _VERSION.search(proc.stdout)

@@ -49,13 +49,13 @@ class CommitWalk:
         self.tips = list(paint)
         # bits 2i (the old sides): ((m >> 1) ^ m) & olds != 0 <=> one side of a move without the other
         self.olds = int("01" * len(pairs), 2)
-        self.pending: dict[str, int] = paint          # the frontier: referenced, not read yet
+        self.pending: dict[str, int] = paint  # the frontier: referenced, not read yet
         self.unsettled = sum(1 for m in paint.values() if self._half(m))
-        self.paint: dict[str, int] = {}               # commits read
+        self.paint: dict[str, int] = {}  # commits read
         self.parents: dict[str, tuple[str, ...]] = {}
         self.dates: dict[str, int] = {}
-        self.oldest_half: int | None = None           # the oldest date of a one-sided commit read
-        self.quiet = 0                                # lines read in a row with the walk done
+        self.oldest_half: int | None = None  # the oldest date of a one-sided commit read
+        self.quiet = 0  # lines read in a row with the walk done
 
     def _half(self, m: int) -> bool:
         return bool(((m >> 1) ^ m) & self.olds)
@@ -73,11 +73,11 @@ class CommitWalk:
         self.parents[sha] = parents
         self.dates[sha] = date
         for p in parents:
-            if p in paint:                    # read already: a child came late
+            if p in paint:  # read already: a child came late
                 self._spread(p, m)
                 continue
             cur = pending.get(p, 0)
-            new = cur | m if cur else m     # (the same int object down a line: little memory)
+            new = cur | m if cur else m  # (the same int object down a line: little memory)
             if new != cur:
                 pending[p] = new
                 self.unsettled += bool(((new >> 1) ^ new) & olds) - bool(((cur >> 1) ^ cur) & olds)
@@ -150,7 +150,7 @@ class CommitWalk:
                 if p not in seen and (paint.get(p, 0) & both) in (old_bit, new_bit):
                     seen.add(p)
                     if nxt is None and not queue:
-                        nxt = p             # alone in the queue: next anyway (a straight line)
+                        nxt = p  # alone in the queue: next anyway (a straight line)
                     else:
                         if nxt is not None:
                             push(queue, (-dates[nxt], order, nxt))

@@ -25,10 +25,14 @@ def levels_text(levels: Levels) -> str:
     """``apart (-19.7%, noise 1.11% (pooled, 2 df), 19.8 noise widths, p = 0.0025)``, or why not."""
     verdict = levels.verdict
     if verdict == "noise-unknown":
-        return ("the noise is unknown: one run a commit and a run with fewer than 3 steady decode lines "
-                "(measure more runs with --runs)")
-    numbers = (f"{levels.change:+.1%}, {noise_text(levels.noise)}, {levels.separation:.1f} noise widths, "
-               f"p = {levels.p_value:.2g}")
+        return (
+            "the noise is unknown: one run a commit and a run with fewer than 3 steady decode lines "
+            "(measure more runs with --runs)"
+        )
+    numbers = (
+        f"{levels.change:+.1%}, {noise_text(levels.noise)}, {levels.separation:.1f} noise widths, "
+        f"p = {levels.p_value:.2g}"
+    )
     if verdict == "apart":
         return f"apart ({numbers})"
     if verdict == "not-slower":
@@ -44,8 +48,10 @@ def levels_text(levels: Levels) -> str:
 
 def judgement_text(judgement: Judgement) -> str:
     """``at the good level: log LR +192.7 (good : bad), z +0.6 from good, ...``."""
-    numbers = (f"log LR {judgement.log_ratio:+.1f} (good : bad), z {judgement.z_good:+.1f} from good, "
-               f"{judgement.z_bad:+.1f} from bad, {judgement.position:.0%} of the way to bad")
+    numbers = (
+        f"log LR {judgement.log_ratio:+.1f} (good : bad), z {judgement.z_good:+.1f} from good, "
+        f"{judgement.z_bad:+.1f} from bad, {judgement.position:.0%} of the way to bad"
+    )
     if judgement.decision == "unclear":
         return f"between the levels: {numbers}"
     note = SIDE_NOTES[judgement.side_note] if judgement.side_note else ""
@@ -63,8 +69,11 @@ def failure_text(failure: Failure) -> str:
     if code == "log-outside-after-run":
         return f"{failure.log} leads outside the checkout of this commit (a symlink); not read"
     if code == "command-failed":
-        how = f"killed by signal {failure.signal}" if failure.signal is not None else \
-            f"exited with status {failure.exit_status}"
+        how = (
+            f"killed by signal {failure.signal}"
+            if failure.signal is not None
+            else f"exited with status {failure.exit_status}"
+        )
         return f"the command {how}{last_line}"
     if code == "no-log":
         return f"the command wrote no log {failure.log}"
@@ -97,6 +106,8 @@ def bisection_text(result: Bisection) -> str:
     if why == "found":
         return f"the first {result.newer} commit"
     if why == "only-skips-left":
-        return (f"only skipped commits are left to test: the first {result.newer} commit is one of these "
-                f"{len(result.commits)} commits")
+        return (
+            f"only skipped commits are left to test: the first {result.newer} commit is one of these "
+            f"{len(result.commits)} commits"
+        )
     raise ValueError(f"the bisection has not ended (why {why!r})")

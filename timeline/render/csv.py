@@ -45,9 +45,22 @@ KEY_CONFIG = (
 KNOWN_METRICS = ("decode_throughput", "accept_len", "prefill_input_throughput")
 STATS = ("n", "median", "mean", "min", "max")
 LEADING_COLUMNS = (
-    "id", "source", "first_line", "last_line", "kind",
-    "start", "end", "start_local", "tz", "tz_source", "duration_s",
-    "commit", "attribution", "events_during", "group", "model",
+    "id",
+    "source",
+    "first_line",
+    "last_line",
+    "kind",
+    "start",
+    "end",
+    "start_local",
+    "tz",
+    "tz_source",
+    "duration_s",
+    "commit",
+    "attribution",
+    "events_during",
+    "group",
+    "model",
     *KEY_CONFIG,
     "nccl_versions",
 )

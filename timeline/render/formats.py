@@ -12,8 +12,9 @@ STDOUT_FORMATS = ("table", "json", "csv", "markdown")  # --format
 FILE_OPTIONS = {"json": "--json", "csv": "--csv", "html": "--html"}  # --json FILE, --csv FILE, --html FILE
 
 
-def render_text(timeline: Timeline, fmt: str, display: tzinfo | None = None,
-                all_events: bool = False) -> str | Iterable[str]:
+def render_text(
+    timeline: Timeline, fmt: str, display: tzinfo | None = None, all_events: bool = False
+) -> str | Iterable[str]:
     """The timeline as ``json``, ``csv``, ``markdown`` or ``html`` text (JSON in pieces to write
     one after the other, a batch of samples at a time: ``write_text_atomic`` takes both). Markdown and
     HTML show the code events around the runs, or ``all_events``; the JSON document always has

@@ -26,8 +26,7 @@ from timeline.workload import workload_label
 
 WIDTH, HEIGHT = 880, 300
 LEFT, RIGHT, TOP, BOTTOM = 64, 24, 34, 40
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
-           "#7f7f7f")
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 NO_COMMIT = "#9a9a9a"
 CHART_BORDER = "#c9ced6"  # used nowhere else: a test finds the chart in a screenshot by it
 EVENT_COLOUR = "#555555"
@@ -73,8 +72,14 @@ def _number(value: Any, digits: int = 1) -> str:
 
 
 class _Report:
-    def __init__(self, document: dict[str, Any], zone: tzinfo, zone_name: str,
-                 shown_events: set[str] | None = None, events_note: str | None = None):
+    def __init__(
+        self,
+        document: dict[str, Any],
+        zone: tzinfo,
+        zone_name: str,
+        shown_events: set[str] | None = None,
+        events_note: str | None = None,
+    ):
         self.doc = document
         self.shown_events = shown_events  # the events table's (None: all); the note says what is not
         self.events_note = events_note
@@ -161,7 +166,9 @@ class _Report:
             f'<text x="14" y="{TOP + inner_h / 2:.1f}" text-anchor="middle" transform="rotate(-90 14 {TOP + inner_h / 2:.1f})">'
             f"decode {escape(unit)} (median)</text>"
         )
-        parts.append(f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 6}" text-anchor="end">time ({escape(self.zone_name)})</text>')
+        parts.append(
+            f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 6}" text-anchor="end">time ({escape(self.zone_name)})</text>'
+        )
         # Code events in range.
         for event in self.doc["events"]:
             when = _parse(event["time"])
@@ -185,9 +192,11 @@ class _Report:
             colour = self.colour(run.get("commit"))
             exact = run.get("attribution") in ("exact", "no-repo")
             cx, cy = x(start), y(summary["median"])
-            title = (f"{run['id']} {_short(run.get('commit'))} ({run.get('attribution')}): decode median "
-                     f"{summary['median']:.1f} {unit}, range {summary['min']:.1f}-{summary['max']:.1f}, n={summary['n']}"
-                     f"\n{run['source']}:{run.get('first_line')}-{run.get('last_line')}")
+            title = (
+                f"{run['id']} {_short(run.get('commit'))} ({run.get('attribution')}): decode median "
+                f"{summary['median']:.1f} {unit}, range {summary['min']:.1f}-{summary['max']:.1f}, n={summary['n']}"
+                f"\n{run['source']}:{run.get('first_line')}-{run.get('last_line')}"
+            )
             parts.append(
                 f'<g class="run" data-run="{escape(run["id"])}" data-commit="{escape(run.get("commit") or "")}">'
                 f"<title>{escape(title)}</title>"
@@ -204,12 +213,14 @@ class _Report:
             commits.setdefault(run.get("commit"), None)
         legend = "".join(
             f'<span><span class="swatch" style="background:{self.colour(sha)}"></span><code>{escape(_short(sha))}</code> '
-            f'{escape(self.subjects.get(sha or "", "") if sha else "no commit known")}</span>'
+            f"{escape(self.subjects.get(sha or '', '') if sha else 'no commit known')}</span>"
             for sha in commits
         )
-        return (f'<figure class="chart"><figcaption>{escape(group)}</figcaption>{"".join(parts)}'
-                f'<div class="legend">{legend}<span class="muted">hollow: run not tied to one commit exactly</span></div>'
-                "</figure>")
+        return (
+            f'<figure class="chart"><figcaption>{escape(group)}</figcaption>{"".join(parts)}'
+            f'<div class="legend">{legend}<span class="muted">hollow: run not tied to one commit exactly</span></div>'
+            "</figure>"
+        )
 
     def _shift_band(self, shift: dict[str, Any]) -> tuple[datetime, datetime] | None:
         def moments(side: dict[str, Any] | None, key: str) -> list[datetime]:
@@ -252,8 +263,19 @@ class _Report:
             )
         return _table(
             "runs",
-            ["Run", "Start", "End", "Commit", "Attribution", "Group", "Decode median", "Lines", "Accept len", "NCCL",
-             "Source"],
+            [
+                "Run",
+                "Start",
+                "End",
+                "Commit",
+                "Attribution",
+                "Group",
+                "Decode median",
+                "Lines",
+                "Accept len",
+                "NCCL",
+                "Source",
+            ],
             rows,
             "No runs found in the logs.",
         )
@@ -264,8 +286,10 @@ class _Report:
         if run.get("events_during"):
             extra += f'<br><span class="muted">HEAD moved: {escape(", ".join(run["events_during"]))}</span>'
         if run.get("candidate_commits"):
-            extra += (f'<br><span class="muted">may have run on: '
-                      f'{escape(" or ".join(_short(c) for c in run["candidate_commits"]))}</span>')
+            extra += (
+                f'<br><span class="muted">may have run on: '
+                f"{escape(' or '.join(_short(c) for c in run['candidate_commits']))}</span>"
+            )
         return extra
 
     def events_table(self) -> str:
@@ -298,11 +322,17 @@ class _Report:
             sides = []
             for key in ("from", "to"):
                 side = shift.get(key) or {}
-                sides.append(f"<code>{_short(side.get('commit'))}</code> {_number(side.get('value'))} "
-                             f'<span class="muted">({escape(", ".join(side.get("runs", [])))})</span>')
-            confounders = "; ".join([c.get("text") or f"{c.get('field')}: {c.get('from')} → {c.get('to')}"
-                                     for c in shift.get("confounders", [])]
-                                    + [r.get("text", "") for r in shift.get("reruns", [])])
+                sides.append(
+                    f"<code>{_short(side.get('commit'))}</code> {_number(side.get('value'))} "
+                    f'<span class="muted">({escape(", ".join(side.get("runs", [])))})</span>'
+                )
+            confounders = "; ".join(
+                [
+                    c.get("text") or f"{c.get('field')}: {c.get('from')} → {c.get('to')}"
+                    for c in shift.get("confounders", [])
+                ]
+                + [r.get("text", "") for r in shift.get("reruns", [])]
+            )
             change = shift.get("change_pct")
             p_value = shift.get("p_value")
             rows.append(
@@ -318,14 +348,20 @@ class _Report:
                 f"<td>{escape(confounders)}</td>"
                 "</tr>"
             )
-        return _table("shifts", ["Shift", "Group", "Metric", "From", "To", "Change", "p", "Verdict", "Events",
-                                 "Confounders"], rows, "No shifts.")
+        return _table(
+            "shifts",
+            ["Shift", "Group", "Metric", "From", "To", "Change", "p", "Verdict", "Events", "Confounders"],
+            rows,
+            "No shifts.",
+        )
 
     def suspects_table(self) -> str:
         rows = []
         for number, culprit in enumerate(self.doc.get("culprits", []), 1):
             evidence = culprit.get("evidence") or [{"effect": "shown", "text": culprit.get("reason", "")}]
-            reasons = "<br>".join(f"{EFFECT_MARK.get(e.get('effect'), '·')} {escape(e.get('text', ''))}" for e in evidence)
+            reasons = "<br>".join(
+                f"{EFFECT_MARK.get(e.get('effect'), '·')} {escape(e.get('text', ''))}" for e in evidence
+            )
             rows.append(
                 f"<tr><td>{number}. {escape(str(culprit.get('likelihood', 'culprit')))}</td>"
                 f"<td>{escape(', '.join(culprit.get('shifts', [])))}</td>"
@@ -370,20 +406,23 @@ class _Report:
 
     def page(self) -> str:
         repo = self.doc.get("repo")
-        where = (f"repository <code>{escape(repo['path'])}</code>, HEAD <code>{_short(repo.get('head'))}</code>"
-                 if repo else "no repository given")
+        where = (
+            f"repository <code>{escape(repo['path'])}</code>, HEAD <code>{_short(repo.get('head'))}</code>"
+            if repo
+            else "no repository given"
+        )
         groups = self.groups()
         charts = "".join(self.chart(i, group, runs) for i, (group, runs) in enumerate(groups.items(), 1))
         if not charts:
             charts = '<p class="muted">No run has a time and a decode throughput to chart.</p>'
         return (
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>timeline report</title><style>{STYLE}</style></head><body>\n"
-            f"<h1>Timeline</h1><p class=\"meta\">{len(self.doc['runs'])} runs, {len(self.doc['events'])} code events; "
+            f'<h1>Timeline</h1><p class="meta">{len(self.doc["runs"])} runs, {len(self.doc["events"])} code events; '
             f"{where}; times in {escape(self.zone_name)}; generated {escape(self.doc.get('generated_at') or '')}.</p>\n"
-            f"<h2>Decode throughput over time</h2>\n<section id=\"charts\">{charts}</section>\n"
+            f'<h2>Decode throughput over time</h2>\n<section id="charts">{charts}</section>\n'
             f"<h2>Runs</h2>\n{self.runs_table()}\n"
             f"<h2>Code events</h2>\n{self.events_table()}\n"
             f"<h2>Shifts</h2>\n{self.shifts_table()}\n"
@@ -421,7 +460,11 @@ def _ticks(low: float, high: float, count: int = 5) -> list[float]:
     return ticks
 
 
-_TIME_STEPS = [60 * m for m in (1, 2, 5, 10, 15, 30)] + [3600 * h for h in (1, 2, 3, 6, 12)] + [86400 * d for d in (1, 2, 7, 14, 30)]
+_TIME_STEPS = (
+    [60 * m for m in (1, 2, 5, 10, 15, 30)]
+    + [3600 * h for h in (1, 2, 3, 6, 12)]
+    + [86400 * d for d in (1, 2, 7, 14, 30)]
+)
 
 
 def _time_ticks(start: datetime, end: datetime, zone: tzinfo, count: int = 6) -> list[datetime]:

@@ -47,7 +47,10 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
     confounders and culprits, one markdown table each."""
     out: list[str] = ["# Timeline", ""]
     if timeline.repo is not None:
-        out += [f"Checkout `{timeline.repo.path}`, HEAD `{short_sha(timeline.repo.head)}`; log times read in {timeline.log_tz}.", ""]
+        out += [
+            f"Checkout `{timeline.repo.path}`, HEAD `{short_sha(timeline.repo.head)}`; log times read in {timeline.log_tz}.",
+            "",
+        ]
     else:
         out += ["No --repo given: runs are listed without commits.", ""]
 
@@ -56,11 +59,18 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
     for run in timeline.runs:
         where = run.source if run.first_line is None else f"{run.source}:{run.first_line}-{run.last_line}"
         steady = run.steady
-        rows.append([
-            run.id, _time(run.start), short_sha(run.commit) if run.commit else "-", run.attribution,
-            f"`{where}`", workload_label(run.config) or "-", ", ".join(run.nccl_versions) or "-",
-            "-" if steady is None else f"{fmt_value(steady.value)} {steady.unit} (n={steady.n})",
-        ])
+        rows.append(
+            [
+                run.id,
+                _time(run.start),
+                short_sha(run.commit) if run.commit else "-",
+                run.attribution,
+                f"`{where}`",
+                workload_label(run.config) or "-",
+                ", ".join(run.nccl_versions) or "-",
+                "-" if steady is None else f"{fmt_value(steady.value)} {steady.unit} (n={steady.n})",
+            ]
+        )
     out += _table(["Run", "Start", "Commit", "Attribution", "Source", "Workload", "NCCL", "Steady decode"], rows)
 
     out += ["", "## Code events", ""]
@@ -79,42 +89,64 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
     out += ["", "## Shifts", ""]
     rows = []
     for shift in timeline.shifts:
-        verdict = f"**{verdict_word(shift)}**" if shift.verdict in ("regression", "improvement", "confounded") else verdict_word(shift)
+        verdict = (
+            f"**{verdict_word(shift)}**"
+            if shift.verdict in ("regression", "improvement", "confounded")
+            else verdict_word(shift)
+        )
         detail = verdict_detail(shift)
         if detail:
             verdict += f" ({detail})"
-        rows.append([
-            shift.id, shift.group,
-            side_text(shift.from_side.commit, shift.from_side.runs, shift.from_side.value, shift.unit),
-            side_text(shift.to_side.commit, shift.to_side.runs, shift.to_side.value, shift.unit),
-            fmt_change(shift.change_pct), fmt_p(shift.p_value), verdict,
-            ", ".join(shift.events) or "-", "\n".join(filter(None, [equal_flags_text(shift), *shift_notes(shift)])) or "-",
-        ])
+        rows.append(
+            [
+                shift.id,
+                shift.group,
+                side_text(shift.from_side.commit, shift.from_side.runs, shift.from_side.value, shift.unit),
+                side_text(shift.to_side.commit, shift.to_side.runs, shift.to_side.value, shift.unit),
+                fmt_change(shift.change_pct),
+                fmt_p(shift.p_value),
+                verdict,
+                ", ".join(shift.events) or "-",
+                "\n".join(filter(None, [equal_flags_text(shift), *shift_notes(shift)])) or "-",
+            ]
+        )
     out += _table(["Shift", "Workload", "From", "To", "Change", "p", "Verdict", "Events", "Notes"], rows)
     bisects = [s for s in timeline.shifts if s.bisect is not None]
     if bisects:
         out.append("")
         for shift in bisects:
             assert shift.bisect is not None
-            out.append(f"- {shift.id}: `{shift.bisect.command}` ({shift.bisect.commits} commits, about {shift.bisect.steps} steps)")
+            out.append(
+                f"- {shift.id}: `{shift.bisect.command}` ({shift.bisect.commits} commits, about {shift.bisect.steps} steps)"
+            )
 
     out += ["", "## Suspects", ""]
     rows = []
     culprits = {c.sha: c for c in timeline.culprits}
     for shift in timeline.shifts:
         for suspect in shift.suspects:
-            rows.append([
-                shift.id, f"`{short_sha(suspect.sha)}`", suspect.subject, suspect.change,
-                _time(suspect.author_date) if suspect.author_date is not None else "-",
-                "-" if suspect.paths is None else "\n".join(f"`{p}`" for p in suspect.paths) or "-",
-                suspect_status(suspect, culprits.get(suspect.sha)),
-            ])
+            rows.append(
+                [
+                    shift.id,
+                    f"`{short_sha(suspect.sha)}`",
+                    suspect.subject,
+                    suspect.change,
+                    _time(suspect.author_date) if suspect.author_date is not None else "-",
+                    "-" if suspect.paths is None else "\n".join(f"`{p}`" for p in suspect.paths) or "-",
+                    suspect_status(suspect, culprits.get(suspect.sha)),
+                ]
+            )
     out += _table(["Shift", "Commit", "Subject", "Change", "Author date", "Paths", "Status"], rows)
 
     out += ["", "## Confounders", ""]
     rows = [
-        [shift.id, f"`{c.field}`", repr(c.from_value), repr(c.to_value),
-         ", ".join(f"`{short_sha(sha)}`" for sha in knob_linked(timeline.culprits, shift, c)) or "-"]
+        [
+            shift.id,
+            f"`{c.field}`",
+            repr(c.from_value),
+            repr(c.to_value),
+            ", ".join(f"`{short_sha(sha)}`" for sha in knob_linked(timeline.culprits, shift, c)) or "-",
+        ]
         for shift in timeline.shifts
         for c in shift.confounders
     ]
@@ -123,8 +155,14 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
     out += ["", "## Culprits", ""]
     shifts = {s.id: s for s in timeline.shifts}
     rows = [
-        [number, f"`{short_sha(c.sha)}`", c.subject, c.likelihood, ", ".join(c.shifts),
-         "\n".join(f"{evidence_mark(e)} {evidence_text(e, c, shifts)}" for e in c.evidence)]
+        [
+            number,
+            f"`{short_sha(c.sha)}`",
+            c.subject,
+            c.likelihood,
+            ", ".join(c.shifts),
+            "\n".join(f"{evidence_mark(e)} {evidence_text(e, c, shifts)}" for e in c.evidence),
+        ]
         for number, c in enumerate(timeline.culprits, 1)
     ]
     out += _table(["#", "Commit", "Subject", "Likelihood", "Shifts", "Evidence"], rows)

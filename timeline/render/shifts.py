@@ -25,8 +25,12 @@ from timeline.render.wording import (
 )
 from timeline.suspects import knob_linked, short_sha
 
-VERDICT_STYLE = {"regression": "bold red", "improvement": "bold green", "inconclusive": "yellow",
-                 "confounded": "bold magenta"}
+VERDICT_STYLE = {
+    "regression": "bold red",
+    "improvement": "bold green",
+    "inconclusive": "yellow",
+    "confounded": "bold magenta",
+}
 RERUN = "no between-run noise yet: rerun to confirm"
 
 
@@ -97,9 +101,13 @@ def culprit_lines(timeline: Timeline, width: int) -> list[str]:
     for number, culprit in enumerate(timeline.culprits, 1):
         lines.append(culprit_head(number, culprit))
         for evidence in culprit.evidence:
-            lines += textwrap.wrap(evidence_text(evidence, culprit, shifts), max(width, 40),
-                                   initial_indent=f"   {evidence_mark(evidence)} ", subsequent_indent="     ",
-                                   break_on_hyphens=False)
+            lines += textwrap.wrap(
+                evidence_text(evidence, culprit, shifts),
+                max(width, 40),
+                initial_indent=f"   {evidence_mark(evidence)} ",
+                subsequent_indent="     ",
+                break_on_hyphens=False,
+            )
     return lines
 
 
@@ -111,14 +119,20 @@ def shift_details(shift: Shift, culprits: dict[str, Culprit] | None = None) -> l
         for suspect in shift.suspects:
             mark = "+" if suspect.change == "arrived" else "-"
             status = suspect_status(suspect, culprits.get(suspect.sha))
-            lines.append(f"{mark} {short_sha(suspect.sha)} {suspect.subject}" + ("" if status == "suspect" else f" ({status})"))
+            lines.append(
+                f"{mark} {short_sha(suspect.sha)} {suspect.subject}" + ("" if status == "suspect" else f" ({status})")
+            )
     for confounder in shift.confounders:
-        lines.append(f"confounder: {confounder_text(confounder, knob_linked(list(culprits.values()), shift, confounder))}")
+        lines.append(
+            f"confounder: {confounder_text(confounder, knob_linked(list(culprits.values()), shift, confounder))}"
+        )
     settled = equal_flags_text(shift)
     if settled:
         lines.append(f"note: {settled}")
     if shift.bisect is not None:
-        lines.append(f"bisect: {shift.bisect.command}  ({shift.bisect.commits} commits, about {shift.bisect.steps} steps)")
+        lines.append(
+            f"bisect: {shift.bisect.command}  ({shift.bisect.commits} commits, about {shift.bisect.steps} steps)"
+        )
     lines.extend(f"note: {note}" for note in shift_notes(shift))
     return lines
 
@@ -165,8 +179,10 @@ def render_shifts(timeline: Timeline, console: Console) -> None:
         if not lines:
             continue
         head = Text(f"{shift.id} ", style="bold")
-        head.append(f"{verdict_word(shift)}, {fmt_change(shift.change_pct)}:",
-                    style=VERDICT_STYLE.get(shift.verdict or "", "dim"))
+        head.append(
+            f"{verdict_word(shift)}, {fmt_change(shift.change_pct)}:",
+            style=VERDICT_STYLE.get(shift.verdict or "", "dim"),
+        )
         console.print(head)
         for line in lines:
             console.print(Text("  " + line, style="dim" if line.startswith("note:") else ""), highlight=False)

@@ -20,8 +20,12 @@ ZONE_SOURCE_NOTE = {
     "machine-local": "this machine's zone, assumed",
     "pattern": "from --log-tz PATTERN=ZONE",
 }
-BENCH_FACTS = (("output_throughput", "output"), ("decode_median_throughput", "decode median"),
-               ("ttft_median", "TTFT median"), ("tpot_median", "TPOT median"))
+BENCH_FACTS = (
+    ("output_throughput", "output"),
+    ("decode_median_throughput", "decode median"),
+    ("ttft_median", "TTFT median"),
+    ("tpot_median", "TPOT median"),
+)
 ATTRIBUTION_STYLE = {"exact": "green", "mixed": "bold yellow", "ambiguous": "bold yellow", "before-reflog": "magenta"}
 
 
@@ -76,14 +80,19 @@ def _event_details(event: CodeEvent, keep: set[str] | None) -> Text:
         if not commits:
             continue
         text.append(f"\n{len(commits)} commit{'s' if len(commits) != 1 else ''} {label}:", style="bold")
-        shown = commits if keep is None else [
-            c for n, c in enumerate(commits) if c.sha in keep or n < MAX_COMMITS_SHOWN - 1]
+        shown = (
+            commits
+            if keep is None
+            else [c for n, c in enumerate(commits) if c.sha in keep or n < MAX_COMMITS_SHOWN - 1]
+        )
         if len(commits) - len(shown) < 2:  # "... 1 more" takes the line the commit would
             shown = commits
         for commit in shown:
             text.append(f"\n  {commit.sha[:9]} {commit.subject}")
         if len(shown) < len(commits):
-            text.append(f"\n  ... {len(commits) - len(shown)} more, none of them a likely suspect (--all-events lists them)")
+            text.append(
+                f"\n  ... {len(commits) - len(shown)} more, none of them a likely suspect (--all-events lists them)"
+            )
     return text
 
 
@@ -133,8 +142,13 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events
     notes = {_zone_note(run) for run in timeline.runs}
     shared = notes.pop() if len(notes) == 1 and len(timeline.runs) > 1 else None
     caption = "\n".join(line for line in (f"every run: {shared}" if shared else None, window.note()) if line)
-    table = Table(title=f"Timeline (times in {zone_name})", expand=False, show_lines=True,
-                  caption=caption or None, caption_justify="left")
+    table = Table(
+        title=f"Timeline (times in {zone_name})",
+        expand=False,
+        show_lines=True,
+        caption=caption or None,
+        caption_justify="left",
+    )
     table.add_column("When", no_wrap=True)
     table.add_column("What", no_wrap=True)
     table.add_column("Commit", no_wrap=True)
@@ -143,8 +157,9 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events
     for row in timeline_rows(timeline, window.events):
         if isinstance(row, CodeEvent):
             move = short(row.new) if not row.changes_commit else f"{short(row.old)}\n→ {short(row.new)}"
-            table.add_row(_when(row.time, zone), Text(f"{row.id} {row.kind}", style="bold blue"), move,
-                          _event_details(row, keep))
+            table.add_row(
+                _when(row.time, zone), Text(f"{row.id} {row.kind}", style="bold blue"), move, _event_details(row, keep)
+            )
         else:
             commit = Text(short(row.commit))
             commit.append(f"\n{row.attribution}", style=ATTRIBUTION_STYLE.get(row.attribution, "dim"))
@@ -155,8 +170,9 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events
     return table
 
 
-def render_timeline(timeline: Timeline, console: Console, display: tzinfo | None = None,
-                    all_events: bool = False) -> None:
+def render_timeline(
+    timeline: Timeline, console: Console, display: tzinfo | None = None, all_events: bool = False
+) -> None:
     console.print(timeline_table(timeline, display, all_events))
     from timeline.render.shifts import render_shifts
 

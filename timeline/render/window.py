@@ -25,8 +25,10 @@ class EventWindow(NamedTuple):
         if not self.earlier and not self.later:
             return None
         parts = [f"{count:,} {when}" for count, when in ((self.earlier, "earlier"), (self.later, "later")) if count]
-        return (f"{' and '.join(parts)} code event{'s' if self.earlier + self.later != 1 else ''} not shown "
-                "(--all-events shows them; the JSON document has them all)")
+        return (
+            f"{' and '.join(parts)} code event{'s' if self.earlier + self.later != 1 else ''} not shown "
+            "(--all-events shows them; the JSON document has them all)"
+        )
 
 
 def event_window(timeline: Timeline, all_events: bool = False) -> EventWindow:

@@ -13,8 +13,21 @@ from timeline.detect import MAX_PLANNED_RUNS
 from timeline.model import Clearing, Confounder, Culprit, Evidence, Rerun, Shift
 from timeline.suspects import short_sha
 
-__all__ = ["HARMLESS", "EFFECT_MARK", "shift_notes", "shift_brief", "evidence_text", "evidence_mark", "culprit_reason", "clearing_text", "confounder_text",
-           "rerun_text", "flag_text", "equal_flags_text", "MAX_PATHS_SAID"]
+__all__ = [
+    "HARMLESS",
+    "EFFECT_MARK",
+    "shift_notes",
+    "shift_brief",
+    "evidence_text",
+    "evidence_mark",
+    "culprit_reason",
+    "clearing_text",
+    "confounder_text",
+    "rerun_text",
+    "flag_text",
+    "equal_flags_text",
+    "MAX_PATHS_SAID",
+]
 
 MAX_PATHS_SAID = 3
 EFFECT_MARK = {"raises": "+", "lowers": "-", "shown": "·"}
@@ -40,8 +53,10 @@ def shift_notes(shift: Shift) -> list[str]:
     notes = shift.notes
     said = []
     for side, commits in notes.pooled.items():
-        said.append(f"the {side} side pools {len(commits)} versions at the same level "
-                    f"({', '.join(short_sha(c) for c in commits)})")
+        said.append(
+            f"the {side} side pools {len(commits)} versions at the same level "
+            f"({', '.join(short_sha(c) for c in commits)})"
+        )
     said += [f"{run} left out: {LEFT_OUT.get(why, why)}" for run, why in notes.left_out]
     if notes.no_event:
         said.append("no code event between the two sides in the reflog")
@@ -113,8 +128,10 @@ def evidence_text(evidence: Evidence, culprit: Culprit, shifts: Mapping[str, Shi
         first, second = (shifts[i] for i in evidence.shifts)
         came = next((s.change for s in first.suspects if s.sha == culprit.sha), "arrived")
         verbs = ("arrived", "left") if came == "arrived" else ("left", "came back")
-        return (f"{verbs[0]} with {shift_brief(first)} and {verbs[1]} with {shift_brief(second)}, "
-                "a change of similar size: the level moved with it")
+        return (
+            f"{verbs[0]} with {shift_brief(first)} and {verbs[1]} with {shift_brief(second)}, "
+            "a change of similar size: the level moved with it"
+        )
     if kind == "sole":
         if not evidence.count:
             return f"the only commit between the two sides of {briefs[0]}"
@@ -126,15 +143,19 @@ def evidence_text(evidence: Evidence, culprit: Culprit, shifts: Mapping[str, Shi
             text += f": bisect in about {bisects[0].steps} steps"
         return text
     if kind == "knob-link":
-        return (f"touches the code behind `{evidence.field}`, which differs between the sides of "
-                f"{', '.join(evidence.shifts)} ({_paths(evidence.paths)})")
+        return (
+            f"touches the code behind `{evidence.field}`, which differs between the sides of "
+            f"{', '.join(evidence.shifts)} ({_paths(evidence.paths)})"
+        )
     if kind == "changed-what-ran":
         added = [f"the server argument `{evidence.field}`"] if evidence.field else []
         if evidence.message:
             said = evidence.message if len(evidence.message) <= 60 else evidence.message[:57] + "..."
             added.append(f'the log message "{said}"')
-        return (f"added {' and '.join(added)}, seen in the logs only on its side of "
-                f"{', '.join(evidence.shifts)}: its code ran (not blame)")
+        return (
+            f"added {' and '.join(added)}, seen in the logs only on its side of "
+            f"{', '.join(evidence.shifts)}: its code ran (not blame)"
+        )
     if kind == "same-boundary":
         moved = ", ".join(f"{s.id} {s.group} {s.change_pct:+.1f}%" for s in (shifts[i] for i in evidence.shifts))
         return f"{len(evidence.shifts)} workloads moved the same way across it ({moved}): one cause is likely"

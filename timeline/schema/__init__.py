@@ -61,6 +61,9 @@ def validate(document: Any, *, strict: bool = False) -> None:
     if errors:
         lines = [f"  at /{'/'.join(str(p) for p in error.absolute_path)}: {error.message}" for error in errors[:20]]
         more = f"\n  ... {len(errors) - 20} more" if len(errors) > 20 else ""
-        hint = ("\n(a new field or value? describe it in timeline/schema/timeline-v1.schema.json and "
-                "docs/json-v1.md)") if strict else ""
+        hint = (
+            ("\n(a new field or value? describe it in timeline/schema/timeline-v1.schema.json and docs/json-v1.md)")
+            if strict
+            else ""
+        )
         raise ValueError(f"the document does not match the JSON v1 schema:\n" + "\n".join(lines) + more + hint)
