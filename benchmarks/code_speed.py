@@ -190,7 +190,8 @@ def function(rng: random.Random, method: bool) -> str:
         elif roll < 0.6:
             lines += [
                 f"{indent}for i in range(len({a})):",
-                f"{indent}    {b}[i] = {a}[i] * {rng.random():.3f} + self.{c}[i]  # {name(rng)} per {rng.choice(WORDS)}",
+                f"{indent}    {b}[i] = {a}[i] * {rng.random():.3f} + self.{c}[i]  # {name(rng)} per "
+                f"{rng.choice(WORDS)}",
             ]
         elif roll < 0.75:
             lines.append(

@@ -19,7 +19,8 @@ times each, and reports the median:
 
 It prints MB/s, the ratios (targets: ``timeline`` at least 1.5x the loop's speed, peak RSS at
 most 300 MB), then: 1,000 small logs of 100 KB in one folder against one file of the same total
-size, their lines one after the other (the same runs: target within 2x); start-up of ``timeline --help`` and of ``timeline build`` on an empty
+size, their lines one after the other (the same runs: target within 2x); start-up of ``timeline --help`` and of
+``timeline build`` on an empty
 folder (target: under 0.5 s); ``--samples`` on a ``--samples-size`` log (40 MB: time, peak RSS,
 bytes a stats line); and the 100,000-entry reflog benchmark, ``benchmarks/reflog_speed.py``,
 when it is there. Measure on an idle machine: the figures are wall-clock times.
@@ -151,7 +152,8 @@ def big(work: Path, size: int, repeat: int) -> None:
     grep = results["grep -c 'Decode batch'"][0]
     print(
         f"timeline vs loop: {loop / tl[0]:.2f}x faster (target >= 1.5x, stretch 3x); "
-        f"vs grep -c: {tl[0] / grep:.1f}x slower (stretch: within 10x); peak RSS {tl[1] / 2**20:.0f} MB (target <= 300 MB)"
+        f"vs grep -c: {tl[0] / grep:.1f}x slower (stretch: within 10x); peak RSS {tl[1] / 2**20:.0f} MB (target "
+        "<= 300 MB)"
     )
 
 

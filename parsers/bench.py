@@ -38,7 +38,8 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from timeline.parsers import values
 from timeline.parsers.pyrepr import parse_keyword_repr
@@ -105,7 +106,7 @@ _EMPTY_LABEL_RE = re.compile(r"(?P<label>[A-Z][^:\n]{0,80}?):\s*$")
 # bench_one_batch / bench_latency
 _ONE_PREFILL_RE = re.compile(r"Prefill\. +latency: *(\S+) s, throughput: *(\S+) token/s")
 _ONE_STEP_RE = re.compile(
-    r"Decode(?: (?P<step>\d+))?\. +(?:Batch size: (?P<bs>\d+), )?latency: *(?P<lat>\S+) s, throughput: *(?P<tp>\S+) token/s"
+    r"Decode(?: (?P<step>\d+))?\. +(?:Batch size: (?P<bs>\d+), )?latency: *(?P<lat>\S+) s, throughput: *(?P<tp>\S+) token/s"  # noqa: E501 - one regex
 )
 _ONE_MEDIAN_RE = re.compile(r"Decode\. +median latency: *(\S+) s, median throughput: *(\S+) token/s")
 _ONE_TOTAL_RE = re.compile(r"Total\. +latency: *(\S+) s, throughput: *(\S+) token/s")
@@ -114,7 +115,7 @@ _MAX_TOKENS_RE = re.compile(r"max_total_num_tokens=(\d+)")
 # bench_one_batch_server
 _SERVER_CASE_RE = re.compile(r"batch size: *(\d+)\s*$")
 _SERVER_ROW_RE = re.compile(
-    r"(?P<key>[a-z(][a-z_ ()+\-]*?): *(?P<num>-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?) *(?P<unit>tok/s|token/s|s)?\b\s*(?:\(.*\))?\s*$"
+    r"(?P<key>[a-z(][a-z_ ()+\-]*?): *(?P<num>-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?) *(?P<unit>tok/s|token/s|s)?\b\s*(?:\(.*\))?\s*$"  # noqa: E501 - one regex
 )
 _SERVER_UNITS = {"tok/s": "tok/s", "token/s": "tok/s", "s": "s"}
 _SERVER_NAMES = {

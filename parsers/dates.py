@@ -2,7 +2,8 @@
 
 SGLang 0.2-0.3 prints ``[HH:MM:SS TP0]`` (``configure_logger``'s ``datefmt="%H:%M:%S"`` in
 those releases' ``python/sglang/srt/utils.py``) and vLLM prints ``MM-DD HH:MM:SS`` (its
-``datefmt`` in https://github.com/vllm-project/vllm/blob/main/vllm/logger.py). The missing part comes from the file's mtime: a log is last written when its last
+``datefmt`` in https://github.com/vllm-project/vllm/blob/main/vllm/logger.py). The missing part comes from the file's
+mtime: a log is last written when its last
 line is printed, so the last stamp lies at or a little before the mtime. The mtime is read as
 this machine's local wall-clock time (the zone the core also falls back to); a stamp up to
 ``SLACK`` after it still counts as the same day, so a clock a little ahead does not shift a

@@ -27,8 +27,9 @@ import lzma
 import os
 import re
 import zlib
+from collections.abc import Callable, Iterator
 from itertools import count
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO
 
 from timeline.parsers.compression import ZSTD_MISSING, open_zstd
 from timeline.parsers.records import DiagnosticCode
@@ -149,7 +150,7 @@ class LogLines:
             if self.compression == "gzip":
                 stream = gzip.GzipFile(fileobj=raw, mode="rb")
             elif self.compression == "xz":
-                stream = lzma.LZMAFile(raw, mode="rb")
+                stream = lzma.LZMAFile(raw, mode="rb")  # noqa: SIM115 - closed in close()
             elif self.compression == "bzip2":
                 stream = bz2.BZ2File(raw, mode="rb")
             elif self.compression == "zstd":

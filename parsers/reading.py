@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from itertools import islice
 from operator import itemgetter
 
-from timeline.parsers.bench import MARKERS_RE, BenchParser
 from timeline.parsers import sglang_fast
+from timeline.parsers.bench import MARKERS_RE, BenchParser
 from timeline.parsers.framing import STREAM_ERRORS, LogLines, NotTextError, ReadError
 from timeline.parsers.records import Diagnostic, ParsedFile, ParsedRun
 from timeline.parsers.sglang import SGLangLogParser, match_header
@@ -221,9 +221,9 @@ def _time_bench_runs(bench: BenchParser, runs: list[ParsedRun], servers: list[Pa
             run.end = _anchor_time(last, servers)[0]
         if run.end is None:
             run.end = run.start
-        if run.samples is not None:
-            if "result" in run.samples:
-                run.samples["result"].map_column("time", lambda _: run.end)
+        if run.samples is not None and "result" in run.samples:
+            end = run.end
+            run.samples["result"].map_column("time", lambda _, end=end: end)
 
 
 def _holder(servers: list[ParsedRun], line: int | None) -> ParsedRun | None:
@@ -232,9 +232,12 @@ def _holder(servers: list[ParsedRun], line: int | None) -> ParsedRun | None:
         return None
     best = None
     for server in servers:
-        if server.first_line is not None and server.first_line <= line:
-            if best is None or server.first_line >= (best.first_line or 0):
-                best = server
+        if (
+            server.first_line is not None
+            and server.first_line <= line
+            and (best is None or server.first_line >= (best.first_line or 0))
+        ):
+            best = server
     return best
 
 

@@ -11,7 +11,6 @@ from datetime import datetime, timedelta, timezone
 from itertools import repeat
 from typing import Any, Literal, NamedTuple
 
-
 DiagnosticCode = Literal[
     "other",  # nothing decides on it: it is only said
     "unreadable",  # a log that could not be opened or decompressed: skipped
@@ -454,7 +453,7 @@ class SampleRows:
             return [None] * self._count
         values = column.slice(0, self._count)
         values.extend([None] * (self._count - len(values)))
-        return [value if held else None for value, held in zip(values, self.has(key))]
+        return [value if held else None for value, held in zip(values, self.has(key), strict=False)]
 
     def time_span(self, key: str) -> tuple[datetime, datetime] | None:
         """The earliest and the latest of ``key``'s values if they are all naive datetimes (or
@@ -462,8 +461,8 @@ class SampleRows:
         column = self._columns.get(key)
         if column is None or column.kind != "time" or column.zones != [None]:
             return None
-        held = [has and not none for has, none in zip(self.has(key), self._nones(column))]
-        walls = [wall for wall, keep in zip(column.values, held) if keep]
+        held = [has and not none for has, none in zip(self.has(key), self._nones(column), strict=False)]
+        walls = [wall for wall, keep in zip(column.values, held, strict=False) if keep]
         if not walls:
             return None
         return column._time(min(walls), 0), column._time(max(walls), 0)

@@ -38,14 +38,15 @@ from __future__ import annotations
 
 import re
 from array import array
+from collections.abc import Iterable
 from datetime import date as _date
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable
+from typing import Any
 
+from timeline.parsers import values
+from timeline.parsers.dates import describe_mtime, last_day
 from timeline.parsers.pyrepr import parse_keyword_repr
 from timeline.parsers.records import Diagnostic, DiagnosticCode, ParsedRun, SampleRows, add_message
-from timeline.parsers.dates import describe_mtime, last_day
-from timeline.parsers import values
 from timeline.parsers.wrappers import RFC3339_RE, rfc3339
 
 __all__ = [
@@ -323,13 +324,13 @@ class Segment:
             run.end = _stamp(date, time)
         run.nccl_versions = list(self.nccl)
         run.config = self.config if self.config is not None else {}
-        for name, values in (
+        for name, series in (
             ("decode_throughput", self.decode),
             ("accept_len", self.accept),
             ("prefill_input_throughput", self.prefill_tp),
         ):
-            if values:
-                run.series[name] = values
+            if series:
+                run.series[name] = series
                 run.units[name] = _SERIES_UNITS[name]
         run.samples = self.samples
         run.messages = list(self.messages)

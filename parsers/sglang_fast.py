@@ -32,9 +32,9 @@ from datetime import datetime, timedelta
 from itertools import repeat
 from typing import Any, NamedTuple
 
+from timeline.parsers import values
 from timeline.parsers.framing import LogLines, clean_line
 from timeline.parsers.records import SampleBatch
-from timeline.parsers import values
 from timeline.parsers.sglang import BATCH_RE, PLAIN_HEADER_RE, SGLangLogParser, match_header, stamp_parts, stats_key
 
 __all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]
@@ -213,7 +213,7 @@ def _probe_stats(text: str, spans: dict[str, Any]) -> bool:
 
 
 def _same_floats(a: list[float], b: list[float]) -> bool:
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b, strict=False))
 
 
 def _sample(parser: SGLangLogParser, text: str, spans: dict[str, Any], lineno: int) -> dict[str, Any]:
@@ -333,7 +333,7 @@ def _sample_column(buf: bytes, words, lines, starts, local, specs: list[Any]) ->
             continue
         rows = np.flatnonzero(local == index)
         got = _sample_values(buf, starts[rows], spec)
-        for row, value in zip(rows.tolist(), got):
+        for row, value in zip(rows.tolist(), got, strict=False):
             values[row] = value
     return ("text" if hows == {"rank"} else "object"), values
 
@@ -404,7 +404,8 @@ def _walls(buf: bytes, at, date: tuple[int, int], time: tuple[int, int]) -> tupl
     if valid.all():
         return "time", walls
     return "object", [
-        _WALL_ZERO + timedelta(microseconds=w) if ok else None for w, ok in zip(walls.tolist(), valid.tolist())
+        _WALL_ZERO + timedelta(microseconds=w) if ok else None
+        for w, ok in zip(walls.tolist(), valid.tolist(), strict=False)
     ]
 
 
@@ -553,7 +554,9 @@ class Shapes:
             )
             old = self.tables
             self.tables = (
-                new if old is None else _ShapeTable(*(np.concatenate([a, b], axis=-1) for a, b in zip(old, new)))
+                new
+                if old is None
+                else _ShapeTable(*(np.concatenate([a, b], axis=-1) for a, b in zip(old, new, strict=False)))
             )
         return self.tables
 
@@ -789,7 +792,7 @@ def _tune_malloc() -> None:
         import ctypes.util
 
         name = ctypes.util.find_library("c")
-        if not name or not os.uname().sysname == "Linux":
+        if not name or os.uname().sysname != "Linux":
             return
         libc = ctypes.CDLL(name)
         mallopt = libc.mallopt

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Pattern
+from re import Pattern
+from typing import Any
 
-from timeline.parsers.pyrepr import ReprError, parse_value as parse_repr
+from timeline.parsers.pyrepr import ReprError
+from timeline.parsers.pyrepr import parse_value as parse_repr
 
 __all__ = [
     "value",

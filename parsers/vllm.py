@@ -50,13 +50,14 @@ from __future__ import annotations
 
 import re
 from array import array
+from collections.abc import Iterable, Iterator
 from datetime import date, datetime
-from typing import Any, Iterable, Iterator
+from typing import Any
 
+from timeline.parsers import values
 from timeline.parsers.dates import describe_mtime, last_year
 from timeline.parsers.pyrepr import parse_keyword_repr
 from timeline.parsers.records import Diagnostic, ParsedRun, SampleRows, add_message
-from timeline.parsers import values
 from timeline.parsers.wrappers import Detector, strip_outer
 
 __all__ = ["KIND", "HEADER_RE", "VLLMLogParser", "throughput_fields", "spec_fields", "HEADER_SEARCH_RE"]
@@ -543,13 +544,13 @@ class VLLMLogParser:
                 if key in run.config and alias not in run.config:
                     run.config[alias] = run.config[key]
             out.config = run.config
-            for name, values in (
+            for name, series in (
                 ("decode_throughput", run.decode),
                 ("prompt_throughput", run.prompt),
                 ("accept_len", run.accept),
             ):
-                if values:
-                    out.series[name] = values
+                if series:
+                    out.series[name] = series
                     out.units[name] = _SERIES_UNITS[name]
             if run.samples is not None:
                 for rows in run.samples.values():
@@ -584,7 +585,8 @@ class VLLMLogParser:
                     self._bonus_lines[0],
                     (
                         f"{len(self._bonus_lines)} SpecDecoding line(s) print vLLM 0.8.5's mean acceptance length, "
-                        "which leaves out the bonus token: accept_len = printed value + 1 (as vLLM 0.9+ and SGLang count it)"
+                        "which leaves out the bonus token: accept_len = printed value + 1 (as vLLM 0.9+ and "
+                        "SGLang count it)"
                     ),
                 )
             )

@@ -63,7 +63,7 @@ def pull_and_reset(
 
     logs = root / "logs"
     for name, hour, level, args, seed in zip(
-        ("before", "pulled", "reset"), (10, 14, 18), levels, launch_args, (1, 2, 3)
+        ("before", "pulled", "reset"), (10, 14, 18), levels, launch_args, (1, 2, 3), strict=False
     ):
         write_sglang_log(logs / f"{name}.log", _launches(hour, level, runs, **args), seed=seed)
     return Story(root, repo, logs, shas, upstream, git)

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from timeline.parsers.records import Diagnostic, ParsedFile
 from timeline import builder, cache
 from timeline.builder import build
 from timeline.cache import ParseCache, cache_folder
 from timeline.cli import app
 from timeline.environment import Environment
 from timeline.export import dumps
+from timeline.parsers.records import Diagnostic, ParsedFile
 from timeline.pytest_plugin import fixtures_root
 from timeline.scenario import Launch, write_sglang_log
 

@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from shift_stories import at
 from typer.testing import CliRunner
 
-from shift_stories import at
 from timeline.builder import build
 from timeline.cli import app
 from timeline.scenario import GitScript, Launch, write_sglang_log

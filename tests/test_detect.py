@@ -303,7 +303,7 @@ def test_one_run_a_side_line_spread_rule_rates():
     called = false = 0
     for seed in range(SEEDS):
         rng = random.Random(seed)
-        run = lambda level: level * math.exp(rng.gauss(0, 0.03))  # noqa: E731
+        run = lambda level, rng=rng: level * math.exp(rng.gauss(0, 0.03))  # noqa: E731
         (drop,) = detect.detect([Version((run(94.0),), (0.02,)), Version((run(60.0),), (0.02,))])
         (flat,) = detect.detect([Version((run(94.0),), (0.02,)), Version((run(94.0),), (0.02,))])
         called += drop.verdict == "regression" and drop.single_run

@@ -206,9 +206,7 @@ def _message_tests(path: Path) -> list[str]:
             and isinstance(node.func, ast.Attribute)
             and node.func.attr in ("startswith", "endswith")
             and is_message(node.func.value)
-        ):
-            found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-        elif (
+        ) or (
             isinstance(node, ast.Compare)
             and any(isinstance(op, (ast.In, ast.NotIn, ast.Eq, ast.NotEq)) for op in node.ops)
             and (any(map(is_message, [node.left, *node.comparators])))

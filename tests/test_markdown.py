@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
-
 from shift_stories import pull_and_reset
+
 from timeline.builder import build
 from timeline.model import (
     Bisect,
@@ -172,7 +172,7 @@ def test_markdown_of_a_real_story_agrees_with_the_json(story):
     text = timeline_markdown(timeline)
     shifts = table_rows(section(text, "## Shifts"))
     assert [row[0] for row in shifts] == [s["id"] for s in document["shifts"]]
-    for row, shift in zip(shifts, document["shifts"]):
+    for row, shift in zip(shifts, document["shifts"], strict=False):
         assert row[4] == f"{shift['change_pct']:+.1f}%"
         assert shift["verdict"] in row[6]
         assert row[7] == ", ".join(shift["events"])

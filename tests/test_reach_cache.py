@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_culprits import nine_commit_pull
 from typer.testing import CliRunner
 
-from test_culprits import nine_commit_pull
 from timeline.builder import build
 from timeline.cache import ParseCache
 from timeline.cli import app

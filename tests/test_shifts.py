@@ -7,21 +7,20 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
+from shift_stories import PULLED, pull_and_reset
 from typer.testing import CliRunner
 
-from timeline.parsers.records import ParsedRun, SampleRows
-from shift_stories import PULLED, at, pull_and_reset
 from timeline.builder import build
 from timeline.cli import app
 from timeline.exitcodes import ExitCode
 from timeline.model import CodeEvent, CommitInfo, Run, SteadyValue
+from timeline.parsers.records import ParsedRun, SampleRows
 from timeline.render.markdown import timeline_markdown
+from timeline.render.wording import culprit_reason, shift_notes
 from timeline.scenario import Launch, write_sglang_log
 from timeline.shifts import find_shifts, group_key, steady_of
-from timeline.render.wording import culprit_reason, shift_notes
 from timeline.suspects import is_unlikely, net_suspects, path_kind, rank_culprits
 
 runner = CliRunner()

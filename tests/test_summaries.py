@@ -49,6 +49,6 @@ def test_a_constant_series_has_its_value_as_mean(value: float, n: int) -> None:
 def test_finite_values_too_large_to_add_up_have_their_mean() -> None:
     """``statistics.fmean`` overflows on 1e308 twice: the mean is still the values' own."""
     for values in ([1e308, 1e308], [1e308] * 100):
-        for given in (values, array("d", values)):
-            summary = summarize(given, "tok/s")
+        for held in (values, array("d", values)):
+            summary = summarize(held, "tok/s")
             assert (summary.n, summary.mean, summary.max) == (len(values), 1e308, 1e308)

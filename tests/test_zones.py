@@ -208,9 +208,9 @@ def test_unknown_zone_in_a_pattern_is_exit_2_naming_it(berlin_story):
 def test_sample_times_placed_at_once_are_those_placed_one_by_one(name, start, steps) -> None:
     """Samples whose times see no zone transition get their zone all at once (for speed); the same
     instants, zones and folds as one by one, the repeated hour's second pass included."""
-    from timeline.parsers.records import SampleRows
     from timeline import builder
     from timeline.clock import Zone
+    from timeline.parsers.records import SampleRows
 
     walls, at = [], start
     for step in steps:

@@ -150,7 +150,7 @@ class Sample:
         """The geometric mean of the runs."""
         return math.exp(self.mean_log)
 
-    def plus(self, more: "Sample") -> "Sample":
+    def plus(self, more: Sample) -> Sample:
         spreads = (*(self.spreads or (None,) * len(self.values)), *(more.spreads or (None,) * len(more.values)))
         return Sample((*self.values, *more.values), spreads)
 
@@ -386,7 +386,7 @@ class Bisection:
         *,
         levels_text: Callable[[Levels], str],
         step_text: Callable[[Step], str],
-        bisection_text: Callable[["Bisection"], str],
+        bisection_text: Callable[[Bisection], str],
     ) -> dict[str, Any]:
         """The bisection as JSON, with each ``reason`` worded by the view's functions."""
         return {
@@ -404,7 +404,7 @@ class Bisection:
 class Progress:
     """What ``bisect`` reports as it goes; nothing here (the command line prints it)."""
 
-    def start(self, result: "Bisection") -> None:
+    def start(self, result: Bisection) -> None:
         """The bisection is set up (``result.candidates``, ``runs``), nothing measured yet."""
 
     def end(self, name: Level, commit: str, measured: Sample | Failure) -> None:

@@ -12,13 +12,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from timeline.parsers import parse_file
-from timeline.parsers.records import ParsedRun, SampleRows
 from timeline.clock import Zone, ZonePolicy, format_offset, steady_offset, wall_candidates
 from timeline.correlate import DEFAULT_TOLERANCE_S, attribute
 from timeline.environment import Environment
 from timeline.errors import UsageError
 from timeline.model import Diagnostic, MetricSummary, RepoInfo, Run, Timeline
+from timeline.parsers import parse_file
+from timeline.parsers.records import ParsedRun, SampleRows
 
 if TYPE_CHECKING:
     from timeline.cache import Lookup, ParseCache
@@ -151,7 +151,9 @@ def build(
     runs: list[Run] = []
     parse_cache = cache_of(cache, env)
     # _parsed first: zip then runs it to its end (the cache's prune, the last progress call).
-    for parsed, (source, path) in zip(_parsed(sources, keep_samples, progress, env.environ, parse_cache), sources):
+    for parsed, (source, path) in zip(
+        _parsed(sources, keep_samples, progress, env.environ, parse_cache), sources, strict=False
+    ):
         warnings.extend(parsed.diagnostics)
         if not parsed.runs:
             continue

@@ -35,6 +35,7 @@ A cache folder that cannot be made or used disables the cache for the build; ``p
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -200,10 +201,8 @@ class ParseCache:
             return None
         if not isinstance(parsed, ParsedFile):
             return None
-        try:
+        with contextlib.suppress(OSError):
             os.utime(lookup.entry)  # recently used: kept longest by prune
-        except OSError:
-            pass
         return parsed
 
     # ------------------------------------------------------------------ writing
@@ -254,10 +253,8 @@ class ParseCache:
             return True
         except Exception:  # noqa: BLE001 - full disk, folder removed, an unpicklable value...
             if temp is not None:
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(temp)
-                except OSError:
-                    pass
             return False
 
     # ------------------------------------------------------------------ import-graph entries
@@ -296,10 +293,8 @@ class ParseCache:
                 value = json.loads(f.read())
         except Exception:  # noqa: BLE001 - no entry, a foreign or corrupt one: a miss
             return None
-        try:
+        with contextlib.suppress(OSError):
             os.utime(entry)  # recently used: kept longest by prune
-        except OSError:
-            pass
         return value
 
     def _store_json(self, key: str, value: Any, suffix: str) -> bool:

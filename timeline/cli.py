@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -55,18 +54,18 @@ def main_options(
 
 @app.command("build", short_help="Tie each run in the logs to its commit, next to the code events.")
 def build_command(
-    paths: Optional[list[str]] = typer.Argument(
+    paths: list[str] | None = typer.Argument(
         None,
         metavar="PATHS",
         help="Log files or folders (searched recursively for *.log, *.txt, *.out). Default: the current folder.",
     ),
-    repo: Optional[str] = typer.Option(
+    repo: str | None = typer.Option(
         None,
         "--repo",
         metavar="DIR",
         help="The checkout the server ran from: its root, a folder inside it, or a linked worktree.",
     ),
-    log_tz: Optional[list[str]] = typer.Option(
+    log_tz: list[str] | None = typer.Option(
         None,
         "--log-tz",
         metavar="[PATTERN=]ZONE",
@@ -74,7 +73,7 @@ def build_command(
         "for the logs whose path matches the glob (repeatable). Default: inferred from each file's mtime, "
         "else this machine's zone.",
     ),
-    display_tz: Optional[str] = typer.Option(
+    display_tz: str | None = typer.Option(
         None, "--display-tz", metavar="ZONE", help="Show the table's times in this zone (default: each log's own zone)."
     ),
     tolerance: float = typer.Option(
@@ -84,7 +83,7 @@ def build_command(
         metavar="SECONDS",
         help="Seconds: a run starting this close to a HEAD move is 'ambiguous'.",
     ),
-    json_path: Optional[str] = typer.Option(
+    json_path: str | None = typer.Option(
         None, "--json", metavar="FILE", help="Write the JSON v1 document to FILE ('-' = stdout only)."
     ),
     samples: bool = typer.Option(False, "--samples", help="Include every parsed stats line in the JSON."),
@@ -95,10 +94,10 @@ def build_command(
         metavar="FORMAT",
         help="What to print: table, json (the JSON v1 document), csv (one row per run) or markdown.",
     ),
-    csv_path: Optional[str] = typer.Option(
+    csv_path: str | None = typer.Option(
         None, "--csv", metavar="FILE", help="Write one CSV row per run to FILE ('-' = stdout only)."
     ),
-    html_path: Optional[str] = typer.Option(
+    html_path: str | None = typer.Option(
         None, "--html", metavar="FILE", help="Write a self-contained HTML report (charts and tables) to FILE."
     ),
     fail_on_regression: bool = typer.Option(
@@ -110,7 +109,7 @@ def build_command(
         help="Show every code event of the reflog in the table, markdown and HTML (default: from the move that "
         "set the code of the first run to the first move after the last; the JSON always has them all).",
     ),
-    entry: Optional[list[str]] = typer.Option(
+    entry: list[str] | None = typer.Option(
         None,
         "--entry",
         metavar="MODULE",
@@ -164,7 +163,7 @@ def build_command(
 
 @app.command("demo", short_help="Run build on a small real repository and logs made on the spot.")
 def demo_command(
-    keep: Optional[Path] = typer.Option(
+    keep: Path | None = typer.Option(
         None, "--keep", metavar="DIR", help="Build the demo in this (new) folder and keep it."
     ),
 ) -> None:
@@ -191,11 +190,11 @@ def bisect_command(
         ..., metavar="COMMAND...", help="The benchmark to run in each checkout, after --."
     ),
     repo: str = typer.Option(..., "--repo", metavar="CHECKOUT", help="The checkout whose history is searched."),
-    good: Optional[str] = typer.Option(None, "--good", metavar="SHA", help="A fast commit (an id or a unique prefix)."),
-    bad: Optional[str] = typer.Option(
+    good: str | None = typer.Option(None, "--good", metavar="SHA", help="A fast commit (an id or a unique prefix)."),
+    bad: str | None = typer.Option(
         None, "--bad", metavar="SHA", help="A slow commit (an id or a unique prefix). Default with --good: HEAD."
     ),
-    from_path: Optional[str] = typer.Option(
+    from_path: str | None = typer.Option(
         None,
         "--from",
         metavar="FILE",
@@ -203,13 +202,13 @@ def bisect_command(
         "regression shift (else improvement, else confounded).",
     ),
     runs: int = typer.Option(2, "--runs", min=1, metavar="N", help="Runs of COMMAND on each commit tested."),
-    log_path: Optional[str] = typer.Option(
+    log_path: str | None = typer.Option(
         None,
         "--log",
         metavar="PATH",
         help="The log to read, relative to the checkout's root (default: COMMAND's stdout and stderr).",
     ),
-    json_path: Optional[str] = typer.Option(
+    json_path: str | None = typer.Option(
         None, "--json", metavar="FILE", help="Write the whole bisection as JSON to FILE ('-' = stdout only)."
     ),
 ) -> None:

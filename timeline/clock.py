@@ -156,8 +156,8 @@ class ZonePolicy:
 def wall_candidates(wall: datetime, zone: tzinfo) -> tuple[list[datetime], str | None]:
     """Every instant a wall-clock reading can stand for in ``zone``.
 
-    The nominal reading (``fold=0``) comes first. One instant normally; two in the autumn overlap (the hour that happens twice) and in the
-    spring gap (the hour that never happens: the clock or the zone is wrong), with a note
+    The nominal reading (``fold=0``) comes first. One instant normally; two in the autumn overlap (the hour that
+    happens twice) and in the spring gap (the hour that never happens: the clock or the zone is wrong), with a note
     saying which. Readings carrying their own offset are returned as they are.
     """
     if wall.tzinfo is not None:

@@ -8,8 +8,8 @@ epoch, as the committer date).
 
 A start is not one instant when its wall-clock reading is ambiguous (a DST overlap or gap
 gives two candidates) or lies within the clock tolerance of a HEAD move (reflog and log
-clocks are different clocks, on different machines or in different zones). Every candidate instant is tried; when they disagree
-on the commit, the run is ``ambiguous`` and every candidate commit is named.
+clocks are different clocks, on different machines or in different zones). Every candidate instant is tried; when they
+disagree on the commit, the run is ``ambiguous`` and every candidate commit is named.
 """
 
 from __future__ import annotations

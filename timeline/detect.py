@@ -493,7 +493,7 @@ def detect(versions: Sequence[Version], settings: Settings = Settings()) -> list
 def _keep_best_of_overlapping(boundaries: list[Boundary]) -> None:
     """Two neighbouring boundaries flagged the same way whose windows overlap saw one change:
     the one with the larger p loses its verdict."""
-    for first, second in zip(boundaries, boundaries[1:]):
+    for first, second in zip(boundaries, boundaries[1:], strict=False):
         if first.verdict not in ("regression", "improvement") or first.verdict != second.verdict:
             continue
         overlap = second.index in first.right or first.index - 1 in second.left

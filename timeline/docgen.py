@@ -28,8 +28,9 @@ Environment: `NO_COLOR` turns colours off; `COLUMNS` sets the width (tables fit 
 
 def commands() -> list[list[str]]:
     """Every command path: the top level, then each command in the order ``--help`` lists them."""
-    from timeline.cli import app
     import typer.main
+
+    from timeline.cli import app
 
     group = typer.main.get_command(app)
     names = list(getattr(group, "commands", {}))

@@ -338,7 +338,7 @@ def json_pieces(timeline: Timeline) -> Iterator[str]:
         yield (",\n" if number else "") + f"  {_compact(key)}: "
         if key == "runs" and value:
             yield "[\n"
-            for index, (run, document) in enumerate(zip(timeline.runs, value)):
+            for index, (run, document) in enumerate(zip(timeline.runs, value, strict=False)):
                 yield ",\n    " if index else "    "
                 yield from _run_pieces(run, document)
             yield "\n  ]"

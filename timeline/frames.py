@@ -202,7 +202,7 @@ def samples_frame(timeline: Timeline) -> pd.DataFrame:
                     fields.setdefault(key, None)
                 before = part.get(key) or [None] * n
                 part[key] = [
-                    value if held else old for value, held, old in zip(values, rows.has(key), before)
+                    value if held else old for value, held, old in zip(values, rows.has(key), before, strict=False)
                 ] + before[len(values) :]
             for key, values in part.items():
                 data.setdefault(key, [None] * count).extend(values)

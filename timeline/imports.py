@@ -285,7 +285,9 @@ def reachable(
             if path in contents or named.get(path) in memo
         }
         new = {key: (packages[path], contents[path]) for path, key in keys.items() if key not in memo}
-        memo.update(zip(new, parse(list(new.values()))))  # the whole round at once: a pool can share it out
+        memo.update(
+            zip(new, parse(list(new.values())), strict=False)
+        )  # the whole round at once: a pool can share it out
         for path in batch:
             package = packages[path]
             references = memo[keys[path]] if path in keys else None

@@ -190,8 +190,8 @@ def sglang_launch_lines(launch: Launch, rng: random.Random) -> list[str]:
         "Loading safetensors checkpoint shards: 100% Completed | 48/48 [00:41<00:00,  1.16it/s]",
         f"[{stamp(t + timedelta(seconds=50))}{rank}] Load weight end. elapsed=43.10 s, type=Qwen3MoeForCausalLM, "
         "dtype=torch.bfloat16, avail mem=62.20 GB, mem usage=31.41 GB.",
-        f"[{stamp(t + timedelta(seconds=52))}{rank}] KV Cache is allocated. #tokens: 452000, K size: 20.70 GB, V size: 20.70 GB",
-        f"[{stamp(t + timedelta(seconds=70))}] INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)",
+        f"[{stamp(t + timedelta(seconds=52))}{rank}] KV Cache is allocated. #tokens: 452000, K size: 20.70 GB, V size: 20.70 GB",  # noqa: E501 - a log line
+        f"[{stamp(t + timedelta(seconds=70))}] INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)",  # noqa: E501 - a log line
         f"[{stamp(t + timedelta(seconds=71))}{rank}] Prefill batch, #new-seq: 1, #new-token: 6, #cached-token: 0, "
         "token usage: 0.00, #running-req: 0, #queue-req: 0, input throughput (token/s): 0.00, cuda graph: False",
         f"[{stamp(t + timedelta(seconds=72))}] The server is fired up and ready to roll!",

@@ -16,7 +16,7 @@ from typing import Any
 from timeline.detect import Boundary, Settings, Version, detect, steady_decode
 from timeline.model import CodeEvent, Confounder, Rerun, Run, Shift, ShiftNotes, ShiftSide, SteadyValue
 from timeline.parsers.records import MAX_MESSAGES, ParsedRun
-from timeline.suspects import narrow, net_suspects, short_sha, signed_effect
+from timeline.suspects import narrow, net_suspects, signed_effect
 from timeline.workload import workload_label
 
 __all__ = ["METRIC", "GROUP_FIELDS", "steady_of", "group_key", "find_shifts", "is_launch_random"]
@@ -97,8 +97,8 @@ def steady_of(parsed: ParsedRun) -> SteadyValue | None:
     rows = (parsed.samples or {}).get("decode")
     if rows:
         held = rows.has("gen_throughput")
-        values = [value for value, has in zip(rows.column("gen_throughput"), held) if has]
-        running = [value for value, has in zip(rows.column("running_req"), held) if has]
+        values = [value for value, has in zip(rows.column("gen_throughput"), held, strict=False) if has]
+        running = [value for value, has in zip(rows.column("running_req"), held, strict=False) if has]
         return steady_decode(values, running, unit=unit)
     series = parsed.series.get(METRIC)
     return steady_decode(series, unit=unit) if series else None
@@ -239,11 +239,11 @@ def find_shifts(
             _shift(len(shifts) + n + 1, labels[key], b, versions, members, events, settings)
             for n, b in enumerate(boundaries)
         ]
-        by_index = {b.index: s for b, s in zip(boundaries, group_shifts)}
-        for boundary, shift in zip(boundaries, group_shifts):
+        by_index = {b.index: s for b, s in zip(boundaries, group_shifts, strict=False)}
+        for boundary, shift in zip(boundaries, group_shifts, strict=False):
             if boundary.absorbed_by is not None:
                 shift.notes.absorbed_by = by_index[boundary.absorbed_by].id
-        quiet[labels[key]] = {s.id for b, s in zip(boundaries, group_shifts) if b.quiet}
+        quiet[labels[key]] = {s.id for b, s in zip(boundaries, group_shifts, strict=False) if b.quiet}
         shifts.extend(group_shifts)
     _weigh_confounders(shifts, by_run, settings)
     for group, calm in quiet.items():

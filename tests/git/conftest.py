@@ -69,8 +69,7 @@ class GitBench:
             ["git", *args],
             cwd=cwd or self.repo,
             env=full_env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            capture_output=True,
             stdin=subprocess.DEVNULL,
         )
         if check and proc.returncode != 0:

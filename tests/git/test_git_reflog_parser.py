@@ -227,7 +227,7 @@ def test_lost_newlines_are_recovered(rows, data):
         raw(o, o, 1_700_000_000 + i, "+0000", m.encode() if has_msg else None) for i, (o, has_msg, m) in enumerate(rows)
     ]
     keep = [data.draw(st.booleans()) for _ in pieces]
-    blob = b"".join(p + (b"\n" if k else b"") for p, k in zip(pieces, keep))
+    blob = b"".join(p + (b"\n" if k else b"") for p, k in zip(pieces, keep, strict=False))
     p = parse(blob)
     assert [(e.old, e.ts) for e in p.entries] == [(o, 1_700_000_000 + i) for i, (o, _, _) in enumerate(rows)]
     expected = [m if has else None for _, has, m in rows]

@@ -1,6 +1,6 @@
 """What many moves brought in and took away, with a constant number of git processes (not one a
-move: 2,000 moves must not start 2,000 git processes): one walk from all the moves' ends (a ``git log`` that describes each commit it reads).
-Checked against git itself (``git rev-list old..new`` per move, and the per-move
+move: 2,000 moves must not start 2,000 git processes): one walk from all the moves' ends (a ``git log`` that describes
+each commit it reads). Checked against git itself (``git rev-list old..new`` per move, and the per-move
 ``ObjectStore.between``) on real repositories built with real git commands.
 """
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from timeline.git import read_history
-from timeline.git import objects as objects_module
-from timeline.git.objects import ObjectStore, ObjectStoreError
 from timeline import scenario
+from timeline.git import objects as objects_module
+from timeline.git import read_history
+from timeline.git.objects import ObjectStore, ObjectStoreError
 from timeline.model import is_zero_sha
 from timeline.scenario import FastCommit
 

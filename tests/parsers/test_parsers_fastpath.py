@@ -272,7 +272,8 @@ def test_samples_of_short_and_long_runs_of_stats_lines(tmp_path: Path, monkeypat
             stamp = f"2026-01-01 {8 + second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
             lines.append(
                 f"[{stamp} TP0] Decode batch, #running-req: {rng.randint(1, 99)}, #token: {rng.randint(1, 9999)}, "
-                f"token usage: 0.{rng.randint(10, 99)}, gen throughput (token/s): {rng.randint(10, 999)}.{rng.randint(0, 9)}, "
+                f"token usage: 0.{rng.randint(10, 99)}, gen throughput (token/s): "
+                f"{rng.randint(10, 999)}.{rng.randint(0, 9)}, "
                 f"#queue-req: 0"
             )
         lines.append(f'[{stamp}] INFO:     127.0.0.1:{rng.randint(30000, 60000)} - "POST /generate HTTP/1.1" 200 OK')

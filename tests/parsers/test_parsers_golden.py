@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from timeline.parsers import parse_file, sglang_fast
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures"
@@ -59,7 +60,7 @@ def _same(actual: Any, expected: Any) -> bool:
         return (
             isinstance(actual, (list, tuple))
             and len(actual) == len(expected)
-            and all(_same(a, e) for a, e in zip(actual, expected))
+            and all(_same(a, e) for a, e in zip(actual, expected, strict=False))
         )
     return type(actual) is type(expected) and actual == expected
 
@@ -129,10 +130,10 @@ def check_run(run: Any, want: dict[str, Any], *, samples: bool) -> None:
 
 def check_file(parsed: Any, want: dict[str, Any], *, samples: bool) -> None:
     assert len(parsed.runs) == len(want["runs"]), [(r.kind, r.first_line) for r in parsed.runs]
-    for run, wanted in zip(parsed.runs, want["runs"]):
+    for run, wanted in zip(parsed.runs, want["runs"], strict=False):
         check_run(run, wanted, samples=samples)
     assert len(parsed.diagnostics) == len(want["diagnostics"]), [str(d) for d in parsed.diagnostics]
-    for diag, wanted in zip(parsed.diagnostics, want["diagnostics"]):
+    for diag, wanted in zip(parsed.diagnostics, want["diagnostics"], strict=False):
         assert diag.line == wanted["line"], str(diag)
         for text in wanted["contains"]:
             assert text in diag.message, (text, str(diag))

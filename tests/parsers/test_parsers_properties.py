@@ -251,7 +251,7 @@ def same(a, b) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return a == b or (math.isinf(a) and math.isinf(b) and (a > 0) == (b > 0))
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=False))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b

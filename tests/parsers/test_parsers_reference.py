@@ -730,7 +730,7 @@ def test_6_bench_setting_rows_go_to_config(tmp_path: Path, label: str, value: st
         "\n".join(
             [
                 "============ Serving Benchmark Result ============",
-                "{:<40} {:<10}".format(label, value),
+                f"{label:<40} {value:<10}",
                 "{:<40} {:<10}".format("Output token throughput (tok/s):", "100.00"),
                 "=" * 50,
             ]
@@ -753,7 +753,7 @@ def test_6_1_section_titles_of_every_release(tmp_path: Path) -> None:
         ("Cache Hit Details", "Cache hit rate (%):"),
     ):
         rows.append("{s:{c}^{n}}".format(s=title, n=50, c="-"))
-        rows.append("{:<40} {:<10.2f}".format(label, 1.5))
+        rows.append(f"{label:<40} {1.5:<10.2f}")
     rows.append("=" * 50)
     run = one_run(parse_text(tmp_path, "\n".join(rows) + "\n"), "bench-serving")
     assert sorted(run.series) == [

@@ -6,14 +6,13 @@ from datetime import datetime
 
 import pytest
 
-from timeline.parsers import parse_file
+from timeline.parsers import parse_file, values
 from timeline.parsers.sglang import (
     SGLangLogParser,
     field_number,
     match_header,
     parse_stats_message,
 )
-from timeline.parsers import values
 
 BODY = "#running-req: 1, #token: 9, token usage: 0.00, cuda graph: True, gen throughput (token/s): 42.50, #queue-req: 0"
 

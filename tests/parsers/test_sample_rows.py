@@ -54,7 +54,7 @@ def same(a, b) -> bool:
 
 def same_rows(got, want) -> bool:
     return len(got) == len(want) and all(
-        list(g) == list(w) and all(same(g[k], w[k]) for k in w) for g, w in zip(got, want)
+        list(g) == list(w) and all(same(g[k], w[k]) for k in w) for g, w in zip(got, want, strict=False)
     )
 
 
@@ -69,7 +69,7 @@ def test_rows_come_back_as_they_went_in(rows) -> None:
     assert same_rows(pickle.loads(pickle.dumps(stored)), rows)
     for key in KEYS:
         assert stored.has(key) == [key in row for row in rows]
-        assert all(same(got, row.get(key)) for got, row in zip(stored.column(key), rows))
+        assert all(same(got, row.get(key)) for got, row in zip(stored.column(key), rows, strict=False))
 
 
 @settings(max_examples=150, deadline=None)
@@ -86,7 +86,7 @@ def test_a_batch_of_rows_with_its_columns_converted(rows, start, width) -> None:
 
     batch = stored.rows(start, stop, convert)
     assert [list(row) for row in batch] == [list(row) for row in rows[start:stop]]
-    for got, want in zip(batch, rows[start:stop]):
+    for got, want in zip(batch, rows[start:stop], strict=False):
         for key, value in want.items():
             marker, kind, inner = got[key]
             assert marker == "converted" and same(inner, value)
@@ -106,7 +106,7 @@ def test_map_column_rewrites_one_field_in_row_order(rows, new) -> None:
 
     stored.map_column("time", change)
     having = [row for row in rows if "time" in row]
-    assert all(same(a, b["time"]) for a, b in zip(seen, having)) and len(seen) == len(having)
+    assert all(same(a, b["time"]) for a, b in zip(seen, having, strict=False)) and len(seen) == len(having)
     replacements = iter(new)
     want = [dict(row, time=next(replacements)) if "time" in row else row for row in rows]
     assert same_rows(list(stored), want)

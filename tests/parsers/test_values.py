@@ -76,7 +76,7 @@ def test_value(text: str, value: object) -> None:
 
 
 def test_split_fields_keeps_inner_commas_and_drops_trailing_comma() -> None:
-    body = "#running-req: 1, #token: full=100, swa=20, token usage: full=0.10, swa=0.02, gen throughput (token/s): 12.00, #queue-req: 0, "
+    body = "#running-req: 1, #token: full=100, swa=20, token usage: full=0.10, swa=0.02, gen throughput (token/s): 12.00, #queue-req: 0, "  # noqa: E501 - a log line
     assert values.split_fields(body) == [
         ("#running-req", "1"),
         ("#token", "full=100, swa=20"),

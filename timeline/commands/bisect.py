@@ -8,6 +8,7 @@ the statistics and the search are ``timeline.bisection``'s.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -228,18 +229,12 @@ def _stop_group(proc: subprocess.Popen) -> None:
 
 
 def _term_then_kill(proc: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone already
         os.killpg(proc.pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is gone already
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     proc.wait()
 
 

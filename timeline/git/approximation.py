@@ -9,13 +9,11 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-from timeline.parsers.records import Diagnostic
-
 from timeline.git.events import short_sha
 from timeline.git.locate import (
+    MAX_SMALL_FILE_BYTES,
     GitLocation,
     HeadState,
-    MAX_SMALL_FILE_BYTES,
     UnsafeFile,
     packed_ref,
     read_small,
@@ -24,6 +22,7 @@ from timeline.git.locate import (
 )
 from timeline.git.runner import valid_sha
 from timeline.model import CodeEvent
+from timeline.parsers.records import Diagnostic
 
 __all__ = ["approximate_events", "ORIG_HEAD_WINDOW_S"]
 

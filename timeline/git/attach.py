@@ -6,13 +6,12 @@ https://git-scm.com/docs/git-log).
 
 from __future__ import annotations
 
-from timeline.parsers.records import Diagnostic
-
 from timeline.git.events import short_sha
 from timeline.git.locate import GitLocation
 from timeline.git.objects import ObjectStore, ObjectStoreError
 from timeline.git.runner import valid_sha
 from timeline.model import CodeEvent, is_zero_sha
+from timeline.parsers.records import Diagnostic
 
 __all__ = ["attach_commits", "MAX_SAID_ALONE"]
 

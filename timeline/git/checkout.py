@@ -18,6 +18,7 @@ block removes the whole folder.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -48,7 +49,7 @@ class ScratchCheckout(ObjectStore):
         super().__init__(location.common_dir, location.object_format, git)
         self.commit: str | None = None  # the commit ``worktree`` holds
 
-    def __enter__(self) -> "ScratchCheckout":
+    def __enter__(self) -> ScratchCheckout:
         super().__enter__()
         return self
 
@@ -137,10 +138,8 @@ def _remove_tree(folder: Path) -> None:
 
     def writable_then_again(remove, path, _info) -> None:
         for target in (os.path.dirname(path), path):
-            try:
+            with contextlib.suppress(OSError):
                 os.chmod(target, 0o700)
-            except OSError:
-                pass
         remove(path)
 
     try:

@@ -207,7 +207,7 @@ def _kind(cmd: str, phase: str | None) -> str:
     return kind
 
 
-def detail_for(group: "Group") -> str | None:
+def detail_for(group: Group) -> str | None:
     """A group's sub-kind (one of ``DETAILS``), or None.
 
     - pull: ``rebase`` for a ``(start)``..``(finish)`` burst (``pull --rebase``, or

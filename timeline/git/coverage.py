@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from timeline.parsers.records import Diagnostic
-
 from timeline.model import CodeEvent, is_zero_sha
+from timeline.parsers.records import Diagnostic
 
 __all__ = ["Coverage", "coverage_of"]
 

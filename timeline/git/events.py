@@ -9,11 +9,10 @@ from __future__ import annotations
 from dataclasses import fields
 from datetime import datetime, timedelta, timezone
 
-from timeline.parsers.records import Diagnostic
-
 from timeline.git.classify import DETAILED_KINDS, Group, classify, detail_for, single_detail, single_kind
 from timeline.git.reflog import ReflogEntry, tz_offset
 from timeline.model import CodeEvent, is_zero_sha
+from timeline.parsers.records import Diagnostic
 
 __all__ = ["events_of", "context_events", "entry_time", "short_sha"]
 
@@ -170,7 +169,7 @@ def _plain_events(
     inferred_note = _INFERRED_NOTE if old_inferred else None
     # the previous entry's (ts, tz) and time: a burst's entries share their second
     last_ts, last_tz, last_when = None, None, None
-    for j, e, h in zip(range(start, stop), entries[start:stop], heads[start:stop]):
+    for j, e, h in zip(range(start, stop), entries[start:stop], heads[start:stop], strict=False):
         old, new, _name, _email, ts, tz, message, line, _glued, _terminated = e
         if ts != last_ts or tz != last_tz:
             tzinfo = tzinfos.get(tz) or _tzinfo(tz)

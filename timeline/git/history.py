@@ -41,8 +41,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from timeline.parsers.records import Diagnostic
-
 from timeline.git.approximation import approximate_events
 from timeline.git.attach import attach_commits
 from timeline.git.classify import heads_of, special_groups, stashed_positions
@@ -60,6 +58,7 @@ from timeline.git.locate import (
 from timeline.git.merge import merge_branch_moves
 from timeline.git.reflog import ReflogEntry, load_reflog, parse_reflog, paused_gc
 from timeline.model import CodeEvent, is_zero_sha
+from timeline.parsers.records import Diagnostic
 
 __all__ = ["GitHistory", "read_history"]
 

@@ -22,9 +22,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from timeline.parsers.records import Diagnostic
-
 from timeline.git.errors import GitError
+from timeline.parsers.records import Diagnostic
 
 __all__ = [
     "GitLocation",

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from timeline.parsers.records import Diagnostic
-
 from timeline.git.classify import classify
 from timeline.git.events import entry_time
 from timeline.git.reflog import ReflogEntry
 from timeline.model import CodeEvent, is_zero_sha
+from timeline.parsers.records import Diagnostic
 
 __all__ = ["merge_branch_moves", "MERGED_NOTE", "MERGE_TOLERANCE_S"]
 

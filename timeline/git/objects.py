@@ -128,7 +128,7 @@ class ObjectStore(ScratchFolder):
         self.known: dict[str, CommitInfo] = {}
 
     # ------------------------------------------------------------------ setup
-    def __enter__(self) -> "ObjectStore":
+    def __enter__(self) -> ObjectStore:
         if not self.git:
             raise ObjectStoreError("git executable not found on PATH; commit lists unavailable")
         objects = self.common_dir / "objects"

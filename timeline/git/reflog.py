@@ -24,16 +24,16 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple
-
-from timeline.parsers.records import Diagnostic
+from typing import NamedTuple
 
 from timeline.git.locate import MAX_REFLOG_BYTES, UnsafeFile, read_file_safely, resolve_inside
+from timeline.parsers.records import Diagnostic
 
 __all__ = ["ReflogEntry", "ReflogParse", "parse_reflog", "load_reflog", "tz_offset", "paused_gc"]
 
@@ -54,7 +54,7 @@ _HEXDIGITS = "0123456789abcdef"
 # n lowercase hex digits, much faster than str.strip
 _ID_MARKS = bytes.maketrans(b"0123456789abcdefh", b"h" * 16 + b".")
 # "old new " of a possibly glued entry (anywhere but at the very start of a line)
-_PAIRS = {n: re.compile(r"[0-9a-f]{%d} [0-9a-f]{%d} " % (n, n)) for n in (40, 64)}
+_PAIRS = {n: re.compile(rf"[0-9a-f]{{{n}}} [0-9a-f]{{{n}}} ") for n in (40, 64)}
 _FIRST_ID = re.compile(rb"^([0-9a-f]{64}|[0-9a-f]{40}) ", re.M)
 MAX_LINE_BYTES = 1024 * 1024
 _CHUNK_BYTES = 256 * 1024
@@ -141,7 +141,7 @@ def _split(raw: bytes, candidates: re.Pattern) -> list[tuple]:
     cuts = [m.start() for m in candidates.finditer(raw) if m.start() > 0]
     bounds = [0, *cuts, len(raw)]
     out: list[list] = []  # [match, msg_start, msg_end, piece_start, piece_end, glued, is_entry]
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in zip(bounds, bounds[1:], strict=False):
         m = _LINE.match(raw, a, b)
         if m is not None:
             out.append([m, m.start("msg") if m["msg"] is not None else -1, b, a, b, a > 0, True])

@@ -32,12 +32,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from timeline.parsers.records import Diagnostic
-
 from timeline.git.locate import GitLocation, UnsafeFile, path_inside, read_file_safely, resolve_inside
 from timeline.git.objects import ScratchFolder
-from timeline.git.runner import git_version, run_safe_git
 from timeline.git.reflog import ReflogEntry
+from timeline.git.runner import git_version, run_safe_git
+from timeline.parsers.records import Diagnostic
 
 __all__ = ["MIN_GIT", "ReftableReader", "ReftableUnavailable"]
 
@@ -69,7 +68,7 @@ class ReftableReader(ScratchFolder):
         self.dir: Path | None = None  # the shadow (common) git dir
         self.head_dir: Path | None = None  # where HEAD lives (the shadow worktree dir, if linked)
 
-    def __enter__(self) -> "ReftableReader":
+    def __enter__(self) -> ReftableReader:
         if self.version is None or self.version < MIN_GIT:
             raise ReftableUnavailable(
                 f"{self.loc.worktree}: reftable ref storage: this repository keeps its reflog in "

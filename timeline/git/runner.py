@@ -92,8 +92,7 @@ def run_safe_git(
     return subprocess.run(
         safe_git_command(git, args, git_dir),
         input=input,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         stdin=None if input is not None else subprocess.DEVNULL,
         cwd=cwd,
         env=safe_env(),

@@ -51,7 +51,7 @@ th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: ta
 code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; }
 .verdict-regression { color: #b0171f; font-weight: 600; } .verdict-improvement { color: #1a7f2a; font-weight: 600; }
 .verdict-inconclusive { color: #8a6a00; } .verdict-confounded { color: #6b3fa0; font-weight: 600; } .muted { color: #777; }
-"""
+"""  # noqa: E501 - CSS, one rule set a line
 STYLE = CSS.replace("@CHART_BORDER@", CHART_BORDER)
 
 
@@ -109,7 +109,7 @@ class _Report:
 
     def chart(self, index: int, group: str, runs: list[dict[str, Any]]) -> str:
         starts = [_parse(r["start"]) for r in runs]
-        ends = [_parse(r.get("end")) or s for r, s in zip(runs, starts)]
+        ends = [_parse(r.get("end")) or s for r, s in zip(runs, starts, strict=False)]
         t0, t1 = min(starts), max(ends)
         span = max((t1 - t0).total_seconds(), 600.0)
         pad = span * 0.06
@@ -163,7 +163,8 @@ class _Report:
                 f"{escape(_tick_label(tick, x0, x1, self.zone))}</text>"
             )
         parts.append(
-            f'<text x="14" y="{TOP + inner_h / 2:.1f}" text-anchor="middle" transform="rotate(-90 14 {TOP + inner_h / 2:.1f})">'
+            f'<text x="14" y="{TOP + inner_h / 2:.1f}" text-anchor="middle" transform="rotate(-90 14 '
+            f'{TOP + inner_h / 2:.1f})">'
             f"decode {escape(unit)} (median)</text>"
         )
         parts.append(
@@ -184,10 +185,11 @@ class _Report:
                 f'<g class="event" data-event="{escape(event["id"])}"><title>{escape(title)}</title>'
                 f'<line x1="{ex:.1f}" x2="{ex:.1f}" y1="{TOP - 6}" y2="{TOP + inner_h}" stroke="{EVENT_COLOUR}" '
                 f'stroke-width="1.5"/>'
-                f'<text x="{ex + 4:.1f}" y="{TOP + 4}" transform="rotate(90 {ex + 4:.1f} {TOP + 4})">{escape(label)}</text></g>'
+                f'<text x="{ex + 4:.1f}" y="{TOP + 4}" transform="rotate(90 {ex + 4:.1f} '
+                f'{TOP + 4})">{escape(label)}</text></g>'
             )
         # Runs: span, min-max range, median point.
-        for run, start, end in zip(runs, starts, ends):
+        for run, start, end in zip(runs, starts, ends, strict=False):
             summary = run["metrics"][METRIC]
             colour = self.colour(run.get("commit"))
             exact = run.get("attribution") in ("exact", "no-repo")
@@ -212,7 +214,8 @@ class _Report:
         for run in runs:
             commits.setdefault(run.get("commit"), None)
         legend = "".join(
-            f'<span><span class="swatch" style="background:{self.colour(sha)}"></span><code>{escape(_short(sha))}</code> '
+            '<span><span class="swatch" '
+            f'style="background:{self.colour(sha)}"></span><code>{escape(_short(sha))}</code> '
             f"{escape(self.subjects.get(sha or '', '') if sha else 'no commit known')}</span>"
             for sha in commits
         )
@@ -251,7 +254,8 @@ class _Report:
                 f"<td>{escape(run['id'])}</td>"
                 f'<td class="t">{_fmt_time(_parse(run.get("start")), self.zone)}</td>'
                 f'<td class="t">{_fmt_time(_parse(run.get("end")), self.zone)}</td>'
-                f'<td><span class="swatch" style="background:{self.colour(commit)}"></span><code>{_short(commit)}</code></td>'
+                '<td><span class="swatch" '
+                f'style="background:{self.colour(commit)}"></span><code>{_short(commit)}</code></td>'
                 f"<td>{escape(run.get('attribution') or '')}{self._during(run)}</td>"
                 f"<td>{escape(workload_label(run.get('config') or {}))}</td>"
                 f'<td class="num">{_number(decode and decode["median"])}</td>'
@@ -343,7 +347,8 @@ class _Report:
                 f"<td>{sides[0]}</td><td>{sides[1]}</td>"
                 f'<td class="num">{"" if change is None else f"{change:+.1f}%"}</td>'
                 f'<td class="num">{"" if p_value is None else f"{p_value:.3g}"}</td>'
-                f'<td class="verdict-{escape(verdict)}">{escape(verdict)}{" (single run)" if shift.get("single_run") else ""}</td>'
+                f'<td class="verdict-{escape(verdict)}">{escape(verdict)}'
+                f"{' (single run)' if shift.get('single_run') else ''}</td>"
                 f"<td>{escape(', '.join(shift.get('events', [])))}</td>"
                 f"<td>{escape(confounders)}</td>"
                 "</tr>"

@@ -48,7 +48,8 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
     out: list[str] = ["# Timeline", ""]
     if timeline.repo is not None:
         out += [
-            f"Checkout `{timeline.repo.path}`, HEAD `{short_sha(timeline.repo.head)}`; log times read in {timeline.log_tz}.",
+            f"Checkout `{timeline.repo.path}`, HEAD `{short_sha(timeline.repo.head)}`; log times read in "
+            f"{timeline.log_tz}.",
             "",
         ]
     else:
@@ -117,7 +118,8 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
         for shift in bisects:
             assert shift.bisect is not None
             out.append(
-                f"- {shift.id}: `{shift.bisect.command}` ({shift.bisect.commits} commits, about {shift.bisect.steps} steps)"
+                f"- {shift.id}: `{shift.bisect.command}` "
+                f"({shift.bisect.commits} commits, about {shift.bisect.steps} steps)"
             )
 
     out += ["", "## Suspects", ""]

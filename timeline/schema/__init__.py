@@ -66,4 +66,4 @@ def validate(document: Any, *, strict: bool = False) -> None:
             if strict
             else ""
         )
-        raise ValueError(f"the document does not match the JSON v1 schema:\n" + "\n".join(lines) + more + hint)
+        raise ValueError("the document does not match the JSON v1 schema:\n" + "\n".join(lines) + more + hint)
