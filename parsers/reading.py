@@ -222,8 +222,7 @@ def _time_bench_runs(bench: BenchParser, runs: list[ParsedRun], servers: list[Pa
         if run.end is None:
             run.end = run.start
         if run.samples is not None and "result" in run.samples:
-            end = run.end
-            run.samples["result"].map_column("time", lambda _, end=end: end)
+            run.samples["result"].map_column("time", lambda _: run.end)  # noqa: B023 - called at once
 
 
 def _holder(servers: list[ParsedRun], line: int | None) -> ParsedRun | None:
