@@ -442,9 +442,9 @@ class BenchParser:
                 {"time": None, "line": lineno, "rank": None, "latency": latency, "throughput": throughput}
             )
             return True
-        one = self._one
-        if one is None:
+        if self._one is None:
             return False
+        one = self._one
         m = _ONE_MEDIAN_RE.match(text)
         if m is not None:
             self._one_value(one, "decode_median_latency", _number(m.group(1)), "s")

@@ -29,7 +29,7 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 from itertools import count
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from timeline.parsers.compression import ZSTD_MISSING, open_zstd
 from timeline.parsers.records import DiagnosticCode
@@ -124,6 +124,14 @@ def _binary_reason(head: bytes, encoding: str) -> str | None:
     return None
 
 
+class _ByteStream(Protocol):
+    """What ``LogLines`` reads from: the file, a decompressor over it, or the zstd reader."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
 class LogLines:
     """An open text log: iterate to get ``(line_number, text)``. Use as a context manager."""
 
@@ -138,7 +146,7 @@ class LogLines:
         try:
             magic = raw.read(8)
             raw.seek(0)
-            stream: BinaryIO = raw
+            stream: _ByteStream = raw
             for prefix, what in _UNSUPPORTED:
                 if magic.startswith(prefix):
                     raise NotTextError(f"not a text log ({what}), skipped")
@@ -157,7 +165,7 @@ class LogLines:
                 zstd = open_zstd(raw)
                 if zstd is None:
                     raise NotTextError(ZSTD_MISSING, "zstd-missing")
-                stream = zstd  # type: ignore[assignment]
+                stream = zstd
             self._stream = stream
             self._broken: BaseException | None = None  # a decompression error met in the head
             self._head = self._read_head(stream)
@@ -186,7 +194,7 @@ class LogLines:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _read_head(self, stream: BinaryIO) -> bytes:
+    def _read_head(self, stream: _ByteStream) -> bytes:
         """Up to HEAD_BYTES; a corrupt or cut compressed stream keeps what came before."""
         read = getattr(stream, "read1", stream.read)
         parts: list[bytes] = []

@@ -65,5 +65,5 @@ def parse_keyword_repr(text: str) -> tuple[dict[str, Any], list[str]]:
         flat = all(value is None or isinstance(value, (str, int, float)) for value in fields.values())
         found = _cache[text] = (fields, tuple(problems), flat)
         return copy.deepcopy(fields), list(problems)
-    fields, problems, flat = found
-    return dict(fields) if flat else copy.deepcopy(fields), list(problems)  # a copy the caller may change
+    fields, cached_problems, flat = found
+    return dict(fields) if flat else copy.deepcopy(fields), list(cached_problems)  # a copy the caller may change

@@ -270,9 +270,8 @@ def _anchor_time(anchor: tuple[int, str], servers: list[ParsedRun]) -> tuple[dat
         if base is None:
             return None, stamp_text
         try:
-            moment = datetime(
-                base.year, int(v.group("month")), int(v.group("day")), *(int(x) for x in v.group("time").split(":"))
-            )
+            hour, minute, second = (int(x) for x in v.group("time").split(":"))  # HEADER_RE: \d\d:\d\d:\d\d
+            moment = datetime(base.year, int(v.group("month")), int(v.group("day")), hour, minute, second)
         except ValueError:
             return None, stamp_text
         if moment < base.replace(tzinfo=None) - timedelta(days=180):

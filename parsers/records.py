@@ -251,6 +251,7 @@ class _Column:
     def slice(self, start: int, stop: int) -> list[Any]:
         """The values of rows ``start`` to ``stop`` (placeholders where a row has none)."""
         kind, values = self.kind, self.values[start:stop]
+        out: list[Any]
         if kind == "time":
             time, zone_ids = self._time, self.zone_ids
             out = [time(v, zone_ids[start + i]) for i, v in enumerate(values)]
@@ -343,7 +344,7 @@ class SampleBatch(NamedTuple):
 
     shapes: list[tuple[str, ...]]
     row_shapes: list[int]
-    columns: dict[str, tuple[str, list[Any]]]
+    columns: dict[str, tuple[str, Any]]  # a list, a numpy array or walls (see above)
 
 
 class SampleRows:

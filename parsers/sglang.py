@@ -460,7 +460,7 @@ class SGLangLogParser:
                 if version is not None and version not in seg.nccl:
                     seg.nccl.append(version)
 
-    def _dateless_stamp(self, seg: Segment, lineno: int, m: re.Match[str]) -> tuple[str | None, str, str]:
+    def _dateless_stamp(self, seg: Segment, lineno: int, m: re.Match[str]) -> tuple[str, str, str]:
         """A time-only stamp (SGLang <= 0.3.2) takes the date of the stamp before it (the run's, else
         the file's), a day later when the time went back more than an hour (midnight). With no date
         seen at all it counts days from a stand-in first day, resolved from the file's mtime in
@@ -581,7 +581,7 @@ class SGLangLogParser:
             run.start, run.end = fix(run.start), fix(run.end)
             for rows in (run.samples or {}).values():
                 rows.map_column("time", fix)
-        if shift is None or last is None:
+        if shift is None or last is None or day is None:  # (shift is None when day is)
             return what + ": times left empty (no file mtime to date them)"
         wraps = (_date.fromisoformat(last[0]) - _date.fromisoformat(_SYNTHETIC_DAY0)).days
         return (

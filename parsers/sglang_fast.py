@@ -30,11 +30,11 @@ import re
 from datetime import date as _date
 from datetime import datetime, timedelta
 from itertools import repeat
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from timeline.parsers import values
 from timeline.parsers.framing import LogLines, clean_line
-from timeline.parsers.records import SampleBatch
+from timeline.parsers.records import SampleBatch, SampleRows
 from timeline.parsers.sglang import BATCH_RE, PLAIN_HEADER_RE, SGLangLogParser, match_header, stamp_parts, stats_key
 
 __all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]
@@ -187,7 +187,7 @@ def _probe_stats(text: str, spans: dict[str, Any]) -> bool:
     """The generic parser reads this line exactly as the fast path would (series, stamps, samples)."""
     changed, probe = _changes(text)
     seg = probe.segment
-    expected = {"decode": [], "accept": [], "prefill_tp": []}
+    expected: dict[str, list[float]] = {"decode": [], "accept": [], "prefill_tp": []}
     for name, target in (("gen", "decode"), ("accept", "accept"), ("input", "prefill_tp")):
         if name in spans:
             off, width = spans[name]
@@ -207,7 +207,7 @@ def _probe_stats(text: str, spans: dict[str, Any]) -> bool:
     # Samples: the same dict as the generic parser's.
     probe = SGLangLogParser("probe", keep_samples=True)
     probe.feed(1, text)
-    rows = probe.segment.samples[spans["kind"]]
+    rows = cast("dict[str, SampleRows]", probe.segment.samples)[spans["kind"]]  # keep_samples=True
     mine = _sample(probe, text, spans, 1)
     return len(rows) == 1 and list(rows[0].items()) == list(mine.items())
 
@@ -310,7 +310,7 @@ def _sample_column(buf: bytes, words, lines, starts, local, specs: list[Any]) ->
         for how, where in filter(None, specs)
     }
     if len(kinds) == 1 and None not in kinds:  # numbers of one kind: all the lines at once
-        kind = kinds.pop()
+        kind = cast(str, kinds.pop())  # None is not in kinds
         values = np.zeros(len(starts), np.float64 if kind == "float" else np.int64)
         read = np.array([spec is not None and spec[0] in _NUMERIC for spec in specs])
         if read.any():
@@ -327,15 +327,15 @@ def _sample_column(buf: bytes, words, lines, starts, local, specs: list[Any]) ->
         return kind, values
     if hows == {"time"} and len({spec for spec in specs if spec is not None}) == 1:
         return _walls(buf, starts, *next(spec for spec in specs if spec is not None)[1])
-    values: list[Any] = [None] * len(starts)
+    listed: list[Any] = [None] * len(starts)
     for index, spec in enumerate(specs):
         if spec is None:
             continue
         rows = np.flatnonzero(local == index)
         got = _sample_values(buf, starts[rows], spec)
         for row, value in zip(rows.tolist(), got, strict=False):
-            values[row] = value
-    return ("text" if hows == {"rank"} else "object"), values
+            listed[row] = value
+    return ("text" if hows == {"rank"} else "object"), listed
 
 
 def _words(buf: bytes) -> Any:
@@ -558,7 +558,7 @@ class Shapes:
                 if old is None
                 else _ShapeTable(*(np.concatenate([a, b], axis=-1) for a, b in zip(old, new, strict=False)))
             )
-        return self.tables
+        return cast(_ShapeTable, self.tables)  # set: a block's lines have given the book its shapes
 
     def decimal_table(self) -> Any:
         """Per series and shape, ``_decimal_point`` of its value (-1: none, or read by
@@ -725,7 +725,7 @@ class _FastFeeder:
             of_kind = rows[mask]
             if not len(of_kind):
                 continue
-            target = parser.segment.samples[kind]
+            target = cast("dict[str, SampleRows]", parser.segment.samples)[kind]  # bulk() checked
             shape_ids = ids[of_kind]
             distinct = np.unique(shape_ids).tolist()
             plans = {s: _sample_plan(self.book.spans[s]) for s in distinct}

@@ -151,7 +151,13 @@ def spec_fields(message: str, version: str | None = None) -> tuple[dict[str, Any
         k = fields.get("number_of_speculative_tokens")
         draft = fields.get("number_of_draft_tokens")
         emitted = fields.get("number_of_emitted_tokens")
-        if all(isinstance(v, (int, float)) for v in (k, draft, emitted)) and draft and k:
+        if (
+            isinstance(k, (int, float))
+            and isinstance(draft, (int, float))
+            and isinstance(emitted, (int, float))
+            and draft
+            and k
+        ):
             fields["accept_len"] = round(float(emitted) * float(k) / float(draft), 6)
         return fields, None
     return None
@@ -507,12 +513,12 @@ class VLLMLogParser:
                     return (lambda k: base + k), f"from the dated line {line} ({when.isoformat()})"
         if self.mtime is not None and self._last_stamp is not None:
             index, month, day, clock = self._last_stamp
-            year = last_year(month, day, clock, self.mtime)
-            if year is not None:
-                base = year - index
+            stamp_year = last_year(month, day, clock, self.mtime)
+            if stamp_year is not None:
+                base = stamp_year - index
                 return (lambda k: base + k), (
                     f"from the file's mtime ({describe_mtime(self.mtime)}): the last stamp "
-                    f"{month:02d}-{day:02d} {clock} is in {year}, at or before the mtime"
+                    f"{month:02d}-{day:02d} {clock} is in {stamp_year}, at or before the mtime"
                 )
         return None, None
 
