@@ -24,6 +24,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import cast
 
 from timeline.git.locate import GitLocation
 from timeline.git.objects import ObjectStore, ObjectStoreError
@@ -70,7 +71,7 @@ class ScratchCheckout(ObjectStore):
         options = [f"--work-tree={work_tree}"] if work_tree is not None else []
         try:
             proc = run_safe_git(
-                self.git,
+                cast(str, self.git),  # __enter__ refused a missing git
                 [*options, *args],
                 cwd=cwd or self.dir,  # type: ignore[arg-type]
                 git_dir=str(self.dir),

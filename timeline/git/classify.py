@@ -244,7 +244,7 @@ def single_detail(kind: str, message: str | None) -> str | None:
 
 
 def is_branch_rename(message: str | None) -> bool:
-    return bool(message) and message.startswith("Branch: renamed ")
+    return message is not None and message.startswith("Branch: renamed ")
 
 
 def _burst_end(heads: list[_Head | None], start: int) -> tuple[int, bool]:
@@ -325,10 +325,9 @@ def special_groups(
             specials.append((0, worktree))
             i = len(worktree.entries)
     # Entries that may open a group of more than one: a burst's (start), or a "Branch: ..." (a rename).
-    for j in [j for j, h in enumerate(heads) if h is not None and (h.phase == "start" or h.kind == "branch")]:
+    for j, h in [(j, h) for j, h in enumerate(heads) if h is not None and (h.phase == "start" or h.kind == "branch")]:
         if j < i:  # inside the group found before
             continue
-        h = heads[j]
         if h.phase == "start":
             group = _burst_group(entries, heads, j)
         # "Branch: renamed ..." reads as kind "branch"; only those can be a rename

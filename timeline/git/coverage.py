@@ -40,10 +40,13 @@ def coverage_of(
     if not events:
         return Coverage("no-reflog", description="no reflog entries: no run can be tied to a commit")
     first = events[0]
-    base = dict(ts=first.ts, time=first.time, event=first.id)
     if approximate:
         return Coverage(
-            "approximate", description="no reflog: one approximate time from file modification times", **base
+            "approximate",
+            description="no reflog: one approximate time from file modification times",
+            ts=first.ts,
+            time=first.time,
+            event=first.id,
         )
     if fallback:
         reason = "branch-log"
@@ -71,4 +74,4 @@ def coverage_of(
         reason, text = "worktree-created", "this linked worktree was created here"
     else:
         reason, text = "repository-created", "HEAD's first commit (or first checkout) is here"
-    return Coverage(reason, description=text, **base)
+    return Coverage(reason, description=text, ts=first.ts, time=first.time, event=first.id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 from datetime import datetime, timedelta, timezone
+from typing import cast
 
 from timeline.git.classify import DETAILED_KINDS, Group, classify, detail_for, single_detail, single_kind
 from timeline.git.reflog import ReflogEntry, tz_offset
@@ -179,12 +180,14 @@ def _plain_events(
                 when = last_when = fromtimestamp(ts, tzinfo)
                 last_ts, last_tz = ts, tz
             except (ValueError, OverflowError, OSError):
-                when = _event_time(e, source, diags)
-                if when is None:
+                fallback = _event_time(e, source, diags)
+                if fallback is None:
                     continue
+                when = fallback
         else:
-            when = last_when
+            when = cast(datetime, last_when)  # set with last_ts, and ts is never None
         kind = single_kind(e, h)
+        note: str | None
         detail = single_detail(kind, message) if h is not None and kind in detailed else None
         if message == "reset: moving to HEAD":
             if j in stashed:

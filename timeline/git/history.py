@@ -328,7 +328,7 @@ def _read_head_log(logs, head: HeadState, diags: list[Diagnostic]) -> _HeadLog:
         entries=head_entries or [],
         fallback=False,
     )
-    if not head_entries and branch_entries:
+    if not head_entries and branch_entries and branch is not None:  # (branch_entries: read for branch)
         log.source, log.ref, log.entries, log.fallback = logs.source(branch), branch, branch_entries, True
         diags[:] = [x for x in diags if not (x.source == head_source and x.code == "no-reflog")]
         state = "empty" if head_entries is not None else "unreadable (see above)" if refused else "missing"
@@ -355,7 +355,7 @@ def _with_branch_moves(
     """``events`` with the branch's moves HEAD's log lacks (``merge.merge_branch_moves``); says
     when HEAD now is not where the last of them left it."""
     tail_explained = False
-    if not log.fallback and log.branch_entries and events:
+    if not log.fallback and log.branch_entries and log.branch is not None and events:
         events, tail_explained = merge_branch_moves(
             events,
             log.head_entries or [],

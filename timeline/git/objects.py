@@ -41,6 +41,7 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
+from typing import cast
 
 from timeline.git.locate import UnsafeFile, path_inside, read_file_safely, resolve_inside
 from timeline.git.logformat import (
@@ -178,7 +179,7 @@ class ObjectStore(ScratchFolder):
     ) -> bytes:
         try:
             proc = run_safe_git(
-                self.git,
+                cast(str, self.git),  # __enter__ refused a missing git
                 args,
                 cwd=cwd or self.dir,  # type: ignore[arg-type]
                 git_dir=str(self.dir) if git_dir else None,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from timeline.git.locate import MAX_REFLOG_BYTES, UnsafeFile, read_file_safely, resolve_inside
 from timeline.parsers.records import Diagnostic
@@ -356,7 +356,7 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
     tzs = _Memo(_read_tz)
     id_shape = b"h" * n  # an id through _ID_MARKS
     # an entry's old id is nearly always the previous entry's new one (then it needs no check)
-    prev_new = None
+    prev_new: str | None = None
     new_entry = tuple.__new__
     no = 0
     body = data.rfind(b"\n") + 1  # the LF-terminated lines; after them, the tail
@@ -366,6 +366,7 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
         encode = str.encode if utf8 else partial(str.encode, encoding="ascii", errors="replace")
         for line in lines:
             no += 1
+            msg: str | None
             head, tab, msg = line.partition("\t")
             try:
                 ids_ident, ts, tz = head.rsplit(" ", 2)
@@ -391,7 +392,7 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
                 if not tab:
                     msg = None
                 if known:
-                    old = prev_new  # one string for both ids: less memory
+                    old = cast(str, prev_new)  # one string for both ids: less memory (known: old == prev_new)
                 seconds = int(ts)
                 entry = new_entry(ReflogEntry, (old, new, name, email, seconds, tz, msg, no, False, True))
                 append(entry)

@@ -31,6 +31,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import cast
 
 from timeline.git.locate import GitLocation, UnsafeFile, path_inside, read_file_safely, resolve_inside
 from timeline.git.objects import ScratchFolder
@@ -136,7 +137,7 @@ class ReftableReader(ScratchFolder):
     ) -> tuple[int, bytes]:
         try:
             proc = run_safe_git(
-                self.git,
+                cast(str, self.git),  # __enter__ refused a missing git
                 args,
                 cwd=cwd or self.dir,  # type: ignore[arg-type]
                 git_dir=None if git_dir is None else str(git_dir),
