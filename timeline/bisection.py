@@ -442,7 +442,8 @@ def bisect(
     result = Bisection(good, bad, newer, list(candidates), runs)
     progress.start(result)
     ends: dict[Level, Sample] = {}
-    for name, commit in (("good", good), ("bad", bad)):
+    sides: tuple[tuple[Level, str], ...] = (("good", good), ("bad", bad))
+    for name, commit in sides:
         measured = measure(commit, runs)
         progress.end(name, commit, measured)
         if isinstance(measured, Failure):

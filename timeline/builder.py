@@ -7,10 +7,11 @@ import math
 import os
 import re
 import statistics
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from timeline.clock import Zone, ZonePolicy, format_offset, steady_offset, wall_candidates
 from timeline.correlate import DEFAULT_TOLERANCE_S, attribute
@@ -65,10 +66,12 @@ def collect_logs(paths: Sequence[str | os.PathLike]) -> list[tuple[str, Path]]:
 def summarize(values: Iterable[float], unit: str) -> MetricSummary | None:
     """Median, mean, min and max of the finite values: a log's ``inf`` or ``nan`` is not a
     measurement (the samples keep it as it was written), and JSON has no such numbers."""
-    if getattr(values, "typecode", None) == "d" and len(values) > 64:  # array("d"): a parser's compact series
-        fast = _summarize_array(values, unit)
-        if fast is not None:
-            return fast
+    if getattr(values, "typecode", None) == "d":  # array("d"): a parser's compact series
+        series = cast("array[float]", values)
+        if len(series) > 64:
+            fast = _summarize_array(series, unit)
+            if fast is not None:
+                return fast
     data = [value for value in values if math.isfinite(value)]
     if not data:
         return None

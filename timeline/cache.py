@@ -233,7 +233,7 @@ class ParseCache:
 
         return self._write_entry(lookup.entry, SUFFIX, write)
 
-    def _write_entry(self, entry: str, suffix: str, write: Callable[[BinaryIO], None]) -> bool:
+    def _write_entry(self, entry: str, suffix: str, write: Callable[[BinaryIO], object]) -> bool:
         """``write`` into a temp file of the folder, renamed to ``entry`` when done (a reader sees
         the old entry or the new one, never half of one); nothing left behind on a failure or
         when the entry would take more than a quarter of ``max_bytes`` (one entry must not push

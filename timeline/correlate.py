@@ -67,17 +67,18 @@ def attribute(
     nominal = starts[0].timestamp()
     probes = [nominal] + [s.timestamp() + d for s in starts for d in (-tolerance_s, 0.0, tolerance_s)]
     setters = [event_at(events, ts) for ts in probes]
+    setter = setters[0]
     outcomes = [e.new if e else None for e in setters]
     commit = outcomes[0]
     latest_start = max(probes)
     end_ts = max((end.timestamp() if end else nominal), nominal)
     during = [e.id for e in events if e.changes_commit and latest_start < e.ts <= end_ts]
-    may_differ = setters[0] is not None and setters[0].files_may_differ
+    may_differ = setter is not None and setter.files_may_differ
     if len(set(outcomes)) > 1:  # None among them: one reading falls before the reflog's start
         return Attribution(commit, "ambiguous", during, _distinct(outcomes), may_differ)
-    if commit is None:
+    if commit is None or setter is None:  # (one is None when the other is)
         return Attribution(None, "before-reflog")
-    if setters[0].approximate or any(e.approximate for e in events if e.id in during):
+    if setter.approximate or any(e.approximate for e in events if e.id in during):
         # No reflog: the move's time is a file's mtime, a bound rather than a reading.
         return Attribution(commit, "approximate", during, [], may_differ)
     return Attribution(commit, "mixed" if during else "exact", during, [], may_differ)

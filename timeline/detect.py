@@ -55,7 +55,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from timeline.model import BoundaryNote, SteadyValue
+from timeline.model import BoundaryNote, SteadyValue, Verdict
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -238,7 +238,9 @@ def _steady_of_array(values: Sequence[float], unit: str) -> SteadyValue | None:
     ``math.log`` calls took 0.3 s), equal to ``math.log``'s to within an ulp or so."""
     import numpy as np  # only for big series: the rest of this module needs the standard library only
 
-    data = np.frombuffer(values, dtype=np.float64) if len(values) else np.zeros(0)
+    # values is an array("d"), a buffer (steady_decode checked its typecode); mypy sees a Sequence, and this
+    # module imports neither array nor typing.cast (test_detect_is_pure)
+    data = np.frombuffer(values, dtype=np.float64) if len(values) else np.zeros(0)  # type: ignore[call-overload]
     candidates = data[(data > 0.0) & (data < math.inf)]
     skipped = len(data) - len(candidates)
     if not len(candidates):
@@ -331,7 +333,7 @@ class Boundary:
     method: str  # "pooled-t" or "line-spread"
     sigma: float | None  # the noise used, in natural-log units (about a coefficient of variation)
     df: int | None  # degrees of freedom of a pooled-t test
-    verdict: str | None
+    verdict: Verdict | None
     single_run: bool = False
     more_runs: tuple[int, int] | None = None
     quiet: bool = False  # |change| under the minimum effect: nothing moved here
@@ -455,6 +457,7 @@ def detect(versions: Sequence[Version], settings: Settings = Settings()) -> list
             else:
                 sigma, p_value, plan_sigma = None, None, ASSUMED_RUN_NOISE
                 notes.append("spread-unknown")
+        verdict: Verdict | None
         if not big:
             verdict = None
         elif decisive:

@@ -22,10 +22,21 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import PurePosixPath
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from timeline.model import Bisect, Clearing, CodeEvent, Confounder, Culprit, Evidence, Shift, Suspect
+from timeline.model import (
+    Bisect,
+    Clearing,
+    CodeEvent,
+    Confounder,
+    Culprit,
+    Evidence,
+    Likelihood,
+    Shift,
+    Suspect,
+)
 
 __all__ = [
     "path_kind",
@@ -161,7 +172,8 @@ def net_suspects(events: Iterable[CodeEvent]) -> list[Suspect]:
                     subject=commit.subject,
                     change=change,
                     event=event.id,
-                    author_date=when if hasattr(when, "isoformat") else None,
+                    # a CommitInfo's author_date (or an older commit's date): a datetime
+                    author_date=cast(datetime, when) if hasattr(when, "isoformat") else None,
                     paths=paths,
                     unlikely=is_unlikely(paths),
                 )
@@ -427,8 +439,11 @@ def same_boundary(shifts: Sequence[Shift]) -> dict[str, tuple[str, ...]]:
 
 
 class _Facts(Protocol):
-    reach: Mapping[str, Any]
-    changes: Mapping[str, Sequence[Any]]
+    @property
+    def reach(self) -> Mapping[str, Any]: ...
+
+    @property
+    def changes(self) -> Mapping[str, Sequence[Any]]: ...
 
 
 def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None, higher_is_better: bool = True) -> list[Culprit]:
@@ -517,6 +532,7 @@ def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None, higher_is
         evidence = _merged(entry["evidence"], positions)
         kinds = {e.kind for e in evidence}
         raises = sum(e.effect == "raises" for e in evidence)
+        likelihood: Likelihood
         if "undone" in kinds:
             likelihood = "prime"
         elif "sole" in kinds:
