@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path, PurePath
+from typing import overload
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from timeline.errors import UsageError
@@ -205,6 +206,12 @@ def format_offset(offset: timedelta) -> str:
     return f"{sign}{hours:02d}:{minutes:02d}"
 
 
+@overload
+def iso(moment: datetime) -> str: ...
+@overload
+def iso(moment: None) -> None: ...
+@overload
+def iso(moment: datetime | None) -> str | None: ...
 def iso(moment: datetime | None) -> str | None:
     """ISO-8601 with offset (seconds precision unless the moment has a fraction)."""
     if moment is None:

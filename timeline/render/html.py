@@ -108,7 +108,7 @@ class _Report:
         return groups
 
     def chart(self, index: int, group: str, runs: list[dict[str, Any]]) -> str:
-        starts = [_parse(r["start"]) for r in runs]
+        starts = [datetime.fromisoformat(r["start"]) for r in runs]  # groups(): runs with a start
         ends = [_parse(r.get("end")) or s for r, s in zip(runs, starts, strict=False)]
         t0, t1 = min(starts), max(ends)
         span = max((t1 - t0).total_seconds(), 600.0)
@@ -157,10 +157,10 @@ class _Report:
             )
         parts.append(f'<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{TOP + inner_h}"/>')
         parts.append(f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{TOP + inner_h}" y2="{TOP + inner_h}"/>')
-        for tick in _time_ticks(x0, x1, self.zone):
+        for moment in _time_ticks(x0, x1, self.zone):
             parts.append(
-                f'<text x="{x(tick):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">'
-                f"{escape(_tick_label(tick, x0, x1, self.zone))}</text>"
+                f'<text x="{x(moment):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">'
+                f"{escape(_tick_label(moment, x0, x1, self.zone))}</text>"
             )
         parts.append(
             f'<text x="14" y="{TOP + inner_h / 2:.1f}" text-anchor="middle" transform="rotate(-90 14 '

@@ -4,6 +4,7 @@ code events, the shifts, the suspects, the confounders and the culprits.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from timeline.clock import iso
@@ -30,7 +31,7 @@ def _cell(value: object) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
 
 
-def _table(headers: list[str], rows: list[list[object]]) -> list[str]:
+def _table(headers: list[str], rows: Sequence[Sequence[object]]) -> list[str]:
     if not rows:
         return ["_none_"]
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
@@ -56,7 +57,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
         out += ["No --repo given: runs are listed without commits.", ""]
 
     out += ["## Runs", ""]
-    rows = []
+    rows: list[list[object]] = []
     for run in timeline.runs:
         where = run.source if run.first_line is None else f"{run.source}:{run.first_line}-{run.last_line}"
         steady = run.steady

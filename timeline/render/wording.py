@@ -138,7 +138,7 @@ def evidence_text(evidence: Evidence, culprit: Culprit, shifts: Mapping[str, Shi
         return f"the only suspect of {briefs[0]} left after narrowing ({evidence.count} set aside)"
     if kind == "one-of":
         text = f"one of {evidence.count} suspects of {', '.join(briefs)}"
-        bisects = [shifts[i].bisect for i in evidence.shifts if shifts[i].bisect is not None]
+        bisects = [b for b in (shifts[i].bisect for i in evidence.shifts) if b is not None]
         if bisects:
             text += f": bisect in about {bisects[0].steps} steps"
         return text
