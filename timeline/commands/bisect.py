@@ -16,10 +16,11 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePath
+from typing import Any, TypeGuard
 
 from rich.console import Console
 
-from timeline.bisection import Bisection, Failure, Levels, Progress, Sample, Step, bisect
+from timeline.bisection import Bisection, Failure, Level, Levels, Progress, Sample, Step, bisect
 from timeline.errors import TimelineError, UsageError
 from timeline.exitcodes import ExitCode
 from timeline.export import write_text_atomic
@@ -52,14 +53,18 @@ def ends_from_build(path: str | os.PathLike) -> tuple[str, str]:
         for shift in shifts:
             if not isinstance(shift, dict) or shift.get("verdict") != verdict:
                 continue
-            sides = [shift.get("from"), shift.get("to")]
-            if not all(isinstance(s, dict) and isinstance(s.get("commit"), str) for s in sides):
+            before, after = shift.get("from"), shift.get("to")
+            if not (_has_commit(before) and _has_commit(after)):
                 raise UsageError(f"--from {path}: shift {shift.get('id')} has no commit on one side")
-            before, after = sides
             faster_after = _number(after.get("value")) > _number(before.get("value"))
             good, bad = (after, before) if faster_after else (before, after)
             return good["commit"], bad["commit"]
     raise UsageError(f"--from {path}: no shift with the verdict {', '.join(FROM_VERDICTS)} to bisect")
+
+
+def _has_commit(side: object) -> TypeGuard[dict[str, Any]]:
+    """A side of a shift of the JSON document, with its commit."""
+    return isinstance(side, dict) and isinstance(side.get("commit"), str)
 
 
 def _number(value: object) -> float:
@@ -100,6 +105,7 @@ def bisect_repository(
             good_sha, bad_sha = _resolve(scratch, good), _resolve(scratch, bad)
             if good_sha == bad_sha:
                 raise UsageError(f"good and bad are the same commit, {good_sha[:12]}")
+            newer: Level
             if scratch.is_ancestor(good_sha, bad_sha):
                 newer, line = "bad", scratch.first_parent_line(good_sha, bad_sha)
             elif scratch.is_ancestor(bad_sha, good_sha):

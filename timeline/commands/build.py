@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 from rich.console import Console
 
@@ -14,6 +15,9 @@ from timeline.exitcodes import ExitCode
 from timeline.export import write_text_atomic
 from timeline.render.formats import plan_outputs, render_text
 from timeline.render.table import render_timeline, render_warnings
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 def run(
@@ -83,8 +87,8 @@ class ProgressBar:
     def __init__(self, console: Console, threshold: int | None = None) -> None:
         self.console = console
         self.threshold = LARGE_INPUT_BYTES if threshold is None else threshold
-        self.bar = None
-        self.task = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def __call__(self, done: int, total: int) -> None:
         if self.bar is None:
@@ -110,7 +114,7 @@ class ProgressBar:
             )
             self.bar.start()
             self.task = self.bar.add_task("logs", total=total)
-        self.bar.update(self.task, completed=min(done, total))
+        self.bar.update(cast("TaskID", self.task), completed=min(done, total))  # added with the bar
 
     def close(self) -> None:
         if self.bar is not None:
