@@ -189,7 +189,7 @@ def small(work: Path, count: int, each: int, repeat: int) -> None:
 
 
 def samples(work: Path, size: int, repeat: int) -> None:
-    """``--samples``: every stats line kept (``parsers.records.SampleRows``) and written to the JSON."""
+    """``--samples``: every stats line kept (``timeline.columns.SampleRows``) and written to the JSON."""
     log = decode_log(work, size)
     mb = log.stat().st_size / 1e6
     with open(log, "rb") as f:

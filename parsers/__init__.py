@@ -1,4 +1,4 @@
-"""Log parsers: turn log files into plain records (``parsers.records``).
+"""Log parsers: turn log files into plain records (``timeline.records``).
 
 Public API: ``parse_file(path, *, source=None, keep_samples=False) -> ParsedFile``.
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from timeline.parsers.records import Diagnostic, ParsedFile, ParsedRun
+from timeline.records import Diagnostic, ParsedFile, ParsedRun
 
 __all__ = ["parse_file", "Diagnostic", "ParsedFile", "ParsedRun"]
 

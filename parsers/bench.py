@@ -41,10 +41,11 @@ from array import array
 from collections.abc import Callable
 from typing import Any
 
+from timeline.columns import SampleRows
 from timeline.parsers import values
 from timeline.parsers.pyrepr import parse_keyword_repr
-from timeline.parsers.records import Diagnostic, ParsedRun, SampleRows
 from timeline.parsers.wrappers import Detector, strip_outer
+from timeline.records import Diagnostic, ParsedRun
 
 __all__ = ["BenchParser", "METRIC_NAMES", "KINDS", "metric_for_label", "MARKERS_RE"]
 

@@ -32,7 +32,7 @@ from itertools import count
 from typing import BinaryIO, Protocol
 
 from timeline.parsers.compression import ZSTD_MISSING, open_zstd
-from timeline.parsers.records import DiagnosticCode
+from timeline.records import DiagnosticCode
 
 __all__ = [
     "LogLines",

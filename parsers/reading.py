@@ -10,12 +10,12 @@ from operator import itemgetter
 from timeline.parsers import sglang_fast
 from timeline.parsers.bench import MARKERS_RE, BenchParser
 from timeline.parsers.framing import STREAM_ERRORS, LogLines, NotTextError, ReadError
-from timeline.parsers.records import Diagnostic, ParsedFile, ParsedRun
 from timeline.parsers.sglang import SGLangLogParser, match_header
 from timeline.parsers.vllm import HEADER_RE as VLLM_HEADER_RE
 from timeline.parsers.vllm import HEADER_SEARCH_RE as VLLM_SEARCH_RE
 from timeline.parsers.vllm import VLLMLogParser
 from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE, Detector, needs_normalizing, normalize, strip_outer
+from timeline.records import Diagnostic, ParsedFile, ParsedRun
 
 __all__ = ["parse_file", "Diagnostic", "ParsedFile", "ParsedRun"]
 

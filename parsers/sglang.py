@@ -24,7 +24,7 @@ order, every rank that logs: with DP attention each DP rank prints its own line)
 row a dict ``{"time", "line", "rank", ["forward_ct"], **fields}`` with snake_case keys and typed
 values. ``messages``: the messages of the run's other header lines, the text after the header
 (SGLang's ``configure_logger`` in ``python/sglang/srt/utils.py`` logs ``[%(asctime)s{prefix}]
-%(message)s``), as ``parsers.records.message_key`` makes them; not ``server_args=``, stats or
+%(message)s``), as ``timeline.records.message_key`` makes them; not ``server_args=``, stats or
 uvicorn access lines. Lines without a header (tracebacks, progress bars, ``[Gloo]``, NCCL's own
 output) are not messages: they are not the server's logger's.
 
@@ -43,11 +43,12 @@ from datetime import date as _date
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from timeline.columns import SampleRows
 from timeline.parsers import values
 from timeline.parsers.dates import describe_mtime, last_day
 from timeline.parsers.pyrepr import parse_keyword_repr
-from timeline.parsers.records import Diagnostic, DiagnosticCode, ParsedRun, SampleRows, add_message
 from timeline.parsers.wrappers import RFC3339_RE, rfc3339
+from timeline.records import Diagnostic, DiagnosticCode, ParsedRun, add_message
 
 __all__ = [
     "KIND",

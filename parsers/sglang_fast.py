@@ -32,9 +32,9 @@ from datetime import datetime, timedelta
 from itertools import repeat
 from typing import Any, NamedTuple, cast
 
+from timeline.columns import SampleBatch, SampleRows
 from timeline.parsers import values
 from timeline.parsers.framing import LogLines, clean_line
-from timeline.parsers.records import SampleBatch, SampleRows
 from timeline.parsers.sglang import BATCH_RE, PLAIN_HEADER_RE, SGLangLogParser, match_header, stamp_parts, stats_key
 
 __all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]

@@ -38,7 +38,7 @@ Recognised messages:
   ``pp_size``, ``dp_size``) when absent.
 * NCCL versions in any shape (``vLLM is using nccl==2.21.5``, ``NCCL version 2.21.5+cuda12.4``, ...).
 * every other header line's message (the version and logo lines too): ``messages``
-  (``parsers.records.message_key``); not the stats lines (with ``Prefix cache hit rate: GPU:``,
+  (``timeline.records.message_key``); not the stats lines (with ``Prefix cache hit rate: GPU:``,
   which continues one), nor the args and engine-config lines.
 
 A run starts at a launch line (version, args or engine line) once the current run has stats or
@@ -54,11 +54,12 @@ from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from typing import Any
 
+from timeline.columns import SampleRows
 from timeline.parsers import values
 from timeline.parsers.dates import describe_mtime, last_year
 from timeline.parsers.pyrepr import parse_keyword_repr
-from timeline.parsers.records import Diagnostic, ParsedRun, SampleRows, add_message
 from timeline.parsers.wrappers import Detector, strip_outer
+from timeline.records import Diagnostic, ParsedRun, add_message
 
 __all__ = ["KIND", "HEADER_RE", "VLLMLogParser", "throughput_fields", "spec_fields", "HEADER_SEARCH_RE"]
 

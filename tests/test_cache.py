@@ -21,8 +21,8 @@ from timeline.cache import ParseCache, cache_folder
 from timeline.cli import app
 from timeline.environment import Environment
 from timeline.export import dumps
-from timeline.parsers.records import Diagnostic, ParsedFile
 from timeline.pytest_plugin import fixtures_root
+from timeline.records import Diagnostic, ParsedFile
 from timeline.scenario import Launch, write_sglang_log
 
 LONG_AGO = time.time() - 3 * 3600  # logs written well before the build: not "being written"
@@ -154,15 +154,13 @@ def test_code_version_follows_the_parsers_sources():
 
 def test_a_new_parsed_run_field_makes_every_entry_a_miss(tmp_path, monkeypatch):
     """Entries are pickled ParsedRuns: one written before a field was added (``messages``) would
-    load without it. The code version digests the parsers' sources, the records they make among them."""
-    import timeline.parsers as parsers
-
-    copy = tmp_path / "parsers"
-    shutil.copytree(Path(parsers.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(parsers, "__file__", str(copy / "__init__.py"))
+    load without it. The code version digests the sources of a parse, the records among them."""
+    sources = cache.parse_sources()
+    records = tmp_path / "records.py"
+    shutil.copyfile(next(s for s in sources if s.name == "records.py"), records)
+    monkeypatch.setattr(cache, "parse_sources", lambda: [records if s.name == "records.py" else s for s in sources])
     monkeypatch.setattr(cache, "_CODE_VERSION", None)
     now = cache.code_version()
-    records = copy / "records.py"
     field = "    messages: list[str] = field(default_factory=list)\n"
     assert field in records.read_text()
     records.write_text(records.read_text().replace(field, ""))

@@ -404,7 +404,7 @@ def test_a_workload_whose_drop_the_commit_could_not_cause_does_not_clear_the_con
 
 
 def test_messages_are_not_compared_when_a_run_kept_only_its_first_ones():
-    from timeline.parsers.records import MAX_MESSAGES
+    from timeline.records import MAX_MESSAGES
 
     many = [f"message {i} " + "x" * i for i in range(MAX_MESSAGES)]
     before = _run(1, "a" * 40, 9, 94.0)

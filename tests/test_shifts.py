@@ -14,9 +14,10 @@ from typer.testing import CliRunner
 
 from timeline.builder import build
 from timeline.cli import app
+from timeline.columns import SampleRows
 from timeline.exitcodes import ExitCode
 from timeline.model import CodeEvent, CommitInfo, Run, SteadyValue
-from timeline.parsers.records import ParsedRun, SampleRows
+from timeline.records import ParsedRun
 from timeline.render.markdown import timeline_markdown
 from timeline.render.wording import culprit_reason, shift_notes
 from timeline.scenario import Launch, write_sglang_log

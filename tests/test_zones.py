@@ -210,7 +210,7 @@ def test_sample_times_placed_at_once_are_those_placed_one_by_one(name, start, st
     instants, zones and folds as one by one, the repeated hour's second pass included."""
     from timeline import builder
     from timeline.clock import Zone
-    from timeline.parsers.records import SampleRows
+    from timeline.columns import SampleRows
 
     walls, at = [], start
     for step in steps:

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from timeline.clock import Zone, ZonePolicy, format_offset, steady_offset, wall_candidates
+from timeline.columns import SampleRows
 from timeline.correlate import DEFAULT_TOLERANCE_S, attribute
 from timeline.environment import Environment
 from timeline.errors import UsageError
 from timeline.model import Diagnostic, MetricSummary, RepoInfo, Run, Timeline
 from timeline.parsers import parse_file
-from timeline.parsers.records import ParsedRun, SampleRows
+from timeline.records import ParsedRun
 
 if TYPE_CHECKING:
     from timeline.cache import Lookup, ParseCache

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 if TYPE_CHECKING:
-    from timeline.parsers.records import DiagnosticCode
+    from timeline.records import DiagnosticCode
 
 __all__ = [
     "ParseCache",
@@ -185,7 +185,7 @@ class ParseCache:
 
     def load(self, lookup: Lookup):
         """The ``ParsedFile`` of a hit, or None if the entry cannot be read after all (a miss)."""
-        from timeline.parsers.records import ParsedFile
+        from timeline.records import ParsedFile
 
         try:
             with _open_entry(lookup.entry) as f:
@@ -461,20 +461,27 @@ def _remove(path: str) -> bool:
 _CODE_VERSION: str | None = None
 
 
+def parse_sources() -> list[Path]:
+    """The source files a parse depends on: the parsers, and the records and columns they fill."""
+    import timeline.parsers as parsers
+
+    here = Path(__file__).resolve().parent
+    return [*sorted(Path(parsers.__file__).resolve().parent.glob("*.py")), here / "records.py", here / "columns.py"]
+
+
 def code_version() -> str:
-    """What parsed an entry: the package version, a digest of the ``parsers`` package's sources
-    (any change to a parser, even without a new version, makes every entry a miss), the Python
-    and the byte order (the series are stored as raw doubles)."""
+    """What parsed an entry: the package version, a digest of the sources that make a parse (the
+    ``parsers`` package and the record modules it pickles: any change, even without a new
+    version, makes every entry a miss), the Python and the byte order (the series are stored as
+    raw doubles)."""
     global _CODE_VERSION
     if _CODE_VERSION is None:
         import hashlib
 
-        import timeline.parsers as parsers
         from timeline import __version__
 
         digest = hashlib.sha256()
-        folder = Path(parsers.__file__).resolve().parent
-        for source in sorted(folder.glob("*.py")):
+        for source in parse_sources():
             digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
         _CODE_VERSION = f"{__version__}/{digest.hexdigest()[:24]}/{sys.implementation.cache_tag}/{sys.byteorder}"
     return _CODE_VERSION

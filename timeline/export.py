@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from timeline.clock import iso, steady_offset
+from timeline.columns import SampleBatch
 from timeline.model import CodeEvent, Culprit, RepoInfo, Run, Shift, ShiftSide, Timeline
-from timeline.parsers.records import SampleBatch
 from timeline.render.wording import (
     clearing_text,
     confounder_text,

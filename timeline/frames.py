@@ -189,7 +189,7 @@ def samples_frame(timeline: Timeline) -> pd.DataFrame:
         for kind in sorted(run.samples or {}):
             rows = (run.samples or {})[kind]
             n = len(rows)
-            # Column by column (parsers.records.SampleRows): a row's own field wins over the
+            # Column by column (timeline.columns.SampleRows): a row's own field wins over the
             # run's columns, as a dict update would; a field it lacks is None.
             part: dict[str, list[Any]] = {
                 "run": [run.id] * n,

@@ -1,6 +1,6 @@
 """Plain data shared by the core: what a timeline is made of.
 
-Data flows one way: parsers produce records (``parsers.records``), the git module produces
+Data flows one way: parsers produce records (``timeline.records``), the git module produces
 ``CodeEvent``s, the correlator turns parsed runs into ``Run``s tied to commits, and the
 exporters and renderers read a ``Timeline``. Nothing here does I/O.
 """
@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from timeline.parsers.records import Diagnostic, SampleRows
+from timeline.columns import SampleRows
+from timeline.records import Diagnostic
 
 __all__ = [
     "Diagnostic",
@@ -165,7 +166,7 @@ class Run:
     samples: dict[str, SampleRows] | None = None  # by kind: decode, prefill, result
     # The run's one number for comparisons (timeline.detect.steady_decode; docs/shifts.md).
     steady: SteadyValue | None = None
-    # The distinct messages it printed besides stats lines, digits masked (parsers.records.ParsedRun).
+    # The distinct messages it printed besides stats lines, digits masked (timeline.records.ParsedRun).
     messages: list[str] = field(default_factory=list)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from timeline.detect import Boundary, Settings, Version, detect, steady_decode
 from timeline.model import CodeEvent, Confounder, Rerun, Run, Shift, ShiftNotes, ShiftSide, SteadyValue
-from timeline.parsers.records import MAX_MESSAGES, ParsedRun
+from timeline.records import MAX_MESSAGES, ParsedRun
 from timeline.suspects import narrow, net_suspects, signed_effect
 from timeline.workload import workload_label
 

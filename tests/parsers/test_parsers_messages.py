@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from timeline.parsers import parse_file, sglang_fast
-from timeline.parsers.records import MAX_MESSAGE_CHARS, MAX_MESSAGES, message_key
 from timeline.parsers.sglang import SGLangLogParser
 from timeline.parsers.vllm import VLLMLogParser
+from timeline.records import MAX_MESSAGE_CHARS, MAX_MESSAGES, message_key
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -141,7 +141,7 @@ def server_lines(draw) -> list[tuple[str, str]]:
 @given(lines=server_lines(), limit=st.sampled_from([3, MAX_MESSAGES]))
 def test_messages_property(lines: list[tuple[str, str]], limit: int) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("timeline.parsers.records.MAX_MESSAGES", limit)
+        patch.setattr("timeline.records.MAX_MESSAGES", limit)
         parser = SGLangLogParser("x.log")
         parser.feed_all((n, STAMP + message) for n, (_, message) in enumerate(lines, 1))
         runs, _ = parser.finish()

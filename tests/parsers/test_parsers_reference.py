@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
+from timeline.columns import SampleRows
 from timeline.parsers import parse_file
 from timeline.parsers.bench import metric_for_label
-from timeline.parsers.records import SampleRows
 from timeline.parsers.sglang import parse_stats_message
 from timeline.parsers.values import nccl_version
 from timeline.parsers.vllm import engine_config, spec_fields, throughput_fields

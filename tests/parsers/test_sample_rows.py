@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timeline.parsers.records import SampleBatch, SampleRows
+from timeline.columns import SampleBatch, SampleRows
 
 ZONES = [None, timezone.utc, timezone(timedelta(hours=-7)), ZoneInfo("Europe/Berlin"), ZoneInfo("America/New_York")]
 KEYS = ["time", "line", "rank", "gen_throughput", "cuda_graph", "mixed", "forward_ct"]

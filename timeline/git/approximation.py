@@ -22,7 +22,7 @@ from timeline.git.locate import (
 )
 from timeline.git.runner import valid_sha
 from timeline.model import CodeEvent
-from timeline.parsers.records import Diagnostic
+from timeline.records import Diagnostic
 
 __all__ = ["approximate_events", "ORIG_HEAD_WINDOW_S"]
 

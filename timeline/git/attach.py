@@ -11,7 +11,7 @@ from timeline.git.locate import GitLocation
 from timeline.git.objects import ObjectStore, ObjectStoreError
 from timeline.git.runner import valid_sha
 from timeline.model import CodeEvent, is_zero_sha
-from timeline.parsers.records import Diagnostic
+from timeline.records import Diagnostic
 
 __all__ = ["attach_commits", "MAX_SAID_ALONE"]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from timeline.model import CodeEvent, is_zero_sha
-from timeline.parsers.records import Diagnostic
+from timeline.records import Diagnostic
 
 __all__ = ["Coverage", "coverage_of"]
 

@@ -13,7 +13,7 @@ from typing import cast
 from timeline.git.classify import DETAILED_KINDS, Group, classify, detail_for, single_detail, single_kind
 from timeline.git.reflog import ReflogEntry, tz_offset
 from timeline.model import CodeEvent, is_zero_sha
-from timeline.parsers.records import Diagnostic
+from timeline.records import Diagnostic
 
 __all__ = ["events_of", "context_events", "entry_time", "short_sha"]
 

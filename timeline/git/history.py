@@ -58,7 +58,7 @@ from timeline.git.locate import (
 from timeline.git.merge import merge_branch_moves
 from timeline.git.reflog import ReflogEntry, load_reflog, parse_reflog, paused_gc
 from timeline.model import CodeEvent, is_zero_sha
-from timeline.parsers.records import Diagnostic
+from timeline.records import Diagnostic
 
 __all__ = ["GitHistory", "read_history"]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from timeline.git.errors import GitError
-from timeline.parsers.records import Diagnostic
+from timeline.records import Diagnostic
 
 __all__ = [
     "GitLocation",

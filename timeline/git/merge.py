@@ -16,7 +16,7 @@ from timeline.git.classify import classify
 from timeline.git.events import entry_time
 from timeline.git.reflog import ReflogEntry
 from timeline.model import CodeEvent, is_zero_sha
-from timeline.parsers.records import Diagnostic
+from timeline.records import Diagnostic
 
 __all__ = ["merge_branch_moves", "MERGED_NOTE", "MERGE_TOLERANCE_S"]
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import NamedTuple, cast
 
 from timeline.git.locate import MAX_REFLOG_BYTES, UnsafeFile, read_file_safely, resolve_inside
-from timeline.parsers.records import Diagnostic
+from timeline.records import Diagnostic
 
 __all__ = ["ReflogEntry", "ReflogParse", "parse_reflog", "load_reflog", "tz_offset", "paused_gc"]
 

@@ -37,7 +37,7 @@ from timeline.git.locate import GitLocation, UnsafeFile, path_inside, read_file_
 from timeline.git.objects import ScratchFolder
 from timeline.git.reflog import ReflogEntry
 from timeline.git.runner import git_version, run_safe_git
-from timeline.parsers.records import Diagnostic
+from timeline.records import Diagnostic
 
 __all__ = ["MIN_GIT", "ReftableReader", "ReftableUnavailable"]
 

@@ -1,126 +1,14 @@
-"""What the parsers produce: plain records, no git, no pandas, no printing."""
+"""The column store of a run's samples: every parsed field of every stats line, column by column,
+in typed arrays (``SampleRows``). Imports nothing of timeline."""
 
 from __future__ import annotations
 
-import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from itertools import repeat
-from typing import Any, Literal, NamedTuple
-
-DiagnosticCode = Literal[
-    "other",  # nothing decides on it: it is only said
-    "unreadable",  # a log that could not be opened or decompressed: skipped
-    "not-text",  # a binary file or an unsupported archive: skipped
-    "zstd-missing",  # a zstd-compressed log without the zstandard package: skipped
-    "read-error",  # reading failed part-way: the rest of the log is skipped
-    "internal-error",  # a parser failed on the log (a bug, caught)
-    "no-sglang-lines",  # SGLang's parser met no SGLang header line
-    "nothing-found",  # no parser found a run in the log
-    "no-reflog",  # a ref has no reflog file
-    "reflog-empty",  # a reflog file of no bytes
-    "reflog-unreadable",  # a reflog file refused (symlink, FIFO, outside the git dir) or unreadable
-    "reflog-damaged-line",  # a reflog line skipped, cut, glued or oddly terminated
-    "reflog-chain-gap",  # a reflog entry does not start where the one before it ended
-]
-"""What a ``Diagnostic`` is about, for the code that acts on it (never on its message)."""
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """A warning about the input: which file, which line (1-based, or None), what is wrong, and
-    which kind of problem it is (``code``)."""
-
-    source: str
-    line: int | None
-    message: str
-    code: DiagnosticCode = "other"
-
-    def __str__(self) -> str:
-        where = self.source if self.line is None else f"{self.source}:{self.line}"
-        return f"{where}: {self.message}"
-
-
-@dataclass
-class ParsedRun:
-    """One server launch (or one benchmark client result) found in a log file.
-
-    ``kind``: ``sglang-server``, ``vllm-server`` (``parsers.sglang``, ``parsers.vllm``), or a
-    benchmark client's: ``bench-serving``, ``bench-offline-throughput``, ``bench-one-batch``,
-    ``bench-one-batch-server`` (``parsers.bench``).
-
-    Times are the log's own wall-clock readings: naive datetimes, unless the line carried
-    its own offset (then aware). Turning them into instants is the core's job (timeline.clock).
-
-    ``series`` holds the per-line numbers needed for metric summaries, always kept but compact
-    (``array('d')``); ``samples`` holds every parsed field of every stats line, by kind
-    (``SampleRows``), and is filled only when the caller asked for samples.
-
-    ``messages``: the distinct messages of the server's own log lines (after their header; not
-    stats, configuration or uvicorn access lines): startup lines, warnings, in first-seen order, as
-    ``message_key`` makes them. Log evidence that a message appears only after a change; at most
-    ``MAX_MESSAGES`` a run.
-    """
-
-    kind: str
-    first_line: int | None = None
-    last_line: int | None = None
-    start: datetime | None = None
-    end: datetime | None = None
-    start_text: str | None = None
-    nccl_versions: list[str] = field(default_factory=list)
-    config: dict[str, Any] = field(default_factory=dict)
-    series: dict[str, array] = field(default_factory=dict)
-    units: dict[str, str] = field(default_factory=dict)
-    samples: dict[str, SampleRows] | None = None
-    # A benchmark result found inside a server's log: the first_line of that server run (same file).
-    measures: int | None = None
-    messages: list[str] = field(default_factory=list)
-
-
-@dataclass
-class ParsedFile:
-    source: str
-    runs: list[ParsedRun] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-
-
-# --- messages: what a server printed besides its stats lines -----------------------------------
-
-MAX_MESSAGES = 256  # a run's distinct messages kept; later ones are ignored (a log of gigabytes costs no more)
-MAX_MESSAGE_CHARS = 200
-_DIGITS_RE = re.compile(r"\d+")
-# uvicorn's access line (the "access" format of LOGGING_CONFIG in uvicorn/config.py,
-# '%(client_addr)s - "%(request_line)s" %(status_code)s'; SGLang stamps it with its own header):
-# a line a request, not a message of the server's own.
-_ACCESS_RE = re.compile(r'"[A-Z]+ \S* HTTP/[0-9.]+" \d{3}')
-
-
-def message_key(message: str) -> str:
-    """``message`` (a log line's text after its header) as a run's ``messages`` keep it: every run
-    of digits made ``0`` (``avail mem=74.12 GB`` and ``avail mem=73.98 GB`` are one message),
-    whitespace collapsed, cut to ``MAX_MESSAGE_CHARS``."""
-    # A long line (a request dump) is read from a prefix: the key of a prefix is a prefix of the
-    # whole line's key, so one of MAX_MESSAGE_CHARS or more is the whole line's, cut.
-    head = message[: 4 * MAX_MESSAGE_CHARS]
-    key = " ".join(_DIGITS_RE.sub("0", head).split())
-    if len(key) < MAX_MESSAGE_CHARS and len(head) < len(message):
-        key = " ".join(_DIGITS_RE.sub("0", message).split())
-    return key[:MAX_MESSAGE_CHARS].rstrip()
-
-
-def add_message(messages: dict[str, None], message: str) -> None:
-    """Keep ``message`` in a run's ``messages`` (a dict: distinct, in first-seen order), unless it
-    is an access line, empty, or the run holds ``MAX_MESSAGES`` already."""
-    if len(messages) >= MAX_MESSAGES or ("HTTP/" in message and _ACCESS_RE.search(message)):
-        return
-    key = message_key(message)
-    if key:
-        messages[key] = None
-
+from typing import Any, NamedTuple
 
 # --- samples: every parsed field of every stats line, column by column ---------------------------
 
