@@ -10,7 +10,7 @@ import pytest
 @pytest.fixture(autouse=True)
 def fast_path_for_every_size(monkeypatch):
     """The parser tests run on the fast path (parsers.sglang_fast), whatever the file's size;
-    test_parsers_fastpath.py compares it with the line-by-line path."""
+    test_sglang_fast.py compares it with the line-by-line path."""
     from timeline.parsers import sglang_fast
 
     monkeypatch.setattr(sglang_fast, "FAST_MIN_BYTES", 0)
