@@ -16,7 +16,7 @@ Shapes judged *generic* - startup lines, ``server_args=``, NCCL lines, lines wit
 ``\\r``, non-ASCII bytes, wrappers (Ray, docker, Slurm), time-only stamps, odd stats lines - go
 through ``SGLangLogParser.feed_all`` in file order, one line at a time, so headers, run splitting
 and diagnostics stay the generic parser's own. Lines with no header that cannot matter (a uvicorn
-access line, say) only move the run's line range, in bulk. ``tests/parsers/test_parsers_fastpath.py``
+access line, say) only move the run's line range, in bulk. ``tests/parsers/test_sglang_fast.py``
 checks that both paths give identical results, on the fixtures and on generated logs.
 
 ``feed_blocks(parser, log)`` is the entry point; ``parsers.parse_file`` uses it for UTF-8 logs of at

@@ -3,7 +3,7 @@
     python -m timeline.docgen            # rewrite docs/cli.md
     python -m timeline.docgen --check    # exit 1 if docs/cli.md is out of date
 
-tests/test_docs_cli.py fails when the file and ``--help`` drift apart. The help is rendered as an
+tests/test_cli_polish.py fails when the file and ``--help`` drift apart. The help is rendered as an
 80-column terminal without colour would show it, whatever the terminal running this is.
 """
 
