@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from timeline.builder import build
 from timeline.cli import app
+from timeline.export import timeline_to_dict
 from timeline.scenario import GitScript, Launch, write_sglang_log
 from timeline.suspects import knob_linked
 
@@ -130,7 +131,7 @@ def equal_flags(tmp_path_factory):
 
 def test_nine_suspects_ranked_once_each_flag_linked_first(flags_differ):
     timeline, shas = flags_differ
-    document = timeline.to_dict()
+    document = timeline_to_dict(timeline)
     culprits = document["culprits"]
     assert len(culprits) <= 9
     assert len({c["sha"] for c in culprits}) == len(culprits) == 9
@@ -157,7 +158,7 @@ def test_a_startup_line_the_pulled_code_prints_shows_its_code_ran(flags_differ):
     timeline, shas = flags_differ
     (shift,) = timeline.shifts
     assert shift.messages_added == ["Custom allreduce: one-shot up to 0 bytes"]
-    first = timeline.to_dict()["culprits"][0]
+    first = timeline_to_dict(timeline)["culprits"][0]
     (ran,) = [e for e in first["evidence"] if e["kind"] == "changed-what-ran"]
     assert (ran["effect"], ran["message"]) == ("shown", "Custom allreduce: one-shot up to 0 bytes")
     assert 'added the log message "Custom allreduce: one-shot up to 0 bytes"' in ran["text"]
@@ -175,7 +176,7 @@ def test_a_flag_that_differs_makes_the_verdict_confounded_with_the_rerun_that_se
     assert knob_linked(timeline.culprits, shift, confounder) == (shas["Fix PCG MoE Error"],)
     (rerun,) = shift.reruns
     assert (rerun.side, rerun.settings) == ("to", (("disable_custom_all_reduce", True),))
-    document = timeline.to_dict()
+    document = timeline_to_dict(timeline)
     assert "rerun the after side" in document["shifts"][0]["reruns"][0]["text"]
     assert "`--disable-custom-all-reduce`" in document["shifts"][0]["reruns"][0]["text"]
 

@@ -1,4 +1,4 @@
-"""The pandas API: Timeline.runs_frame(), samples_frame(), events_frame(), shifts_frame()."""
+"""The pandas API: runs_frame(Timeline), samples_frame(), events_frame(), shifts_frame()."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 import pandas as pd
 import pytest
 
-from timeline.frames import SamplesNotKeptError
+from timeline.export import timeline_to_dict
+from timeline.frames import SamplesNotKeptError, events_frame, runs_frame, samples_frame, shifts_frame
 from timeline.scenario import Launch, write_sglang_log
 
 T = lambda hh, mm: datetime(2026, 3, 2, hh, mm, tzinfo=timezone.utc)  # noqa: E731
@@ -32,7 +33,7 @@ def story(tmp_path, reflog_repo):
 
 def test_runs_frame_has_one_typed_row_per_run(story, timeline_build):
     repo, logs = story
-    frame = timeline_build(logs, repo=repo.path).runs_frame()
+    frame = runs_frame(timeline_build(logs, repo=repo.path))
     assert list(frame["id"]) == ["r1", "r2", "r3"]
     assert list(frame["commit"]) == [repo.shas["c2"], repo.shas["c5"], repo.shas["c4"]]
     assert frame["start"].dtype == UTC and frame["end"].dtype == UTC
@@ -54,8 +55,8 @@ def test_runs_frame_has_one_typed_row_per_run(story, timeline_build):
 def test_samples_frame_has_one_row_per_stats_line(story, timeline_build):
     repo, logs = story
     built = timeline_build(logs, repo=repo.path, keep_samples=True)
-    frame = built.samples_frame()
-    runs = built.runs_frame()
+    frame = samples_frame(built)
+    runs = runs_frame(built)
     decode = frame[frame["kind"] == "decode"]
     assert len(decode) == int(runs["decode_throughput_n"].sum())
     assert len(frame) == len(decode) + int(runs["prefill_input_throughput_n"].fillna(0).sum())
@@ -89,12 +90,12 @@ def test_samples_frame_has_one_row_per_stats_line(story, timeline_build):
 def test_samples_frame_without_kept_samples_says_how_to_get_them(story, timeline_build):
     repo, logs = story
     with pytest.raises(SamplesNotKeptError, match=r"keep_samples=True"):
-        timeline_build(logs, repo=repo.path).samples_frame()
+        samples_frame(timeline_build(logs, repo=repo.path))
 
 
 def test_events_frame(story, timeline_build):
     repo, logs = story
-    frame = timeline_build(logs, repo=repo.path).events_frame()
+    frame = events_frame(timeline_build(logs, repo=repo.path))
     assert list(frame["kind"]) == ["clone", "pull", "reset"]
     assert isinstance(frame["kind"].dtype, pd.CategoricalDtype)
     assert frame["time"].dtype == UTC and frame["time"].iloc[1] == pd.Timestamp("2026-03-02T12:00:00Z")
@@ -107,7 +108,7 @@ def test_events_frame(story, timeline_build):
 
 def test_shifts_frame_is_empty_but_typed_without_shifts(tmp_path, timeline_build):
     write_sglang_log(tmp_path / "one.log", [Launch(datetime(2026, 3, 2, 10, 0), 10, 100.0)])
-    frame = timeline_build(tmp_path).shifts_frame()
+    frame = shifts_frame(timeline_build(tmp_path))
     assert frame.empty
     assert {"id", "group", "verdict", "change_pct", "from_commit", "to_commit", "suspects"} <= set(frame.columns)
     assert frame["change_pct"].dtype == "float64"
@@ -118,8 +119,8 @@ def test_shifts_frame_matches_the_json_shifts(story, timeline_build):
     built = timeline_build(logs, repo=repo.path)
     if not hasattr(built, "shifts"):
         pytest.skip("this timeline has no shift detection")
-    shifts = built.to_dict()["shifts"]
-    frame = built.shifts_frame()
+    shifts = timeline_to_dict(built)["shifts"]
+    frame = shifts_frame(built)
     assert len(frame) == len(shifts) > 0
     assert list(frame["id"]) == [s["id"] for s in shifts]
     assert list(frame["verdict"].astype(object)) == [s["verdict"] for s in shifts]
@@ -153,7 +154,7 @@ def test_shifts_frame_flattens_the_json_shifts(story, timeline_build, monkeypatc
     }
     monkeypatch.setattr(built, "shifts", [shift], raising=False)
     monkeypatch.setattr(export, "shift_to_dict", lambda s, culprits=(): s, raising=False)
-    frame = built.shifts_frame()
+    frame = shifts_frame(built)
     row = frame.iloc[0]
     assert (row["id"], row["verdict"], row["from_commit"], row["to_commit"]) == (
         "s1",
@@ -168,7 +169,7 @@ def test_shifts_frame_flattens_the_json_shifts(story, timeline_build, monkeypatc
 
 def test_frames_of_an_empty_timeline(tmp_path, timeline_build):
     built = timeline_build(tmp_path, keep_samples=True)
-    runs, samples, events = built.runs_frame(), built.samples_frame(), built.events_frame()
+    runs, samples, events = runs_frame(built), samples_frame(built), events_frame(built)
     assert runs.empty and samples.empty and events.empty
     assert runs["start"].dtype == UTC and events["time"].dtype == UTC
     assert "decode_throughput_median" in runs.columns

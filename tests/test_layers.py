@@ -31,6 +31,11 @@ FAMILIES = ("timeline.parsers.sglang", "timeline.parsers.vllm", "timeline.parser
 # (what the rule says, the modules it binds, the modules they must not import)
 CONTRACTS = [
     (
+        "the model is read by the outputs and imports none of them",
+        ("timeline.model",),
+        ("timeline.git", "timeline.builder", "timeline.cache", *ANALYSIS, *OUTPUTS, *COMMAND_LINE),
+    ),
+    (
         "records are the bottom: they import nothing of timeline but each other",
         ("timeline.records", "timeline.columns"),
         (

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from timeline.cli import app
+from timeline.export import timeline_to_dict
 from timeline.schema import load_schema, schema_path, strict_schema, validate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +53,7 @@ def test_exports_are_recorded_and_validated(demo, exported_documents):
 def test_an_undescribed_field_fails_strictly_but_not_for_readers(demo):
     import timeline
 
-    document = json.loads(json.dumps(timeline.build([demo.logs], repo=demo.repo, log_tz="UTC").to_dict()))
+    document = json.loads(json.dumps(timeline_to_dict(timeline.build([demo.logs], repo=demo.repo, log_tz="UTC"))))
     document["runs"][0]["brand_new"] = 1
     validate(document)  # the shipped schema lets newer documents add fields (the v1 contract)
     with pytest.raises(ValueError, match=r"at /runs/0: Additional properties .*'brand_new'"):
@@ -71,7 +72,7 @@ def test_an_undescribed_field_fails_strictly_but_not_for_readers(demo):
 def test_wrong_values_fail(demo, path, value):
     import timeline
 
-    document = json.loads(json.dumps(timeline.build([demo.logs], repo=demo.repo, log_tz="UTC").to_dict()))
+    document = json.loads(json.dumps(timeline_to_dict(timeline.build([demo.logs], repo=demo.repo, log_tz="UTC"))))
     target = document
     for key in path[:-1]:
         target = target[key]

@@ -16,6 +16,7 @@ from timeline.builder import build
 from timeline.cli import app
 from timeline.columns import SampleRows
 from timeline.exitcodes import ExitCode
+from timeline.export import timeline_to_dict
 from timeline.model import CodeEvent, CommitInfo, Run, SteadyValue
 from timeline.records import ParsedRun
 from timeline.render.markdown import timeline_markdown
@@ -32,7 +33,7 @@ def invoke(*args: str):
 
 
 def export(story) -> dict:
-    return build([story.logs], repo=story.repo, log_tz="UTC").to_dict()
+    return timeline_to_dict(build([story.logs], repo=story.repo, log_tz="UTC"))
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +211,7 @@ def test_different_workloads_are_never_compared(tmp_path):
 
 
 def test_a_mixed_run_is_left_out_with_a_note(demo):
-    document = build([demo.logs], repo=demo.repo, log_tz="UTC").to_dict()
+    document = timeline_to_dict(build([demo.logs], repo=demo.repo, log_tz="UTC"))
     mixed = next(r for r in document["runs"] if r["attribution"] == "mixed")
     first = document["shifts"][0]
     assert mixed["id"] not in first["from"]["runs"] + first["to"]["runs"]
@@ -219,7 +220,7 @@ def test_a_mixed_run_is_left_out_with_a_note(demo):
 
 
 def test_runs_carry_their_steady_value(demo):
-    document = build([demo.logs], repo=demo.repo, log_tz="UTC").to_dict()
+    document = timeline_to_dict(build([demo.logs], repo=demo.repo, log_tz="UTC"))
     for run in document["runs"]:
         steady = run["steady"]
         assert steady["source"] == "decode-lines" and steady["skipped"] == 0

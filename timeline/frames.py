@@ -1,6 +1,6 @@
 """The timeline as pandas DataFrames: ``runs_frame``, ``samples_frame``, ``events_frame``, ``shifts_frame``.
 
-Also reachable as ``Timeline.runs_frame()`` and friends. pandas is imported here only, and only
+Also reachable as ``runs_frame(Timeline)`` and friends. pandas is imported here only, and only
 when a frame is asked for: ``import timeline`` and the CLI never load it.
 
 Dtypes: every time is a tz-aware ``datetime64[ns, UTC]`` (runs, samples and events may come
@@ -311,7 +311,7 @@ def _shift_documents(timeline: Timeline) -> list[dict[str, Any]]:
     to_dict = getattr(export, "shift_to_dict", None)
     if to_dict is not None:
         return [to_dict(shift, timeline.culprits) for shift in shifts]
-    return list(timeline.to_dict().get("shifts", []))
+    return list(export.timeline_to_dict(timeline).get("shifts", []))
 
 
 def shifts_frame(timeline: Timeline) -> pd.DataFrame:

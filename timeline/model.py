@@ -357,34 +357,3 @@ class Timeline:
     # Filled by timeline.shifts.find_shifts (docs/shifts.md).
     shifts: list[Shift] = field(default_factory=list)
     culprits: list[Culprit] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON v1 document (see README, "JSON contract")."""
-        from timeline.export import timeline_to_dict
-
-        return timeline_to_dict(self)
-
-    # pandas views (timeline/frames.py; pandas is imported only when one is asked for).
-    def runs_frame(self):
-        """One row per run, typed: see ``timeline.frames.runs_frame``."""
-        from timeline.frames import runs_frame
-
-        return runs_frame(self)
-
-    def samples_frame(self):
-        """One row per stats line; needs ``build(..., keep_samples=True)``: see ``timeline.frames``."""
-        from timeline.frames import samples_frame
-
-        return samples_frame(self)
-
-    def events_frame(self):
-        """One row per code event: see ``timeline.frames.events_frame``."""
-        from timeline.frames import events_frame
-
-        return events_frame(self)
-
-    def shifts_frame(self):
-        """One row per throughput shift: see ``timeline.frames.shifts_frame``."""
-        from timeline.frames import shifts_frame
-
-        return shifts_frame(self)

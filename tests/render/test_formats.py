@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from timeline.cli import app
+from timeline.frames import runs_frame
 
 runner = CliRunner()
 
@@ -48,7 +49,7 @@ def test_csv_and_runs_frame_agree(demo):
     from timeline.render.csv import timeline_csv
 
     from_csv = pd.read_csv(io.StringIO(timeline_csv(built)))
-    frame = built.runs_frame()
+    frame = runs_frame(built)
     assert list(from_csv.columns) == list(frame.columns)
     assert from_csv["decode_throughput_mean"].tolist() == frame["decode_throughput_mean"].tolist()
 

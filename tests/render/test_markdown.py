@@ -8,6 +8,7 @@ import pytest
 from shift_stories import pull_and_reset
 
 from timeline.builder import build
+from timeline.export import timeline_to_dict
 from timeline.model import (
     Bisect,
     CodeEvent,
@@ -168,7 +169,7 @@ def story(tmp_path_factory):
 
 def test_markdown_of_a_real_story_agrees_with_the_json(story):
     timeline = build([story.logs], repo=story.repo, log_tz="UTC")
-    document = timeline.to_dict()
+    document = timeline_to_dict(timeline)
     text = timeline_markdown(timeline)
     shifts = table_rows(section(text, "## Shifts"))
     assert [row[0] for row in shifts] == [s["id"] for s in document["shifts"]]

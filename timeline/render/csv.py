@@ -1,6 +1,6 @@
 """CSV: one row per run, flat, for spreadsheets and ``pandas.read_csv``.
 
-The same flat record (``run_record``) feeds ``Timeline.runs_frame()``, so the CSV and the
+The same flat record (``run_record``) feeds ``runs_frame(Timeline)``, so the CSV and the
 DataFrame always agree. No pandas here: writing a CSV must stay as fast as the table.
 
 Columns, in order (README, "CSV and the HTML report"):

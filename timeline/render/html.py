@@ -19,6 +19,7 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from html import escape
 from typing import Any
 
+from timeline.export import timeline_to_dict
 from timeline.model import Timeline
 from timeline.render.window import event_window
 from timeline.render.wording import EFFECT_MARK, HARMLESS
@@ -511,7 +512,7 @@ def timeline_html(timeline: Timeline, display: tzinfo | None = None, all_events:
     common zone, else in UTC; the code events around the runs (``render.window``), or all."""
     zone, name = _zone(timeline, display)
     window = event_window(timeline, all_events)
-    return _Report(timeline.to_dict(), zone, name, {e.id for e in window.events}, window.note()).page()
+    return _Report(timeline_to_dict(timeline), zone, name, {e.id for e in window.events}, window.note()).page()
 
 
 def document_html(document: dict[str, Any], display: tzinfo | None = None) -> str:

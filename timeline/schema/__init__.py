@@ -49,7 +49,7 @@ def strict_schema() -> dict[str, Any]:
 def validate(document: Any, *, strict: bool = False) -> None:
     """Raise ``ValueError`` listing every way ``document`` breaks the schema (needs ``jsonschema``).
 
-    ``document`` is the parsed JSON (``json.loads`` of the export, or ``Timeline.to_dict()``).
+    ``document`` is the parsed JSON (``json.loads`` of the export, or ``timeline_to_dict(Timeline)``).
     """
     try:
         import jsonschema
