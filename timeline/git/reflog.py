@@ -23,6 +23,7 @@ lost; ``ReflogEntry.display_message`` is the printable form (U+FFFD replacement)
 from __future__ import annotations
 
 import gc
+import math
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -278,92 +279,78 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
     ``sha_length`` (40 or 64) is the repository's id length, used to find glued entries;
     by default it is taken from the file's first line that starts with an id.
 
-    Speed: the file is decoded a chunk at a time (``_decoded_chunks``), and a well-formed line
-    of the file's own id length is taken apart with ``partition``, ``rsplit`` and ``split`` and
-    a few checks at C speed (ids through a translation table; no regex unless the message is
-    long enough to hide a glued entry; identities and offsets, which repeat, are read once).
-    Lines that fail those checks take the careful per-line path (``_split``). Both paths give
-    identical results for the lines the fast one takes.
+    Speed: the file is decoded a chunk at a time (``_decoded_chunks``), and each plain line
+    takes the fast path (``_PlainLines``); the lines it does not take (damaged, glued, or
+    merely unusual) and an unterminated last line take the careful path (``_CarefulLines``).
+    Both paths give identical results for the lines the fast one takes.
     """
     out = ReflogParse()
-    diag = out.diagnostics.append
     if not data:
-        diag(Diagnostic(source, None, "reflog is empty (expired by gc?)", "reflog-empty"))
+        out.diagnostics.append(Diagnostic(source, None, "reflog is empty (expired by gc?)", "reflog-empty"))
         return out
-    if sha_length not in (40, 64):
-        first = _FIRST_ID.search(data)
-        sha_length = len(first.group(1)) if first else 40
-    n = sha_length
-    candidates = _CANDIDATES[n]
-    pair = _PAIRS[n]
-    entries = out.entries
-    append = entries.append
-    state = {"cr": False}
-
-    def slow(no: int, raw: bytes, terminated: bool) -> None:
-        """The careful path for one physical line (CR, empty, garbage, glued, unterminated)."""
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-            if not state["cr"]:
-                state["cr"] = True
-                diag(
-                    Diagnostic(source, no, "CRLF line ending (git never writes one); tolerated", "reflog-damaged-line")
-                )
-        if not raw.strip():
-            diag(Diagnostic(source, no, "empty line skipped", "reflog-damaged-line"))
-            return
-        if len(raw) > MAX_LINE_BYTES:
-            diag(Diagnostic(source, no, f"line longer than {MAX_LINE_BYTES} bytes skipped", "reflog-damaged-line"))
-            return
-        if not terminated:
-            diag(
-                Diagnostic(
-                    source,
-                    no,
-                    "last line has no trailing newline: kept, but git ignores "
-                    "it (a write in progress, or a truncated file)",
-                    "reflog-damaged-line",
-                )
-            )
-        for m, msg, piece, glued, torn in _split(raw, candidates):
-            if m is None:
-                what = (
-                    "garbage before an entry dropped" if torn else "unparseable reflog line skipped (git skips it too)"
-                )
-                diag(Diagnostic(source, no, f"{what}: {_snippet(piece)}", "reflog-damaged-line"))
-                continue
-            entry = _entry(m, msg, no, glued, terminated)
-            append(entry)
-            if glued:
-                diag(
-                    Diagnostic(
-                        source,
-                        no,
-                        "entry glued onto the previous one (that line lost its newline); recovered",
-                        "reflog-damaged-line",
-                    )
-                )
-            _entry_diagnostics(entry, source, no, diag)
-
-    crlf = b"\r" in data
-    # a line of more characters than this may be longer than MAX_LINE_BYTES (4 bytes a char)
-    long_line = MAX_LINE_BYTES // 4
-    # a message shorter than this cannot hold an "old new " pair (a glued entry's start)
-    pair_min = 2 * n + 2
-    search_pair = pair.search
-    # identities and offsets repeat: each distinct one is read (and checked) once
-    idents = _Memo(partial(_read_ident, n=n))
-    tzs = _Memo(_read_tz)
-    id_shape = b"h" * n  # an id through _ID_MARKS
-    # an entry's old id is nearly always the previous entry's new one (then it needs no check)
-    prev_new: str | None = None
-    new_entry = tuple.__new__
+    n = _id_length(data, sha_length)
+    careful = _CarefulLines(source, out, _CANDIDATES[n])
+    plain = _PlainLines(n, b"\r" in data, source, out, careful)
     no = 0
     body = data.rfind(b"\n") + 1  # the LF-terminated lines; after them, the tail
     for lines, utf8, ascii_text in _decoded_chunks(data, body):
-        # an id's bytes for the check: plain UTF-8, unless the chunk has undecodable bytes
-        # (lone surrogates here, which "replace" turns into "?": never a hex digit)
-        encode = str.encode if utf8 else partial(str.encode, encoding="ascii", errors="replace")
+        no = plain.read(lines, utf8, ascii_text, no)
+    if body < len(data):
+        no += 1
+        careful.read(no, data[body:], False)
+    out.lines = no
+    return out
+
+
+def _id_length(data: bytes, sha_length: int | None) -> int:
+    """``sha_length`` when it is 40 or 64; else the length of the file's first id (40 if none)."""
+    if sha_length in (40, 64):
+        return cast(int, sha_length)
+    first = _FIRST_ID.search(data)
+    return len(first.group(1)) if first else 40
+
+
+def _ascii_digits(text: str) -> bool:
+    """``str.isdigit`` accepts other scripts' digits too; a timestamp has ASCII ones only."""
+    return text.isdigit() and text.isascii()
+
+
+class _PlainLines:
+    """The fast path: the well-formed lines of the file's own id length, a decoded chunk at a
+    time, each taken apart with ``partition``, ``rsplit`` and ``split`` and a few checks at C
+    speed (ids through a translation table; no regex unless the message is long enough to hide
+    a glued entry; identities and offsets, which repeat, are read once). A line that fails a
+    check goes to the careful path instead.
+
+    The per-line loop (``read``) keeps everything in locals and calls no Python function for a
+    plain line of an ASCII chunk: it runs 100,000 times for a 100,000-entry log."""
+
+    def __init__(self, n: int, crlf: bool, source: str, out: ReflogParse, careful: _CarefulLines):
+        self.n = n
+        self.crlf = crlf
+        self.source = source
+        self.out = out
+        self.careful = careful
+        # identities and offsets repeat: each distinct one is read (and checked) once
+        self.idents = _Memo(partial(_read_ident, n=n))
+        self.tzs = _Memo(_read_tz)
+        # an entry's old id is nearly always the previous entry's new one (then it needs no check)
+        self.prev_new: str | None = None
+
+    def read(self, lines: list[str], utf8: bool, ascii_text: bool, no: int) -> int:
+        """Read one chunk's ``lines`` (see ``_decoded_chunks``), the first being line ``no + 1``;
+        returns the number of the last one."""
+        n, crlf, idents, tzs, prev_new = self.n, self.crlf, self.idents, self.tzs, self.prev_new
+        source, diag, append = self.source, self.out.diagnostics.append, self.out.entries.append
+        careful = self.careful.read
+        # a line of more characters than this may be longer than MAX_LINE_BYTES (4 bytes a char)
+        long_line = MAX_LINE_BYTES // 4
+        # a message shorter than this cannot hold an "old new " pair (a glued entry's start)
+        pair_min = 2 * n + 2
+        search_pair = _PAIRS[n].search
+        id_shape = b"h" * n  # an id through _ID_MARKS
+        new_entry = tuple.__new__
+        encode, is_ts, check_below = _chunk_checks(utf8, ascii_text)
         for line in lines:
             no += 1
             msg: str | None
@@ -372,7 +359,7 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
                 ids_ident, ts, tz = head.rsplit(" ", 2)
                 old, new, ident = ids_ident.split(" ", 2)
             except ValueError:  # fewer fields than an entry has
-                slow(no, line.encode("utf-8", "surrogateescape"), True)
+                careful(no, line.encode("utf-8", "surrogateescape"), True)
                 continue
             name, email, odd = idents[ident]
             tz = tzs[tz]
@@ -382,8 +369,7 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
                 and not odd
                 and (known or encode(old).translate(_ID_MARKS) == id_shape)
                 and encode(new).translate(_ID_MARKS) == id_shape
-                and ts.isdigit()
-                and (ascii_text or ts.isascii())
+                and is_ts(ts)
                 and len(ts) < n  # n digits could end an "old new " pair
                 and len(line) <= long_line
                 and not (crlf and line[-1] == "\r")
@@ -397,17 +383,74 @@ def _parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> Re
                 entry = new_entry(ReflogEntry, (old, new, name, email, seconds, tz, msg, no, False, True))
                 append(entry)
                 prev_new = new
-                if not seconds:
-                    diag(Diagnostic(source, no, "timestamp 0: kept, but git ignores this entry"))
-                if not utf8 and msg is not None and not entry.message_is_utf8:
-                    diag(Diagnostic(source, no, "message is not valid UTF-8; shown with replacement characters"))
+                if seconds < check_below:
+                    _entry_diagnostics(entry, source, no, diag)
                 continue
-            slow(no, line.encode("utf-8", "surrogateescape"), True)
-    if body < len(data):
-        no += 1
-        slow(no, data[body:], False)
-    out.lines = no
-    return out
+            careful(no, line.encode("utf-8", "surrogateescape"), True)
+        self.prev_new = prev_new
+        return no
+
+
+def _chunk_checks(utf8: bool, ascii_text: bool) -> tuple[Callable[[str], bytes], Callable[[str], bool], float]:
+    """For a chunk's lines: how to encode an id for its check (plain UTF-8, unless the chunk
+    has undecodable bytes: lone surrogates, which "replace" turns into "?", never a hex
+    digit); whether a timestamp is ASCII digits (``isdigit`` alone when the chunk is all
+    ASCII); and below which timestamp an entry may need a diagnostic (``_entry_diagnostics``):
+    1 (timestamp 0) when the chunk is valid UTF-8, else every entry (its message may not be)."""
+    if utf8:
+        return str.encode, str.isdigit if ascii_text else _ascii_digits, 1
+    return partial(str.encode, encoding="ascii", errors="replace"), _ascii_digits, math.inf
+
+
+class _CarefulLines:
+    """The careful path, one physical line at a time: CR, empty, over-long, unterminated and
+    unparseable lines are reported, and entries glued onto an unterminated previous line (or
+    following a torn partial write) are recovered (``_split``)."""
+
+    def __init__(self, source: str, out: ReflogParse, candidates: re.Pattern):
+        self.source = source
+        self.out = out
+        self.candidates = candidates
+        self.cr = False  # a CRLF line was reported (once a file)
+
+    def _damaged(self, no: int, text: str) -> None:
+        self.out.diagnostics.append(Diagnostic(self.source, no, text, "reflog-damaged-line"))
+
+    def read(self, no: int, raw: bytes, terminated: bool) -> None:
+        """Line ``no`` (``raw``: its bytes without the LF; ``terminated``: it had one)."""
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+            if not self.cr:
+                self.cr = True
+                self._damaged(no, "CRLF line ending (git never writes one); tolerated")
+        if not raw.strip():
+            self._damaged(no, "empty line skipped")
+            return
+        if len(raw) > MAX_LINE_BYTES:
+            self._damaged(no, f"line longer than {MAX_LINE_BYTES} bytes skipped")
+            return
+        if not terminated:
+            self._damaged(
+                no,
+                "last line has no trailing newline: kept, but git ignores "
+                "it (a write in progress, or a truncated file)",
+            )
+        self._recover(no, raw, terminated)
+
+    def _recover(self, no: int, raw: bytes, terminated: bool) -> None:
+        """The entries of one line, glued ones included, and what could not be read of it."""
+        for m, msg, piece, glued, torn in _split(raw, self.candidates):
+            if m is None:
+                what = (
+                    "garbage before an entry dropped" if torn else "unparseable reflog line skipped (git skips it too)"
+                )
+                self._damaged(no, f"{what}: {_snippet(piece)}")
+                continue
+            entry = _entry(m, msg, no, glued, terminated)
+            self.out.entries.append(entry)
+            if glued:
+                self._damaged(no, "entry glued onto the previous one (that line lost its newline); recovered")
+            _entry_diagnostics(entry, self.source, no, self.out.diagnostics.append)
 
 
 def _entry_diagnostics(entry: ReflogEntry, source: str, no: int, diag) -> None:
