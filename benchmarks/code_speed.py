@@ -70,6 +70,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from timeline.cache import ParseCache  # noqa: E402
 from timeline.git.code import read_code  # noqa: E402
+from timeline.scenario import run_fast_import  # noqa: E402
 
 ENTRIES = ("sglang.launch_server",)
 
@@ -314,17 +315,7 @@ def write_repository(repo: Path, tree: dict[str, bytes], env: dict[str, str]) ->
         b"data 3\nv2\nfrom :1\nM 644 inline python/sglang/srt/managers/scheduler.py\ndata %d\n%s\n"
         % (len(change), change)
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        marks = Path(tmp) / "marks"
-        subprocess.run(
-            ["git", "fast-import", "--quiet", f"--export-marks={marks}"],
-            input=b"".join(stream),
-            cwd=repo,
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        table = dict(line.split() for line in marks.read_text().splitlines())
+    table = run_fast_import(repo, stream, env)
     return table[":1"], table[":2"]
 
 
@@ -335,17 +326,7 @@ def add_commit(repo: Path, parent: str, changes: dict[str, bytes], env: dict[str
         b"data 5\npull\nfrom %s\n" % parent.encode()
     ]
     stream += [b"M 644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data) for path, data in changes.items()]
-    with tempfile.TemporaryDirectory() as tmp:
-        marks = Path(tmp) / "marks"
-        subprocess.run(
-            ["git", "fast-import", "--quiet", "--force", f"--export-marks={marks}"],
-            input=b"".join(stream),
-            cwd=repo,
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        return marks.read_text().split()[1]
+    return run_fast_import(repo, stream, env, force=True)[":1"]
 
 
 def cat_every_py_blob(repo: Path, commit: str, env: dict[str, str]) -> int:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from timeline.model import Run, SteadyValue
 from timeline.scenario import GitScript, Launch, write_sglang_log
 
 DAY = datetime(2026, 4, 7, tzinfo=timezone.utc)
@@ -67,3 +68,25 @@ def pull_and_reset(
     ):
         write_sglang_log(logs / f"{name}.log", _launches(hour, level, runs, **args), seed=seed)
     return Story(root, repo, logs, shas, upstream, git)
+
+
+def steady_run(number: int, commit: str, hour: int, value: float, model: str = "m", **config) -> Run:
+    """An ``exact`` run of ``model`` on ``commit`` at ``hour`` (UTC), whose steady decode value is ``value``."""
+    start = datetime(2026, 4, 7, hour, tzinfo=timezone.utc)
+    return Run(
+        f"r{number}",
+        "a.log",
+        "sglang-server",
+        start,
+        start + timedelta(minutes=10),
+        None,
+        "UTC",
+        "flag",
+        1,
+        2,
+        commit,
+        "exact",
+        config={"model_path": model, "tp_size": 8, **config},
+        nccl_versions=["2.27.5"],
+        steady=SteadyValue("decode_throughput", "tok/s", value, 30, 0, 0.01, "decode-lines"),
+    )

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from shift_stories import PULLED, pull_and_reset
+from shift_stories import PULLED, pull_and_reset, steady_run
 from typer.testing import CliRunner
 
 from timeline.builder import build
@@ -17,7 +17,7 @@ from timeline.cli import app
 from timeline.columns import SampleRows
 from timeline.exitcodes import ExitCode
 from timeline.export import timeline_to_dict
-from timeline.model import CodeEvent, CommitInfo, Run, SteadyValue
+from timeline.model import CodeEvent, CommitInfo, Run
 from timeline.records import ParsedRun
 from timeline.render.markdown import timeline_markdown
 from timeline.render.wording import culprit_reason, shift_notes
@@ -376,25 +376,7 @@ def reason(culprit, *shifts) -> str:
 
 
 def _steady_run(number: int, commit: str, hour: int, value: float) -> Run:
-    start = datetime(2026, 4, 7, hour, tzinfo=timezone.utc)
-    config = {"model_path": "m", "tp_size": 8, "disable_custom_all_reduce": False}
-    return Run(
-        f"r{number}",
-        "a.log",
-        "sglang-server",
-        start,
-        start + timedelta(minutes=10),
-        None,
-        "UTC",
-        "flag",
-        1,
-        2,
-        commit,
-        "exact",
-        config=config,
-        nccl_versions=["2.27.5"],
-        steady=SteadyValue("decode_throughput", "tok/s", value, 30, 0, 0.01, "decode-lines"),
-    )
+    return steady_run(number, commit, hour, value, disable_custom_all_reduce=False)
 
 
 def test_narrowing_sets_aside_docs_only_commits():

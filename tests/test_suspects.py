@@ -7,8 +7,9 @@ from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
 import pytest
+from shift_stories import steady_run
 
-from timeline.model import CodeEvent, CommitInfo, Confounder, Run, Shift, ShiftSide, SteadyValue, Suspect
+from timeline.model import CodeEvent, CommitInfo, Confounder, Shift, ShiftSide, Suspect
 from timeline.render.wording import flag_text
 from timeline.shifts import find_shifts, is_launch_random
 from timeline.suspects import (
@@ -280,27 +281,6 @@ def test_launch_random_values(name, values, random):
     assert is_launch_random(name, values) is random
 
 
-def _run(number: int, commit: str, hour: int, value: float, group: str = "m", **config) -> Run:
-    start = datetime(2026, 4, 7, hour, tzinfo=timezone.utc)
-    return Run(
-        f"r{number}",
-        "a.log",
-        "sglang-server",
-        start,
-        start + timedelta(minutes=10),
-        None,
-        "UTC",
-        "flag",
-        1,
-        2,
-        commit,
-        "exact",
-        config={"model_path": group, "tp_size": 8, **config},
-        nccl_versions=["2.27.5"],
-        steady=SteadyValue("decode_throughput", "tok/s", value, 30, 0, 0.01, "decode-lines"),
-    )
-
-
 def _pull(hour: int, shas: str = "c") -> CodeEvent:
     moment = datetime(2026, 4, 7, hour, tzinfo=timezone.utc)
     return CodeEvent(
@@ -318,8 +298,8 @@ def _pull(hour: int, shas: str = "c") -> CodeEvent:
 
 def test_a_flag_that_differs_confounds_the_shift_and_names_the_rerun():
     runs = [
-        _run(1, "a" * 40, 9, 94.0, disable_custom_all_reduce=True, random_seed=11),
-        _run(2, "b" * 40, 11, 60.0, disable_custom_all_reduce=False, random_seed=987654),
+        steady_run(1, "a" * 40, 9, 94.0, disable_custom_all_reduce=True, random_seed=11),
+        steady_run(2, "b" * 40, 11, 60.0, disable_custom_all_reduce=False, random_seed=987654),
     ]
     (only,) = find_shifts(runs, [_pull(10)])
     assert (only.verdict, only.measured) == ("confounded", "regression")
@@ -330,10 +310,10 @@ def test_a_flag_that_differs_confounds_the_shift_and_names_the_rerun():
 
 def test_equal_flag_runs_seeing_the_same_change_keep_the_verdict():
     runs = [
-        _run(1, "a" * 40, 9, 94.0, disable_custom_all_reduce=True),
-        _run(2, "a" * 40, 9, 94.5, disable_custom_all_reduce=False),
-        _run(3, "b" * 40, 11, 60.0, disable_custom_all_reduce=False),
-        _run(4, "b" * 40, 11, 60.5, disable_custom_all_reduce=False),
+        steady_run(1, "a" * 40, 9, 94.0, disable_custom_all_reduce=True),
+        steady_run(2, "a" * 40, 9, 94.5, disable_custom_all_reduce=False),
+        steady_run(3, "b" * 40, 11, 60.0, disable_custom_all_reduce=False),
+        steady_run(4, "b" * 40, 11, 60.5, disable_custom_all_reduce=False),
     ]
     runs[1].start += timedelta(minutes=20)
     runs[3].start += timedelta(minutes=20)
@@ -344,10 +324,10 @@ def test_equal_flag_runs_seeing_the_same_change_keep_the_verdict():
 
 def test_another_workload_without_confounders_across_the_same_commits_keeps_the_verdict():
     runs = [
-        _run(1, "a" * 40, 9, 94.0, "eagle", disable_custom_all_reduce=True),
-        _run(2, "a" * 40, 9, 88.0, "base", disable_custom_all_reduce=False),
-        _run(3, "b" * 40, 11, 60.0, "eagle", disable_custom_all_reduce=False),
-        _run(4, "b" * 40, 11, 80.0, "base", disable_custom_all_reduce=False),
+        steady_run(1, "a" * 40, 9, 94.0, "eagle", disable_custom_all_reduce=True),
+        steady_run(2, "a" * 40, 9, 88.0, "base", disable_custom_all_reduce=False),
+        steady_run(3, "b" * 40, 11, 60.0, "eagle", disable_custom_all_reduce=False),
+        steady_run(4, "b" * 40, 11, 80.0, "base", disable_custom_all_reduce=False),
     ]
     runs[1].start += timedelta(minutes=20)
     runs[3].start += timedelta(minutes=20)
@@ -380,10 +360,10 @@ def test_same_boundary_weighs_what_the_commit_did_not_only_the_direction():
 
 def test_a_workload_whose_drop_the_commit_could_not_cause_does_not_clear_the_confounder():
     runs = [
-        _run(1, "a" * 40, 9, 94.0, "eagle", disable_custom_all_reduce=True),
-        _run(2, "b" * 40, 11, 60.0, "eagle", disable_custom_all_reduce=False),
-        _run(3, "b" * 40, 13, 88.0, "base", disable_custom_all_reduce=False),
-        _run(4, "a" * 40, 15, 60.0, "base", disable_custom_all_reduce=False),
+        steady_run(1, "a" * 40, 9, 94.0, "eagle", disable_custom_all_reduce=True),
+        steady_run(2, "b" * 40, 11, 60.0, "eagle", disable_custom_all_reduce=False),
+        steady_run(3, "b" * 40, 13, 88.0, "base", disable_custom_all_reduce=False),
+        steady_run(4, "a" * 40, 15, 60.0, "base", disable_custom_all_reduce=False),
     ]
     pull = _pull(10)
     moment = datetime(2026, 4, 7, 14, tzinfo=timezone.utc)
@@ -407,9 +387,9 @@ def test_messages_are_not_compared_when_a_run_kept_only_its_first_ones():
     from timeline.records import MAX_MESSAGES
 
     many = [f"message {i} " + "x" * i for i in range(MAX_MESSAGES)]
-    before = _run(1, "a" * 40, 9, 94.0)
+    before = steady_run(1, "a" * 40, 9, 94.0)
     before.messages = many
-    after = _run(2, "b" * 40, 11, 60.0)
+    after = steady_run(2, "b" * 40, 11, 60.0)
     after.messages = many[:10] + ["only after"]
     (only,) = find_shifts([before, after], [_pull(10)])
     assert only.messages_added == [] and only.messages_gone == []

@@ -93,18 +93,26 @@ def fast_import(repo: Path, commits: list[FastCommit], env: dict[str, str] | Non
         for p in c.parents[1:]:
             stream.append(f"merge :{p}\n".encode())
         stream.append(f"M 644 inline {c.path}\ndata {len(msg) + 1}\n".encode() + msg + b"\n\n")
+    return {int(mark[1:]): sha for mark, sha in run_fast_import(repo, stream, env).items()}
+
+
+def run_fast_import(
+    repo: Path, stream: list[bytes], env: dict[str, str] | None = None, force: bool = False
+) -> dict[str, str]:
+    """Feed ``stream`` (https://git-scm.com/docs/git-fast-import) to one ``git fast-import`` in
+    ``repo``; returns ``{":mark": sha}``. ``force``: let a branch move to a commit that is not a
+    descendant of where it was."""
     with tempfile.TemporaryDirectory() as tmp:
         marks = Path(tmp) / "marks"
         subprocess.run(
-            ["git", "fast-import", "--quiet", f"--export-marks={marks}"],
+            ["git", "fast-import", "--quiet", *(["--force"] if force else []), f"--export-marks={marks}"],
             input=b"".join(stream),
             cwd=repo,
             env=env,
             check=True,
             stdout=subprocess.DEVNULL,
         )
-        table = dict(line.split() for line in marks.read_text().splitlines())
-    return {int(mark[1:]): sha for mark, sha in table.items()}
+        return dict(line.split() for line in marks.read_text().splitlines())
 
 
 def _git_offset(moment: datetime) -> str:
