@@ -167,3 +167,24 @@ def test_steady_offset_in_fixed_zones_and_far_ranges() -> None:
     assert not steady_offset(timezone.utc, july, july - timedelta(seconds=1))
     assert steady_offset(timezone.utc, datetime.min, datetime.min) in (True, False)  # no overflow
     assert steady_offset(timezone.utc, datetime.max, datetime.max) in (True, False)
+
+
+@pytest.mark.parametrize(
+    ("specs", "said"),
+    [
+        (["=UTC"], "log_tz '=UTC': empty pattern before '='"),
+        (["UTC", "Europe/Berlin"], "log_tz given twice without a pattern: 'UTC' and 'Europe/Berlin'"),
+    ],
+)
+def test_bad_zone_options_name_the_python_parameter_not_the_flag(specs, said):
+    with pytest.raises(UsageError) as caught:
+        ZonePolicy(specs, {})
+    assert str(caught.value) == said
+    assert (caught.value.option, caught.value.value) == ("log_tz", specs[-1])
+
+
+def test_build_from_python_names_log_tz_not_the_flag(tmp_path: Path):
+    from timeline import build
+
+    with pytest.raises(UsageError, match=r"^log_tz '=UTC': empty pattern before '='$"):
+        build([tmp_path], log_tz="=UTC")

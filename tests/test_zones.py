@@ -227,3 +227,20 @@ def test_sample_times_placed_at_once_are_those_placed_one_by_one(name, start, st
         return [(t, t.utcoffset(), t.tzinfo, t.fold) if t is not None else None for t in rows.column("time")]
 
     assert placed(builder.steady_offset) == placed(lambda *_: False)
+
+
+@pytest.mark.parametrize(
+    ("options", "line"),
+    [
+        (["--log-tz", "=UTC"], "timeline: error: --log-tz '=UTC': empty pattern before '='\n"),
+        (
+            ["--log-tz", "UTC", "--log-tz", "Europe/Berlin"],
+            "timeline: error: --log-tz given twice without a pattern: 'UTC' and 'Europe/Berlin'\n",
+        ),
+    ],
+)
+def test_bad_log_tz_options_print_the_flag_in_one_line(berlin_story, options, line):
+    logs, _, _ = berlin_story
+    result = runner.invoke(app, ["build", str(logs), *options])
+    assert result.exit_code == 2
+    assert result.stderr == line

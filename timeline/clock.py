@@ -127,10 +127,12 @@ class ZonePolicy:
             if "=" in spec:
                 pattern, _, name = spec.partition("=")
                 if not pattern:
-                    raise UsageError(f"--log-tz {spec!r}: empty pattern before '='")
+                    raise UsageError(f"{spec!r}: empty pattern before '='", option="log_tz", value=spec)
                 self.patterns.append((pattern, Zone(name, parse_zone(name), "pattern")))
             elif self.default is not None:
-                raise UsageError(f"--log-tz given twice without a pattern: {self.default.name!r} and {spec!r}")
+                raise UsageError(
+                    f"given twice without a pattern: {self.default.name!r} and {spec!r}", option="log_tz", value=spec
+                )
             else:
                 self.default = Zone(spec, parse_zone(spec), "flag")
         self.machine = machine_zone(environ)
