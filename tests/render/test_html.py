@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from timeline.builder import build
 from timeline.cli import app
-from timeline.render.html import CHART_BORDER, PALETTE, document_html
+from timeline.model import Culprit, Evidence, Shift, ShiftSide, Suspect
+from timeline.render.html import CHART_BORDER, PALETTE, timeline_html
 
 CHROMIUM = next(
     (path for path in (shutil.which("chromium"), "/usr/bin/chromium") if path and os.path.exists(path)), None
@@ -78,43 +80,33 @@ def test_report_has_a_chart_per_group_and_every_table(report):
     assert 'fill="#ffffff"' in html
 
 
-def test_shifts_are_highlighted(report):
-    _, document = report
-    document = json.loads(json.dumps(document))
-    runs = document["runs"]
+def test_shifts_are_highlighted(demo):
+    built = build([demo.logs], repo=demo.repo, log_tz="UTC")
+    runs = built.runs
+    culprit_sha = runs[2].commit
+    assert runs[0].commit and culprit_sha
     group = "Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3"
-    document["shifts"] = [
-        {
-            "id": "s1",
-            "group": group,
-            "metric": "decode_throughput",
-            "from": {"commit": runs[0]["commit"], "runs": ["r1"], "value": 94.0},
-            "to": {"commit": runs[2]["commit"], "runs": ["r3"], "value": 60.0},
-            "change_pct": -36.0,
-            "p_value": None,
-            "verdict": "regression",
-            "single_run": True,
-            "events": ["e2"],
-            "suspects": [
-                {
-                    "sha": runs[2]["commit"],
-                    "subject": "Fix PCG MoE Error",
-                    "paths": ["python/moe.py"],
-                    "unlikely": False,
-                }
-            ],
-            "confounders": [],
-        }
+    built.shifts = [
+        Shift(
+            "s1",
+            group,
+            "decode_throughput",
+            "tok/s",
+            ShiftSide(runs[0].commit, ["r1"], 94.0),
+            ShiftSide(culprit_sha, ["r3"], 60.0),
+            -36.0,
+            None,
+            "regression",
+            "line-spread",
+            single_run=True,
+            events=["e2"],
+            suspects=[Suspect(culprit_sha, "Fix PCG MoE Error", "arrived", "e2", paths=["python/moe.py"])],
+        )
     ]
-    document["culprits"] = [
-        {
-            "sha": runs[2]["commit"],
-            "subject": "Fix PCG MoE Error",
-            "shifts": ["s1"],
-            "reason": "arrived with the regression",
-        }
+    built.culprits = [
+        Culprit(culprit_sha, "Fix PCG MoE Error", ["s1"], "sole", [Evidence("sole", "raises", ("s1",), count=0)])
     ]
-    html = document_html(document)
+    html = timeline_html(built)
     assert '<g class="shift" data-verdict="regression">' in html
     assert "s1 regression -36.0%" in html
     assert '<table id="shifts">' in html and '<table id="suspects">' in html and "python/moe.py" in html
@@ -224,7 +216,6 @@ def test_chromium_draws_the_chart(report, tmp_path):
 def test_one_chart_per_workload_group(captured_log, timeline_build):
     from html import escape
 
-    from timeline.render.html import timeline_html
     from timeline.workload import workload_label
 
     built = timeline_build(captured_log.root)

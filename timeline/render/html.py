@@ -2,8 +2,9 @@
 
 ``timeline build ... --html report.html`` writes it. It needs nothing when opened: the charts are
 inline SVG, the style is inline, there is no script, and a Content-Security-Policy forbids the
-page any network access. It is rendered from the JSON v1 document (what ``--json`` writes), so the
-report and the export can never disagree.
+page any network access. Like every view it reads the typed model (``timeline.model.Timeline``) and
+words the analysis' facts with ``timeline.render.wording``, so the report, the other views and the
+JSON export (``--json``) say the same.
 
 Per workload group: decode throughput (each run's median, with its min-max range and its span in
 time) over time, points coloured by the commit the run ran on (hollow when the run is not
@@ -17,12 +18,22 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta, timezone, tzinfo
 from html import escape
-from typing import Any
+from typing import overload
 
-from timeline.export import timeline_to_dict
-from timeline.model import Timeline
+from timeline.clock import iso
+from timeline.model import Run, Shift, ShiftSide, Suspect, Timeline, is_zero_sha
+from timeline.render.shifts import fmt_change
 from timeline.render.window import event_window
-from timeline.render.wording import EFFECT_MARK, HARMLESS
+from timeline.render.wording import (
+    EFFECT_MARK,
+    HARMLESS,
+    clearing_text,
+    confounder_text,
+    evidence_mark,
+    evidence_text,
+    rerun_text,
+)
+from timeline.suspects import knob_linked
 from timeline.workload import workload_label
 
 WIDTH, HEIGHT = 880, 300
@@ -56,66 +67,78 @@ code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; }
 STYLE = CSS.replace("@CHART_BORDER@", CHART_BORDER)
 
 
-def _parse(text: str | None) -> datetime | None:
-    return datetime.fromisoformat(text) if text else None
+@overload
+def _moment(moment: datetime) -> datetime: ...
+@overload
+def _moment(moment: datetime | None) -> datetime | None: ...
+def _moment(moment: datetime | None) -> datetime | None:
+    """A time as the report places it: to the millisecond, at its fixed UTC offset (what the
+    JSON export holds, so that the report and the export place every point alike)."""
+    if moment is None:
+        return None
+    offset = moment.utcoffset()
+    return moment.replace(
+        microsecond=moment.microsecond // 1000 * 1000, tzinfo=None if offset is None else timezone(offset)
+    )
 
 
 def _short(sha: str | None) -> str:
-    return "-" if not sha or set(sha) <= {"0"} else sha[:9]
+    return "-" if sha is None or is_zero_sha(sha) else sha[:9]
 
 
 def _fmt_time(moment: datetime | None, zone: tzinfo) -> str:
     return "" if moment is None else moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _number(value: Any, digits: int = 1) -> str:
+def _number(value: float | None, digits: int = 1) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
 class _Report:
     def __init__(
         self,
-        document: dict[str, Any],
+        timeline: Timeline,
         zone: tzinfo,
         zone_name: str,
         shown_events: set[str] | None = None,
         events_note: str | None = None,
     ):
-        self.doc = document
+        self.timeline = timeline
         self.shown_events = shown_events  # the events table's (None: all); the note says what is not
         self.events_note = events_note
         self.zone = zone
         self.zone_name = zone_name
-        self.runs = {run["id"]: run for run in document["runs"]}
+        self.runs = {run.id: run for run in timeline.runs}
+        self.shifts = {shift.id: shift for shift in timeline.shifts}
         self.subjects: dict[str, str] = {}
-        for event in document["events"]:
-            for commit in [*event.get("commits", []), *event.get("commits_removed", [])]:
-                self.subjects.setdefault(commit["sha"], commit["subject"])
+        for event in timeline.events:
+            for commit in [*event.commits, *event.commits_removed]:
+                self.subjects.setdefault(commit.sha, commit.subject)
         self.colours: dict[str | None, str] = {}
-        for run in document["runs"]:
-            if run.get("commit") and run["commit"] not in self.colours:
-                self.colours[run["commit"]] = PALETTE[len(self.colours) % len(PALETTE)]
+        for run in timeline.runs:
+            if run.commit and run.commit not in self.colours:
+                self.colours[run.commit] = PALETTE[len(self.colours) % len(PALETTE)]
 
     def colour(self, sha: str | None) -> str:
         return self.colours.get(sha, NO_COMMIT)
 
     # --- charts -------------------------------------------------------------------------------
 
-    def groups(self) -> dict[str, list[dict[str, Any]]]:
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for run in self.doc["runs"]:
-            if run.get("start") and METRIC in run.get("metrics", {}):
-                groups.setdefault(workload_label(run.get("config") or {}) or "(unknown workload)", []).append(run)
+    def groups(self) -> dict[str, list[Run]]:
+        groups: dict[str, list[Run]] = {}
+        for run in self.timeline.runs:
+            if run.start is not None and METRIC in run.metrics:
+                groups.setdefault(workload_label(run.config) or "(unknown workload)", []).append(run)
         return groups
 
-    def chart(self, index: int, group: str, runs: list[dict[str, Any]]) -> str:
-        starts = [datetime.fromisoformat(r["start"]) for r in runs]  # groups(): runs with a start
-        ends = [_parse(r.get("end")) or s for r, s in zip(runs, starts, strict=False)]
+    def chart(self, index: int, group: str, runs: list[Run]) -> str:
+        starts = [_moment(r.start) for r in runs if r.start is not None]  # groups(): all have one
+        ends = [_moment(r.end) or s for r, s in zip(runs, starts, strict=False)]
         t0, t1 = min(starts), max(ends)
         span = max((t1 - t0).total_seconds(), 600.0)
         pad = span * 0.06
         x0, x1 = t0 - timedelta(seconds=pad), t0 + timedelta(seconds=span + pad)
-        top = max(r["metrics"][METRIC]["max"] for r in runs)
+        top = max(r.metrics[METRIC].max for r in runs)
         y_max = _nice_ceiling(top * 1.08)
         inner_w, inner_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
@@ -125,26 +148,23 @@ class _Report:
         def y(value: float) -> float:
             return TOP + inner_h * (1 - value / y_max)
 
-        unit = runs[0]["metrics"][METRIC].get("unit", "")
+        unit = runs[0].metrics[METRIC].unit
         parts = [
             f'<svg class="chart" id="chart-{index}" data-group="{escape(group)}" width="{WIDTH}" height="{HEIGHT}" '
             f'viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(group)}: decode throughput over time">'
         ]
         # Shifts first, so that points and markers are drawn over them.
-        for shift in self.doc.get("shifts", []):
-            if shift.get("group") != group:
+        for shift in self.timeline.shifts:
+            if shift.group != group:
                 continue
             band = self._shift_band(shift)
             if band is None:
                 continue
             left, right = max(x(band[0]), LEFT), min(x(band[1]), WIDTH - RIGHT)
-            colour = VERDICT_COLOUR.get(shift.get("verdict") or "", "#cccccc")
-            change = shift.get("change_pct")
-            label = f"{shift.get('id', '')} {shift.get('verdict') or 'change'}"
-            if change is not None:
-                label += f" {change:+.1f}%"
+            colour = VERDICT_COLOUR.get(shift.verdict or "", "#cccccc")
+            label = f"{shift.id} {shift.verdict or 'change'} {fmt_change(shift.change_pct)}"
             parts.append(
-                f'<g class="shift" data-verdict="{escape(str(shift.get("verdict")))}"><title>{escape(label)}</title>'
+                f'<g class="shift" data-verdict="{escape(str(shift.verdict))}"><title>{escape(label)}</title>'
                 f'<rect x="{left:.1f}" y="{TOP}" width="{max(right - left, 3):.1f}" height="{inner_h}" '
                 f'fill="{colour}" fill-opacity="0.16" stroke="{colour}" stroke-opacity="0.5"/>'
                 f'<text x="{(left + right) / 2:.1f}" y="{TOP + inner_h - 8}" text-anchor="middle" fill="{colour}">'
@@ -172,18 +192,18 @@ class _Report:
             f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 6}" text-anchor="end">time ({escape(self.zone_name)})</text>'
         )
         # Code events in range.
-        for event in self.doc["events"]:
-            when = _parse(event["time"])
+        for event in self.timeline.events:
+            when = _moment(event.time)
             if when is None or not (x0 <= when <= x1):
                 continue
             ex = x(when)
-            message = f"{event['id']} {event['kind']}: {event['message']}"
-            brought = [f"+ {_short(c['sha'])} {c['subject']}" for c in event.get("commits", [])]
-            removed = [f"- {_short(c['sha'])} {c['subject']}" for c in event.get("commits_removed", [])]
+            message = f"{event.id} {event.kind}: {event.message}"
+            brought = [f"+ {_short(c.sha)} {c.subject}" for c in event.commits]
+            removed = [f"- {_short(c.sha)} {c.subject}" for c in event.commits_removed]
             title = "\n".join([message, *brought, *removed])
             label = message if len(message) <= 60 else message[:57] + "..."
             parts.append(
-                f'<g class="event" data-event="{escape(event["id"])}"><title>{escape(title)}</title>'
+                f'<g class="event" data-event="{escape(event.id)}"><title>{escape(title)}</title>'
                 f'<line x1="{ex:.1f}" x2="{ex:.1f}" y1="{TOP - 6}" y2="{TOP + inner_h}" stroke="{EVENT_COLOUR}" '
                 f'stroke-width="1.5"/>'
                 f'<text x="{ex + 4:.1f}" y="{TOP + 4}" transform="rotate(90 {ex + 4:.1f} '
@@ -191,21 +211,21 @@ class _Report:
             )
         # Runs: span, min-max range, median point.
         for run, start, end in zip(runs, starts, ends, strict=False):
-            summary = run["metrics"][METRIC]
-            colour = self.colour(run.get("commit"))
-            exact = run.get("attribution") in ("exact", "no-repo")
-            cx, cy = x(start), y(summary["median"])
+            summary = run.metrics[METRIC]
+            colour = self.colour(run.commit)
+            exact = run.attribution in ("exact", "no-repo")
+            cx, cy = x(start), y(summary.median)
             title = (
-                f"{run['id']} {_short(run.get('commit'))} ({run.get('attribution')}): decode median "
-                f"{summary['median']:.1f} {unit}, range {summary['min']:.1f}-{summary['max']:.1f}, n={summary['n']}"
-                f"\n{run['source']}:{run.get('first_line')}-{run.get('last_line')}"
+                f"{run.id} {_short(run.commit)} ({run.attribution}): decode median "
+                f"{summary.median:.1f} {unit}, range {summary.min:.1f}-{summary.max:.1f}, n={summary.n}"
+                f"\n{run.source}:{run.first_line}-{run.last_line}"
             )
             parts.append(
-                f'<g class="run" data-run="{escape(run["id"])}" data-commit="{escape(run.get("commit") or "")}">'
+                f'<g class="run" data-run="{escape(run.id)}" data-commit="{escape(run.commit or "")}">'
                 f"<title>{escape(title)}</title>"
                 f'<line x1="{cx:.1f}" x2="{max(x(end), cx):.1f}" y1="{cy:.1f}" y2="{cy:.1f}" stroke="{colour}" '
                 f'stroke-width="3" stroke-opacity="0.55"/>'
-                f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{y(summary["min"]):.1f}" y2="{y(summary["max"]):.1f}" '
+                f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{y(summary.min):.1f}" y2="{y(summary.max):.1f}" '
                 f'stroke="{colour}" stroke-width="1.5"/>'
                 f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="6" fill="{colour if exact else "#ffffff"}" '
                 f'stroke="{colour}" stroke-width="2.5"/></g>'
@@ -213,11 +233,11 @@ class _Report:
         parts.append("</svg>")
         commits: dict[str | None, None] = {}
         for run in runs:
-            commits.setdefault(run.get("commit"), None)
+            commits.setdefault(run.commit, None)
         legend = "".join(
             '<span><span class="swatch" '
             f'style="background:{self.colour(sha)}"></span><code>{escape(_short(sha))}</code> '
-            f"{escape(self.subjects.get(sha or '', '') if sha else 'no commit known')}</span>"
+            f"{escape(self.subjects.get(sha, '') if sha else 'no commit known')}</span>"
             for sha in commits
         )
         return (
@@ -226,17 +246,17 @@ class _Report:
             "</figure>"
         )
 
-    def _shift_band(self, shift: dict[str, Any]) -> tuple[datetime, datetime] | None:
-        def moments(side: dict[str, Any] | None, key: str) -> list[datetime]:
+    def _shift_band(self, shift: Shift) -> tuple[datetime, datetime] | None:
+        def moments(side: ShiftSide, end: bool) -> list[datetime]:
             found = []
-            for run_id in (side or {}).get("runs", []):
+            for run_id in side.runs:
                 run = self.runs.get(run_id)
-                moment = _parse(run.get(key) or run.get("start")) if run else None
+                moment = _moment((run.end if end else None) or run.start) if run else None
                 if moment is not None:
                     found.append(moment)
             return found
 
-        before, after = moments(shift.get("from"), "end"), moments(shift.get("to"), "start")
+        before, after = moments(shift.from_side, end=True), moments(shift.to_side, end=False)
         if not before or not after:
             return None
         left, right = max(before), min(after)
@@ -246,24 +266,22 @@ class _Report:
 
     def runs_table(self) -> str:
         rows = []
-        for run in self.doc["runs"]:
-            metrics = run.get("metrics", {})
-            decode, accept = metrics.get(METRIC), metrics.get("accept_len")
-            commit = run.get("commit")
+        for run in self.timeline.runs:
+            decode, accept = run.metrics.get(METRIC), run.metrics.get("accept_len")
             rows.append(
                 "<tr>"
-                f"<td>{escape(run['id'])}</td>"
-                f'<td class="t">{_fmt_time(_parse(run.get("start")), self.zone)}</td>'
-                f'<td class="t">{_fmt_time(_parse(run.get("end")), self.zone)}</td>'
+                f"<td>{escape(run.id)}</td>"
+                f'<td class="t">{_fmt_time(_moment(run.start), self.zone)}</td>'
+                f'<td class="t">{_fmt_time(_moment(run.end), self.zone)}</td>'
                 '<td><span class="swatch" '
-                f'style="background:{self.colour(commit)}"></span><code>{_short(commit)}</code></td>'
-                f"<td>{escape(run.get('attribution') or '')}{self._during(run)}</td>"
-                f"<td>{escape(workload_label(run.get('config') or {}))}</td>"
-                f'<td class="num">{_number(decode and decode["median"])}</td>'
-                f'<td class="num">{decode["n"] if decode else ""}</td>'
-                f'<td class="num">{_number(accept and accept["mean"], 2)}</td>'
-                f"<td>{escape(', '.join(run.get('nccl_versions', [])))}</td>"
-                f"<td><code>{escape(run['source'])}:{run.get('first_line')}-{run.get('last_line')}</code></td>"
+                f'style="background:{self.colour(run.commit)}"></span><code>{_short(run.commit)}</code></td>'
+                f"<td>{escape(run.attribution or '')}{self._during(run)}</td>"
+                f"<td>{escape(workload_label(run.config))}</td>"
+                f'<td class="num">{_number(decode.median if decode else None)}</td>'
+                f'<td class="num">{decode.n if decode else ""}</td>'
+                f'<td class="num">{_number(accept.mean if accept else None, 2)}</td>'
+                f"<td>{escape(', '.join(run.nccl_versions))}</td>"
+                f"<td><code>{escape(run.source)}:{run.first_line}-{run.last_line}</code></td>"
                 "</tr>"
             )
         return _table(
@@ -286,71 +304,65 @@ class _Report:
         )
 
     @staticmethod
-    def _during(run: dict[str, Any]) -> str:
+    def _during(run: Run) -> str:
         extra = ""
-        if run.get("events_during"):
-            extra += f'<br><span class="muted">HEAD moved: {escape(", ".join(run["events_during"]))}</span>'
-        if run.get("candidate_commits"):
+        if run.events_during:
+            extra += f'<br><span class="muted">HEAD moved: {escape(", ".join(run.events_during))}</span>'
+        if run.candidate_commits:
             extra += (
                 f'<br><span class="muted">may have run on: '
-                f"{escape(' or '.join(_short(c) for c in run['candidate_commits']))}</span>"
+                f"{escape(' or '.join(_short(c) for c in run.candidate_commits))}</span>"
             )
         return extra
 
     def events_table(self) -> str:
         rows = []
-        for event in self.doc["events"]:
-            if self.shown_events is not None and event["id"] not in self.shown_events:
+        for event in self.timeline.events:
+            if self.shown_events is not None and event.id not in self.shown_events:
                 continue
             commits = "".join(
-                f"<br>{sign} <code>{_short(c['sha'])}</code> {escape(c['subject'])}"
-                for sign, key in (("+", "commits"), ("−", "commits_removed"))
-                for c in event.get(key, [])
+                f"<br>{sign} <code>{_short(c.sha)}</code> {escape(c.subject)}"
+                for sign, listed in (("+", event.commits), ("−", event.commits_removed))
+                for c in listed
             )
             rows.append(
                 "<tr>"
-                f"<td>{escape(event['id'])}</td>"
-                f'<td class="t">{_fmt_time(_parse(event["time"]), self.zone)}</td>'
-                f"<td>{escape(event['kind'])}</td>"
-                f"<td><code>{_short(event['old'])}</code> → <code>{_short(event['new'])}</code></td>"
-                f"<td>{escape(event['message'])}{commits}</td>"
+                f"<td>{escape(event.id)}</td>"
+                f'<td class="t">{_fmt_time(_moment(event.time), self.zone)}</td>'
+                f"<td>{escape(event.kind)}</td>"
+                f"<td><code>{_short(event.old)}</code> → <code>{_short(event.new)}</code></td>"
+                f"<td>{escape(event.message)}{commits}</td>"
                 "</tr>"
             )
-        message = "No code events (no --repo given)." if self.doc.get("repo") is None else "No code events."
+        message = "No code events (no --repo given)." if self.timeline.repo is None else "No code events."
         table = _table("events", ["Event", "Time", "Kind", "Commit", "Message and commits"], rows, message)
         return table + (f'\n<p class="note">{escape(self.events_note)}</p>' if self.events_note else "")
 
     def shifts_table(self) -> str:
         rows = []
-        for shift in self.doc.get("shifts", []):
-            verdict = shift.get("verdict") or ""
-            sides = []
-            for key in ("from", "to"):
-                side = shift.get(key) or {}
-                sides.append(
-                    f"<code>{_short(side.get('commit'))}</code> {_number(side.get('value'))} "
-                    f'<span class="muted">({escape(", ".join(side.get("runs", [])))})</span>'
-                )
+        for shift in self.timeline.shifts:
+            verdict = shift.verdict or ""
+            sides = [
+                f"<code>{_short(side.commit)}</code> {_number(side.value)} "
+                f'<span class="muted">({escape(", ".join(side.runs))})</span>'
+                for side in (shift.from_side, shift.to_side)
+            ]
             confounders = "; ".join(
-                [
-                    c.get("text") or f"{c.get('field')}: {c.get('from')} → {c.get('to')}"
-                    for c in shift.get("confounders", [])
-                ]
-                + [r.get("text", "") for r in shift.get("reruns", [])]
+                [confounder_text(c, knob_linked(self.timeline.culprits, shift, c)) for c in shift.confounders]
+                + [rerun_text(r, shift) for r in shift.reruns]
             )
-            change = shift.get("change_pct")
-            p_value = shift.get("p_value")
+            p_value = shift.p_value
             rows.append(
                 "<tr>"
-                f"<td>{escape(str(shift.get('id', '')))}</td>"
-                f"<td>{escape(str(shift.get('group', '')))}</td>"
-                f"<td>{escape(str(shift.get('metric', '')))}</td>"
+                f"<td>{escape(shift.id)}</td>"
+                f"<td>{escape(shift.group)}</td>"
+                f"<td>{escape(shift.metric)}</td>"
                 f"<td>{sides[0]}</td><td>{sides[1]}</td>"
-                f'<td class="num">{"" if change is None else f"{change:+.1f}%"}</td>'
+                f'<td class="num">{fmt_change(shift.change_pct)}</td>'
                 f'<td class="num">{"" if p_value is None else f"{p_value:.3g}"}</td>'
                 f'<td class="verdict-{escape(verdict)}">{escape(verdict)}'
-                f"{' (single run)' if shift.get('single_run') else ''}</td>"
-                f"<td>{escape(', '.join(shift.get('events', [])))}</td>"
+                f"{' (single run)' if shift.single_run else ''}</td>"
+                f"<td>{escape(', '.join(shift.events))}</td>"
                 f"<td>{escape(confounders)}</td>"
                 "</tr>"
             )
@@ -363,57 +375,55 @@ class _Report:
 
     def suspects_table(self) -> str:
         rows = []
-        for number, culprit in enumerate(self.doc.get("culprits", []), 1):
-            evidence = culprit.get("evidence") or [{"effect": "shown", "text": culprit.get("reason", "")}]
-            reasons = "<br>".join(
-                f"{EFFECT_MARK.get(e.get('effect'), '·')} {escape(e.get('text', ''))}" for e in evidence
-            )
+        for number, culprit in enumerate(self.timeline.culprits, 1):
+            marks = [f"{evidence_mark(e)} {escape(evidence_text(e, culprit, self.shifts))}" for e in culprit.evidence]
+            reasons = "<br>".join(marks) or f"{EFFECT_MARK['shown']} "  # no evidence: a bare mark
             rows.append(
-                f"<tr><td>{number}. {escape(str(culprit.get('likelihood', 'culprit')))}</td>"
-                f"<td>{escape(', '.join(culprit.get('shifts', [])))}</td>"
-                f"<td><code>{_short(culprit.get('sha'))}</code></td>"
-                f"<td>{escape(culprit.get('subject', ''))}</td><td></td>"
+                f"<tr><td>{number}. {escape(culprit.likelihood)}</td>"
+                f"<td>{escape(', '.join(culprit.shifts))}</td>"
+                f"<td><code>{_short(culprit.sha)}</code></td>"
+                f"<td>{escape(culprit.subject)}</td><td></td>"
                 f"<td>{reasons}</td></tr>"
             )
-        for shift in self.doc.get("shifts", []):
-            for suspect in shift.get("suspects", []):
+        for shift in self.timeline.shifts:
+            for suspect in shift.suspects:
+                paths = suspect.paths or []
                 rows.append(
                     "<tr><td>suspect</td>"
-                    f"<td>{escape(str(shift.get('id', '')))}</td>"
-                    f"<td><code>{_short(suspect.get('sha'))}</code></td>"
-                    f"<td>{escape(suspect.get('subject', ''))}</td>"
-                    f"<td>{escape(', '.join(suspect.get('paths', [])[:6]))}"
-                    f"{' ...' if len(suspect.get('paths', [])) > 6 else ''}</td>"
+                    f"<td>{escape(shift.id)}</td>"
+                    f"<td><code>{_short(suspect.sha)}</code></td>"
+                    f"<td>{escape(suspect.subject)}</td>"
+                    f"<td>{escape(', '.join(paths[:6]))}{' ...' if len(paths) > 6 else ''}</td>"
                     f"<td>{escape(self._suspect_note(suspect))}</td></tr>"
                 )
         return _table("suspects", ["", "Shifts", "Commit", "Subject", "Paths", "Reasoning"], rows, "No suspects.")
 
     @staticmethod
-    def _suspect_note(suspect: dict[str, Any]) -> str:
+    def _suspect_note(suspect: Suspect) -> str:
         notes = []
-        if suspect.get("change"):
-            notes.append(f"{suspect['change']} with {suspect.get('event') or 'the move'}")
-        if suspect.get("unlikely"):
+        if suspect.change:
+            notes.append(f"{suspect.change} with {suspect.event or 'the move'}")
+        if suspect.unlikely:
             notes.append(f"unlikely: touches only {HARMLESS}")
-        if suspect.get("cleared"):
-            notes.append(f"cleared: {suspect['cleared']}")
+        if suspect.cleared:
+            notes.append(f"cleared: {clearing_text(suspect.cleared)}")
         return "; ".join(notes)
 
     def warnings_list(self) -> str:
-        warnings = self.doc.get("warnings", [])
+        warnings = self.timeline.warnings
         if not warnings:
             return '<p class="muted">No warnings.</p>'
         items = "".join(
-            f"<li><code>{escape(w['source'])}{'' if w.get('line') is None else ':' + str(w['line'])}</code>: "
-            f"{escape(w['message'])}</li>"
+            f"<li><code>{escape(w.source)}{'' if w.line is None else ':' + str(w.line)}</code>: "
+            f"{escape(w.message)}</li>"
             for w in warnings
         )
         return f'<ul id="warnings">{items}</ul>'
 
     def page(self) -> str:
-        repo = self.doc.get("repo")
+        repo = self.timeline.repo
         where = (
-            f"repository <code>{escape(repo['path'])}</code>, HEAD <code>{_short(repo.get('head'))}</code>"
+            f"repository <code>{escape(repo.path)}</code>, HEAD <code>{_short(repo.head)}</code>"
             if repo
             else "no repository given"
         )
@@ -426,8 +436,9 @@ class _Report:
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>timeline report</title><style>{STYLE}</style></head><body>\n"
-            f'<h1>Timeline</h1><p class="meta">{len(self.doc["runs"])} runs, {len(self.doc["events"])} code events; '
-            f"{where}; times in {escape(self.zone_name)}; generated {escape(self.doc.get('generated_at') or '')}.</p>\n"
+            f'<h1>Timeline</h1><p class="meta">{len(self.timeline.runs)} runs, {len(self.timeline.events)} code '
+            f"events; {where}; times in {escape(self.zone_name)}; generated "
+            f"{escape(iso(self.timeline.generated_at) or '')}.</p>\n"
             f'<h2>Decode throughput over time</h2>\n<section id="charts">{charts}</section>\n'
             f"<h2>Runs</h2>\n{self.runs_table()}\n"
             f"<h2>Code events</h2>\n{self.events_table()}\n"
@@ -512,10 +523,4 @@ def timeline_html(timeline: Timeline, display: tzinfo | None = None, all_events:
     common zone, else in UTC; the code events around the runs (``render.window``), or all."""
     zone, name = _zone(timeline, display)
     window = event_window(timeline, all_events)
-    return _Report(timeline_to_dict(timeline), zone, name, {e.id for e in window.events}, window.note()).page()
-
-
-def document_html(document: dict[str, Any], display: tzinfo | None = None) -> str:
-    """The report from a JSON v1 document already exported (``json.load`` of ``--json FILE``)."""
-    zone = display or timezone.utc
-    return _Report(document, zone, str(display) if display else "UTC").page()
+    return _Report(timeline, zone, name, {e.id for e in window.events}, window.note()).page()
