@@ -11,9 +11,10 @@ from rich.console import Console
 from timeline.builder import build, cache_of
 from timeline.clock import parse_zone
 from timeline.environment import Environment
+from timeline.errors import UsageError
 from timeline.exitcodes import ExitCode
 from timeline.export import write_text_atomic
-from timeline.render.formats import plan_outputs, render_text
+from timeline.render.formats import render_text
 from timeline.render.table import render_timeline, render_warnings
 
 if TYPE_CHECKING:
@@ -120,3 +121,32 @@ class ProgressBar:
         if self.bar is not None:
             self.bar.stop()
             self.bar = None
+
+
+STDOUT_FORMATS = ("table", "json", "csv", "markdown")  # --format
+FILE_OPTIONS = {"json": "--json", "csv": "--csv", "html": "--html"}  # --json FILE, --csv FILE, --html FILE
+
+
+def plan_outputs(fmt: str, files: dict[str, str | None]) -> tuple[str, dict[str, str]]:
+    """What goes to standard output, and which files to write: ``(stdout format, {format: path})``.
+
+    ``files`` maps ``json``/``csv``/``html`` to the path given with ``--json``/``--csv``/``--html``
+    (or None); a path of ``-`` means standard output instead of the table, so it may not clash
+    with another ``-`` or with a ``--format`` other than ``table``.
+    """
+    fmt = fmt.lower()
+    if fmt not in STDOUT_FORMATS:
+        raise UsageError(f"unknown --format {fmt!r} (use one of: {', '.join(STDOUT_FORMATS)})")
+    stdout = fmt
+    claimed_by = None if fmt == "table" else f"--format {fmt}"
+    written: dict[str, str] = {}
+    for kind, path in files.items():
+        if path is None:
+            continue
+        if path != "-":
+            written[kind] = path
+            continue
+        if claimed_by is not None and stdout != kind:
+            raise UsageError(f"{FILE_OPTIONS[kind]} - and {claimed_by} both write to standard output: choose one")
+        stdout, claimed_by = kind, f"{FILE_OPTIONS[kind]} -"
+    return stdout, written
