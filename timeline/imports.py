@@ -42,9 +42,10 @@ from collections.abc import Callable, Collection, Mapping, MutableMapping, Seque
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import NamedTuple
 
-__all__ = ["ChangedLine", "CodeFacts", "DEFAULT_ENTRIES", "Reach", "References", "reachable", "references_of"]
+from timeline.records import ChangedLine
+
+__all__ = ["CodeFacts", "DEFAULT_ENTRIES", "Reach", "References", "reachable", "references_of"]
 
 # The module a server family starts from, by the run kind its log parser gives (parsers/*.py):
 # ``python -m sglang.launch_server``; vLLM's servers (``vllm serve``, the OpenAI API server) all
@@ -73,14 +74,6 @@ _LOADERS = re.compile(rb"import_module|__import__|iter_modules|walk_packages")
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 # A module's references: (imported name, whole package?) pairs, and quoted dotted names.
 References = tuple[tuple[tuple[str, bool], ...], tuple[str, ...]]
-
-
-class ChangedLine(NamedTuple):
-    """One line a commit added (``added``) or removed, in the file at ``path``."""
-
-    path: str
-    added: bool
-    text: str
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import re
 from array import array
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from timeline.columns import SampleRows
 
@@ -124,3 +124,12 @@ def add_message(messages: dict[str, None], message: str) -> None:
     key = message_key(message)
     if key:
         messages[key] = None
+
+
+class ChangedLine(NamedTuple):
+    """One line a commit added (``added``) or removed, in the file at ``path`` (the git module reads
+    them; culprit evidence looks for flags and messages in them)."""
+
+    path: str
+    added: bool
+    text: str

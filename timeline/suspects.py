@@ -37,6 +37,7 @@ from timeline.model import (
     Shift,
     Suspect,
 )
+from timeline.records import ChangedLine
 
 __all__ = [
     "path_kind",
@@ -268,12 +269,6 @@ class _Reach(Protocol):
     def judge(self, path: str) -> bool | None: ...
 
 
-class _ChangedLine(Protocol):
-    path: str
-    added: bool
-    text: str
-
-
 _FLAG_PREFIXES = ("disable_", "enable_", "no_", "use_", "skip_")
 _WORD = re.compile(r"^[a-z][a-z0-9_]{3,}$")
 
@@ -327,7 +322,7 @@ def _names(text: str, word: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", text) is not None
 
 
-def knob_link(confounder: Confounder, suspect: Suspect, changed: Sequence[_ChangedLine] = ()) -> tuple[str, ...]:
+def knob_link(confounder: Confounder, suspect: Suspect, changed: Sequence[ChangedLine] = ()) -> tuple[str, ...]:
     """The suspect's paths that touch the code behind ``confounder``: a path holding its core
     (``custom_all_reduce.py``, ``pynccl.py``) or one of its values as a whole word of a file or
     folder name (``triton_backend.py``, not ``autotune.py``), or a changed line naming the flag
@@ -351,7 +346,7 @@ def knob_link(confounder: Confounder, suspect: Suspect, changed: Sequence[_Chang
 
 
 def changed_what_ran(
-    shift: Shift, suspect: Suspect, changed: Sequence[_ChangedLine] = ()
+    shift: Shift, suspect: Suspect, changed: Sequence[ChangedLine] = ()
 ) -> tuple[str | None, str | None]:
     """What the suspect added that the logs show only on its side of the shift: a server
     argument its added lines name, or a log message one of its added string literals prints

@@ -17,7 +17,8 @@ from timeline.cache import PARSES_MAGIC, REACH_MAGIC, ParseCache
 from timeline.git import code
 from timeline.git.code import read_code
 from timeline.git.objects import ObjectStore, ObjectStoreError
-from timeline.imports import DEFAULT_ENTRIES, ChangedLine, CodeFacts
+from timeline.imports import DEFAULT_ENTRIES, CodeFacts
+from timeline.records import ChangedLine
 
 SGLANG = DEFAULT_ENTRIES["sglang-server"]
 

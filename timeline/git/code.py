@@ -26,7 +26,8 @@ from timeline.git.errors import GitError
 from timeline.git.locate import GitLocation, locate, path_inside
 from timeline.git.objects import MAX_BLOB_BYTES, ObjectStore, ObjectStoreError
 from timeline.git.runner import valid_sha
-from timeline.imports import ChangedLine, CodeFacts, Reach, References, reachable, references_of
+from timeline.imports import CodeFacts, Reach, References, reachable, references_of
+from timeline.records import ChangedLine
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor

@@ -57,8 +57,8 @@ from timeline.git.logformat import (
 from timeline.git.patch import read_changed_lines
 from timeline.git.runner import git_failure, run_safe_git, safe_env, safe_git_command, valid_sha
 from timeline.git.walk import MAX_COMMITS_PER_SIDE, CommitWalk
-from timeline.imports import ChangedLine
 from timeline.model import CommitInfo
+from timeline.records import ChangedLine
 
 __all__ = [
     "ObjectStore",

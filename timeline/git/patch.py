@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from timeline.imports import ChangedLine
+from timeline.records import ChangedLine
 
 __all__ = ["read_changed_lines"]
 
