@@ -303,15 +303,9 @@ SHIFT_LEADING = (
 
 
 def _shift_documents(timeline: Timeline) -> list[dict[str, Any]]:
-    shifts = list(getattr(timeline, "shifts", None) or [])
-    if not shifts:
-        return []
     from timeline import export
 
-    to_dict = getattr(export, "shift_to_dict", None)
-    if to_dict is not None:
-        return [to_dict(shift, timeline.culprits) for shift in shifts]
-    return list(export.timeline_to_dict(timeline).get("shifts", []))
+    return [export.shift_to_dict(shift, timeline.culprits) for shift in timeline.shifts]
 
 
 def shifts_frame(timeline: Timeline) -> pd.DataFrame:

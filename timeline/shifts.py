@@ -224,7 +224,7 @@ def find_shifts(
         labels[key] = unique
 
     shifts: list[Shift] = []
-    quiet: dict[str, set[str]] = {}  # group -> its shifts where nothing moved
+    groups_shifts: list[list[Shift]] = []
     by_run = {run.id: run for run in runs}
     for key, members in groups.items():
         eligible = [r for r in members if _eligible(r)]
@@ -243,11 +243,11 @@ def find_shifts(
         for boundary, shift in zip(boundaries, group_shifts, strict=False):
             if boundary.absorbed_by is not None:
                 shift.notes.absorbed_by = by_index[boundary.absorbed_by].id
-        quiet[labels[key]] = {s.id for b, s in zip(boundaries, group_shifts, strict=False) if b.quiet}
+        groups_shifts.append(group_shifts)
         shifts.extend(group_shifts)
-    _weigh_confounders(shifts, by_run, settings)
-    for group, calm in quiet.items():
-        narrow([s for s in shifts if s.group == group], calm)
+    _weigh_confounders(shifts, by_run, settings)  # across workloads: before narrowing reads the verdicts
+    for group_shifts in groups_shifts:
+        narrow(group_shifts)
     return shifts
 
 

@@ -210,12 +210,12 @@ def _similar(a: float, b: float) -> bool:
     return min(la, lb) >= SIMILAR_SIZE * max(la, lb) > 0
 
 
-def narrow(shifts: Sequence[Shift], quiet: set[str]) -> None:
+def narrow(shifts: Sequence[Shift]) -> None:
     """Mark the suspects of one workload's shifts, in place (docs/shifts.md, section 5).
 
     A commit that arrived with one decisive shift and left with an opposite one of similar size
     gets ``undone_by`` on both (prime); the other suspects of the first shift, still in after the
-    second, are cleared; so is a commit that came or went at a ``quiet`` shift (nothing moved).
+    second, are cleared; so is a commit that came or went at a shift where nothing moved (``quiet``).
     """
     decisive = [s for s in shifts if s.verdict in DECISIVE]
     cleared: dict[tuple[str, str], Clearing] = {}  # (shift id, sha) -> why
@@ -240,7 +240,7 @@ def narrow(shifts: Sequence[Shift], quiet: set[str]) -> None:
                         )
 
     for calm in shifts:
-        if calm.id not in quiet:
+        if not calm.quiet:
             continue
         for suspect in calm.suspects:
             for shift in decisive:
