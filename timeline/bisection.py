@@ -371,11 +371,15 @@ class Bisection:
     bad_values: tuple[float, ...] = ()
     levels: Levels | None = None
     steps: list[Step] = field(default_factory=list)
-    outcome: Outcome = "undecided"
     commits: list[str] = field(default_factory=list)
     why: BisectionWhy | None = None
     failed_end: Level | None = None
     failure: Failure | None = None
+
+    @property
+    def outcome(self) -> Outcome:
+        """What ``why`` comes to: a commit named, a range of them, or nothing."""
+        return {"found": "found", "only-skips-left": "range"}.get(self.why or "", "undecided")  # type: ignore[return-value]
 
     @property
     def found(self) -> str | None:
@@ -481,10 +485,15 @@ def bisect(
         return result
     result.commits = [candidates[i] for i in search.suspects()]
     if len(result.commits) == 1:
-        result.outcome, result.why = "found", "found"
+        result.why = "found"
     else:
-        result.outcome, result.why = "range", "only-skips-left"
+        result.why = "only-skips-left"
     return result
+
+
+def bisect_steps(count: int) -> int:
+    """About how many steps a bisection of ``count`` candidates takes: ceil(log2(count)); none for one."""
+    return math.ceil(math.log2(count)) if count > 1 else 0
 
 
 def _test(

@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any, Protocol, cast
 
+from timeline.bisection import bisect_steps
 from timeline.model import (
     Bisect,
     Clearing,
@@ -197,7 +198,7 @@ def bisect_for(shift: Shift, higher_is_better: bool = True) -> Bisect | None:
     to_is_worse = (shift.change_pct < 0) == higher_is_better
     new_is_worse = to_is_worse if new_is_to else not to_is_worse
     count = len(shift.suspects)
-    steps = max(1, math.ceil(math.log2(count)))
+    steps = bisect_steps(count)
     if new_is_worse:
         command = f"git bisect start {_bisect_sha(new)} {_bisect_sha(old)}"
     else:

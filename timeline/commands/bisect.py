@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import signal
 import subprocess
@@ -20,7 +19,7 @@ from typing import Any, TypeGuard
 
 from rich.console import Console
 
-from timeline.bisection import Bisection, Failure, Level, Levels, Progress, Sample, Step, bisect
+from timeline.bisection import Bisection, Failure, Level, Levels, Progress, Sample, Step, bisect, bisect_steps
 from timeline.errors import TimelineError, UsageError
 from timeline.exitcodes import ExitCode
 from timeline.export import write_text_atomic
@@ -288,7 +287,7 @@ class ProgressPrinter(Progress):
         count = len(result.candidates)
         self._say(
             f"bisecting {count} commits after {older[:12]} up to {newer[:12]} (the first-parent line): "
-            f"about {math.ceil(math.log2(count)) if count > 1 else 0} steps, {result.runs} runs a commit"
+            f"about {bisect_steps(count)} steps, {result.runs} runs a commit"
         )
 
     def end(self, name: str, commit: str, measured: Sample | Failure) -> None:
