@@ -469,6 +469,17 @@ def parse_sources() -> list[Path]:
     return [*sorted(Path(parsers.__file__).resolve().parent.glob("*.py")), here / "records.py", here / "columns.py"]
 
 
+def sources_digest(sources: list[Path]) -> str:
+    """A short digest of source files' names and bytes: what a cache entry's code version holds,
+    so that any change to the code that made an entry makes it a miss."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    return digest.hexdigest()[:24]
+
+
 def code_version() -> str:
     """What parsed an entry: the package version, a digest of the sources that make a parse (the
     ``parsers`` package and the record modules it pickles: any change, even without a new
@@ -476,12 +487,8 @@ def code_version() -> str:
     raw doubles)."""
     global _CODE_VERSION
     if _CODE_VERSION is None:
-        import hashlib
-
         from timeline import __version__
 
-        digest = hashlib.sha256()
-        for source in parse_sources():
-            digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
-        _CODE_VERSION = f"{__version__}/{digest.hexdigest()[:24]}/{sys.implementation.cache_tag}/{sys.byteorder}"
+        digest = sources_digest(parse_sources())
+        _CODE_VERSION = f"{__version__}/{digest}/{sys.implementation.cache_tag}/{sys.byteorder}"
     return _CODE_VERSION

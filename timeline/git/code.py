@@ -15,11 +15,11 @@ has many files, is parsed in worker processes, one a core.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from timeline.git.errors import GitError
@@ -118,7 +118,7 @@ def _version_reach(
     """``version``'s ``Reach``, from the cache when it holds it, else walked (and kept in the
     cache when settled); and whether it was stored."""
     key = _reach_key(version, entries, max_blob_bytes) if cache is not None else None
-    found = _reach_from_json(cache.load_reach(key), entries) if cache and key else None
+    found = _reach_from_json(cache.load_reach(key), entries) if cache is not None and key else None
     stored = False
     if found is None:
         found, settled = _reach(store, blobs, version, entries, problems, parser, tables)
@@ -231,13 +231,11 @@ def _walk_version() -> str:
     global _WALK_VERSION
     if _WALK_VERSION is None:
         from timeline import imports
+        from timeline.cache import sources_digest
         from timeline.git import objects
 
-        digest = hashlib.sha256()
-        for module in (imports.__file__, objects.__file__, __file__):
-            with open(module, "rb") as f:
-                digest.update(f.read() + b"\0")
-        _WALK_VERSION = f"{digest.hexdigest()[:24]}/{sys.implementation.cache_tag}"
+        digest = sources_digest([Path(m) for m in (imports.__file__, objects.__file__, __file__)])
+        _WALK_VERSION = f"{digest}/{sys.implementation.cache_tag}"
     return _WALK_VERSION
 
 
@@ -319,21 +317,25 @@ class _ParseTables:
         self.stored = False
 
     def load_nearest(self, version: str) -> None:
+        if version in self.tables or self._load(version):
+            return  # its own table: no need to list its ancestors
         try:
             ancestors = self.store.ancestors(version, ANCESTORS_SEARCHED)
         except ObjectStoreError:
-            ancestors = [version]  # a shallow or damaged history: the version's own table still
+            return  # a shallow or damaged history: no table but its own, missing
         for sha in ancestors:
-            if sha in self.tables:
-                return  # in the memo already
-            key = _parses_key(sha)
-            if key is None:
-                return
-            table = _parses_from_json(self.cache.load_parses(key), self.store.sha_length)
-            if table is not None:
-                self.tables[sha] = table
-                self.memo.update(table)
-                return
+            if sha != version and (sha in self.tables or self._load(sha)):
+                return  # in the memo
+
+    def _load(self, sha: str) -> bool:
+        """Read ``sha``'s table from the cache into the memo; whether there was one."""
+        key = _parses_key(sha)
+        table = _parses_from_json(self.cache.load_parses(key), self.store.sha_length) if key else None
+        if table is None:
+            return False
+        self.tables[sha] = table
+        self.memo.update(table)
+        return True
 
     def store_table(self, version: str, files: dict[str, str]) -> None:
         ids = set(files.values())

@@ -330,7 +330,7 @@ def _read_head_log(logs, head: HeadState, diags: list[Diagnostic]) -> _HeadLog:
     )
     if not head_entries and branch_entries and branch is not None:  # (branch_entries: read for branch)
         log.source, log.ref, log.entries, log.fallback = logs.source(branch), branch, branch_entries, True
-        diags[:] = [x for x in diags if not (x.source == head_source and x.code == "no-reflog")]
+        _drop_missing_log(diags, head_source)
         state = "empty" if head_entries is not None else "unreadable (see above)" if refused else "missing"
         diags.append(
             Diagnostic(
@@ -387,13 +387,18 @@ def _with_branch_moves(
     return events
 
 
+def _drop_missing_log(diags: list[Diagnostic], source: str) -> None:
+    """Forget that ``source`` has no reflog file: something else stands in for it."""
+    diags[:] = [x for x in diags if not (x.source == source and x.code == "no-reflog")]
+
+
 def _approximation(
     loc: GitLocation, head: HeadState, head_source: str, diags: list[Diagnostic]
 ) -> tuple[list[CodeEvent], list[CodeEvent]]:
     """No reflog at all: ``approximation.approximate_events``, which stand in for the missing log."""
     events, context = approximate_events(loc, head, diags)
     if events or context:
-        diags[:] = [x for x in diags if not (x.source == head_source and x.code == "no-reflog")]
+        _drop_missing_log(diags, head_source)
     return events, context
 
 
