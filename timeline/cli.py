@@ -24,15 +24,12 @@ def _consoles() -> tuple[Console, Console]:
     return Console(file=sys.stdout, highlight=False), Console(file=sys.stderr, highlight=False)
 
 
-# The library names parameters by their Python names (UsageError.option); the CLI says the flag.
-_FLAGS = {"log_tz": "--log-tz"}
-
-
 def _fail(error: TimelineError) -> typer.Exit:
     code = ExitCode.USAGE if isinstance(error, UsageError) else ExitCode.ERROR
     message = str(error)
     if isinstance(error, UsageError) and error.option is not None:
-        message = error.subject_as(_FLAGS.get(error.option, error.option))
+        # the library names a parameter by its Python name; every option is that name as a flag
+        message = error.subject_as("--" + error.option.replace("_", "-"))
     print(f"timeline: error: {message}", file=sys.stderr)
     return typer.Exit(int(code))
 
