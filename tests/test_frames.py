@@ -133,27 +133,28 @@ def test_shifts_frame_matches_the_json_shifts(story, timeline_build):
     assert regression["change_pct"] < -5
 
 
-def test_shifts_frame_flattens_the_json_shifts(story, timeline_build, monkeypatch):
-    from timeline import export
+def test_shifts_frame_reads_the_model(story, timeline_build, monkeypatch):
+    from timeline.model import Confounder, Shift, ShiftSide, Suspect
 
     repo, logs = story
     built = timeline_build(logs, repo=repo.path)
-    shift = {
-        "id": "s1",
-        "group": "Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3",
-        "metric": "decode_throughput",
-        "from": {"commit": repo.shas["c2"], "runs": ["r1"], "value": 100.0},
-        "to": {"commit": repo.shas["c5"], "runs": ["r2"], "value": 90.0},
-        "change_pct": -10.0,
-        "p_value": 0.001,
-        "verdict": "regression",
-        "single_run": True,
-        "events": ["e2"],
-        "suspects": [{"sha": repo.shas["c5"], "subject": "c5", "paths": ["changes/c5.txt"], "unlikely": False}],
-        "confounders": [],
-    }
-    monkeypatch.setattr(built, "shifts", [shift], raising=False)
-    monkeypatch.setattr(export, "shift_to_dict", lambda s, culprits=(): s, raising=False)
+    shift = Shift(
+        id="s1",
+        group="Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3",
+        metric="decode_throughput",
+        unit="tok/s",
+        from_side=ShiftSide(repo.shas["c2"], ["r1"], 100.0, [repo.shas["c2"]]),
+        to_side=ShiftSide(repo.shas["c5"], ["r2"], 90.0),
+        change_pct=-10.0,
+        p_value=0.001,
+        verdict="regression",
+        method="line-spread",
+        single_run=True,
+        events=["e2"],
+        suspects=[Suspect(repo.shas["c5"], "c5", "arrived", "e2", paths=["changes/c5.txt"])],
+        confounders=[Confounder("nccl_version", "2.27.5", float("inf"))],
+    )
+    monkeypatch.setattr(built, "shifts", [shift])
     frame = shifts_frame(built)
     row = frame.iloc[0]
     assert (row["id"], row["verdict"], row["from_commit"], row["to_commit"]) == (
@@ -163,6 +164,8 @@ def test_shifts_frame_flattens_the_json_shifts(story, timeline_build, monkeypatc
         repo.shas["c5"],
     )
     assert row["from_runs"] == ["r1"] and row["suspects"] == [repo.shas["c5"]] and row["n_suspects"] == 1
+    assert row["from_commits"] == [repo.shas["c2"]] and row["to_commits"] == []
+    assert row["confounders"] == [{"field": "nccl_version", "from": "2.27.5", "to": "inf"}]
     assert frame["change_pct"].dtype == "float64" and frame["single_run"].dtype == "boolean"
     assert isinstance(frame["verdict"].dtype, pd.CategoricalDtype)
 

@@ -26,6 +26,8 @@ ANALYSIS = (
     "timeline.clock",
     "timeline.workload",
 )
+# The outputs that flatten runs, events and shifts into plain values (timeline.render.plain).
+FLATTENING_OUTPUTS = ("timeline.render.csv", "timeline.export", "timeline.frames")
 FAMILIES = ("timeline.parsers.sglang", "timeline.parsers.vllm", "timeline.parsers.bench")
 
 # (what the rule says, the modules it binds, the modules they must not import)
@@ -92,6 +94,14 @@ CONTRACTS = [
         "outputs read the model, never git or the command line",
         OUTPUTS,
         ("timeline.git", "timeline.builder", *COMMAND_LINE),
+    ),
+    *(
+        (
+            "the CSV, the JSON and the frames share timeline.render.plain, never each other",
+            (output,),
+            tuple(other for other in FLATTENING_OUTPUTS if other != output),
+        )
+        for output in FLATTENING_OUTPUTS
     ),
 ]
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from timeline.clock import iso, steady_offset
 from timeline.columns import SampleBatch
-from timeline.model import CodeEvent, Culprit, RepoInfo, Run, Shift, ShiftSide, Timeline
+from timeline.model import CodeEvent, Culprit, RepoInfo, Run, Shift, Timeline
+from timeline.render.plain import confounder_values, event_values, json_safe, side_values
 from timeline.render.wording import (
     clearing_text,
     confounder_text,
@@ -68,36 +69,17 @@ def repo_to_dict(repo: RepoInfo) -> dict[str, Any]:
 
 
 def event_to_dict(event: CodeEvent) -> dict[str, Any]:
-    def commit_to_dict(commit) -> dict[str, Any]:
-        return {
-            "sha": commit.sha,
-            "subject": commit.subject,
-            "author": commit.author,
-            "author_email": commit.author_email,
-            "author_date": iso(commit.author_date),
-            "committer_date": iso(commit.committer_date),
-            "paths": None if commit.paths is None else list(commit.paths),
-        }
+    document = event_values(event)
+    document["time"] = iso(event.time)
+    for key in ("commits", "commits_removed"):
+        document[key] = [_commit_to_dict(c) for c in document[key]]
+    return document
 
-    return {
-        "id": event.id,
-        "time": iso(event.time),
-        "ref": event.ref,
-        "kind": event.kind,
-        "message": event.message,
-        "old": event.old,
-        "new": event.new,
-        "changes_commit": event.changes_commit,
-        "commits": [commit_to_dict(c) for c in event.commits],
-        "commits_removed": [commit_to_dict(c) for c in event.commits_removed],
-        "source": event.source,
-        "line": event.line,
-        "files_may_differ": event.files_may_differ,
-        "approximate": event.approximate,
-        "detail": event.detail,
-        "note": event.note,
-        "old_inferred": event.old_inferred,
-    }
+
+def _commit_to_dict(values: dict[str, Any]) -> dict[str, Any]:
+    values["author_date"] = iso(values["author_date"])
+    values["committer_date"] = iso(values["committer_date"])
+    return values
 
 
 def run_to_dict(run: Run, *, samples: bool = True) -> dict[str, Any]:
@@ -132,16 +114,13 @@ def shift_to_dict(shift: Shift, culprits: Sequence[Culprit] = ()) -> dict[str, A
     """One shift (docs/json-v1.md, "shifts[]"); ``culprits`` say which suspects touch the code
     behind each confounder."""
 
-    def side(s: ShiftSide) -> dict[str, Any]:
-        return {"commit": s.commit, "runs": list(s.runs), "value": s.value, "commits": list(s.commits)}
-
     return {
         "id": shift.id,
         "group": shift.group,
         "metric": shift.metric,
         "unit": shift.unit,
-        "from": side(shift.from_side),
-        "to": side(shift.to_side),
+        "from": side_values(shift.from_side),
+        "to": side_values(shift.to_side),
         "change_pct": shift.change_pct,
         "p_value": shift.p_value,
         "method": shift.method,
@@ -165,13 +144,7 @@ def shift_to_dict(shift: Shift, culprits: Sequence[Culprit] = ()) -> dict[str, A
             for s in shift.suspects
         ],
         "confounders": [
-            {
-                "field": c.field,
-                "from": json_safe(c.from_value),
-                "to": json_safe(c.to_value),
-                "linked": list(linked),
-                "text": confounder_text(c, linked),
-            }
+            {**confounder_values(c), "linked": list(linked), "text": confounder_text(c, linked)}
             for c, linked in ((c, knob_linked(culprits, shift, c)) for c in shift.confounders)
         ],
         "measured": shift.measured,
@@ -211,19 +184,6 @@ def culprit_to_dict(culprit: Culprit, shifts: dict[str, Shift]) -> dict[str, Any
             for e in culprit.evidence
         ],
     }
-
-
-def json_safe(value: Any) -> Any:
-    """Plain JSON values: datetimes as ISO-8601, non-finite floats as their repr ("inf", "nan")."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if isinstance(value, datetime):
-        return iso(value)
-    return value
 
 
 def _plain_column(kind: str, values: list[Any]) -> list[Any]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from timeline.errors import TimelineError
 from timeline.model import Timeline
+from timeline.render import plain
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -108,12 +109,10 @@ def runs_frame(timeline: Timeline) -> pd.DataFrame:
 
     ``start``/``end`` are UTC; ``events_during`` and ``nccl_versions`` are lists.
     """
-    from timeline.render import csv as csv_render
-
-    names = csv_render.metric_names(timeline)
-    rows = [csv_render.run_record(run, names) for run in timeline.runs]
-    metric_columns = [f"{m}_{s}" for m in names for s in csv_render.STATS]
-    columns = csv_render.columns(timeline)
+    names = plain.metric_names(timeline)
+    rows = [plain.run_record(run, names) for run in timeline.runs]
+    metric_columns = [f"{m}_{s}" for m in names for s in plain.STATS]
+    columns = plain.run_columns(timeline)
     counts = [c for c in metric_columns if c.endswith("_n")]
     config_ints = (
         "tp_size",
@@ -225,7 +224,7 @@ def samples_frame(timeline: Timeline) -> pd.DataFrame:
 
 # --- events -----------------------------------------------------------------------------------
 
-EVENT_LEADING = (
+EVENT_COLUMNS = (
     "id",
     "time",
     "kind",
@@ -240,6 +239,11 @@ EVENT_LEADING = (
     "commits_removed",
     "source",
     "line",
+    "files_may_differ",
+    "approximate",
+    "detail",
+    "note",
+    "old_inferred",
 )
 
 
@@ -247,54 +251,48 @@ def events_frame(timeline: Timeline) -> pd.DataFrame:
     """One row per code event (a move of HEAD), in reflog order.
 
     ``commits`` / ``commits_removed`` are lists of full shas (newest first), with their counts in
-    ``n_commits`` / ``n_commits_removed``; any other field of the JSON event comes after.
+    ``n_commits`` / ``n_commits_removed``; the flags and notes of the JSON event come after.
     """
-    from timeline.export import event_to_dict
-
     rows: list[dict[str, Any]] = []
-    extra: dict[str, None] = {}
     for event in timeline.events:
-        document = event_to_dict(event)
-        row: dict[str, Any] = {}
-        for key, value in document.items():
-            if key in ("commits", "commits_removed"):
-                row[key] = [c["sha"] for c in value]
-                row[f"n_{key}"] = len(value)
-            elif key == "time":
-                row[key] = event.time
-            else:
-                row[key] = value
-                if key not in EVENT_LEADING:
-                    extra.setdefault(key, None)
+        row = plain.event_values(event)
+        row["time"] = plain.utc(event.time)
+        for key in ("commits", "commits_removed"):
+            row[f"n_{key}"] = len(row[key])
+            row[key] = [commit["sha"] for commit in row[key]]
         rows.append(row)
     return _frame(
-        _by_column(rows, [*EVENT_LEADING, *extra]),
+        _by_column(rows, EVENT_COLUMNS),
         times=("time",),
-        categories=("kind", "ref"),
+        categories=("kind", "ref", "detail"),
         ints=("n_commits", "n_commits_removed", "line"),
-        bools=("changes_commit",),
-        strings=("id", "message", "old", "new", "source"),
-        infer=tuple(extra),
+        bools=("changes_commit", "files_may_differ", "approximate", "old_inferred"),
+        strings=("id", "message", "old", "new", "source", "note"),
         lists=("commits", "commits_removed"),
     )
 
 
 # --- shifts -----------------------------------------------------------------------------------
 
-SHIFT_LEADING = (
+SHIFT_COLUMNS = (
     "id",
     "group",
     "metric",
+    "unit",
     "verdict",
+    "measured",
     "change_pct",
     "p_value",
+    "method",
     "single_run",
     "from_commit",
     "from_value",
     "from_runs",
+    "from_commits",
     "to_commit",
     "to_value",
     "to_runs",
+    "to_commits",
     "events",
     "n_suspects",
     "suspects",
@@ -302,45 +300,41 @@ SHIFT_LEADING = (
 )
 
 
-def _shift_documents(timeline: Timeline) -> list[dict[str, Any]]:
-    from timeline import export
-
-    return [export.shift_to_dict(shift, timeline.culprits) for shift in timeline.shifts]
-
-
 def shifts_frame(timeline: Timeline) -> pd.DataFrame:
     """One row per throughput shift between two versions of a workload group (JSON ``shifts``).
 
-    ``from`` / ``to`` are flattened to ``from_commit``, ``from_value``, ``from_runs`` (run ids) and
-    the same for ``to_``; ``suspects`` is the list of suspect shas (``n_suspects`` their count);
-    ``confounders`` stays a list of ``{"field", "from", "to"}``. Empty, with these columns, when
-    the timeline has no shifts.
+    ``from`` / ``to`` are flattened to ``from_commit``, ``from_value``, ``from_runs`` (run ids),
+    ``from_commits`` (the versions pooled) and the same for ``to_``; ``suspects`` is the list of
+    suspect shas (``n_suspects`` their count); ``confounders`` a list of ``{"field", "from", "to"}``.
+    Empty, with these columns, when the timeline has no shifts.
     """
     rows: list[dict[str, Any]] = []
-    extra: dict[str, None] = {}
-    for document in _shift_documents(timeline):
-        row: dict[str, Any] = {}
-        for key, value in document.items():
-            if key in ("from", "to") and isinstance(value, dict):
-                for sub, item in value.items():
-                    row[f"{key}_{sub}"] = item
-                    if f"{key}_{sub}" not in SHIFT_LEADING:
-                        extra.setdefault(f"{key}_{sub}", None)
-            elif key == "suspects":
-                row[key] = [s.get("sha") if isinstance(s, dict) else s for s in value or []]
-                row["n_suspects"] = len(value or [])
-            else:
-                row[key] = value
-                if key not in SHIFT_LEADING:
-                    extra.setdefault(key, None)
+    for shift in timeline.shifts:
+        row: dict[str, Any] = {
+            "id": shift.id,
+            "group": shift.group,
+            "metric": shift.metric,
+            "unit": shift.unit,
+            "verdict": shift.verdict,
+            "measured": shift.measured,
+            "change_pct": shift.change_pct,
+            "p_value": shift.p_value,
+            "method": shift.method,
+            "single_run": shift.single_run,
+            "events": list(shift.events),
+            "n_suspects": len(shift.suspects),
+            "suspects": [suspect.sha for suspect in shift.suspects],
+            "confounders": [plain.confounder_values(c) for c in shift.confounders],
+        }
+        for name, side in (("from", shift.from_side), ("to", shift.to_side)):
+            row.update({f"{name}_{key}": value for key, value in plain.side_values(side).items()})
         rows.append(row)
     return _frame(
-        _by_column(rows, [*SHIFT_LEADING, *extra]),
-        categories=("group", "metric", "verdict", "from_commit", "to_commit"),
+        _by_column(rows, SHIFT_COLUMNS),
+        categories=("group", "metric", "unit", "verdict", "measured", "method", "from_commit", "to_commit"),
         floats=("change_pct", "p_value", "from_value", "to_value"),
         ints=("n_suspects",),
         bools=("single_run",),
         strings=("id",),
-        infer=tuple(extra),
-        lists=("from_runs", "to_runs", "events", "suspects", "confounders"),
+        lists=("from_runs", "from_commits", "to_runs", "to_commits", "events", "suspects", "confounders"),
     )
