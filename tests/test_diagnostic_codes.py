@@ -220,3 +220,74 @@ def test_nothing_decides_by_the_wording_of_a_message():
     allowed = {ROOT / "timeline" / "git" / "classify.py"}
     sources = [p for folder in ("timeline", "parsers") for p in sorted((ROOT / folder).rglob("*.py"))]
     assert [hit for p in sources if p not in allowed for hit in _message_tests(p)] == []
+
+
+def test_the_command_line_adds_its_flag_by_code_not_by_message():
+    import io
+
+    from rich.console import Console
+
+    from timeline.commands.build import FLAG_HINTS
+    from timeline.model import Timeline
+    from timeline.render.table import render_warnings
+
+    warnings = [
+        Diagnostic("a.log", None, REWORDED, "zone-inferred"),
+        Diagnostic("b.log", 3, "no zone given: inferred UTC+01:00 from the file's mtime"),  # code "other"
+        Diagnostic("repo", None, REWORDED, "entry-not-found"),
+    ]
+    built = Timeline(datetime(2026, 3, 2, tzinfo=timezone.utc), "UTC", "flag", None, [], [], warnings)
+    stream = io.StringIO()
+    render_warnings(built, Console(file=stream), FLAG_HINTS)
+    assert stream.getvalue().splitlines() == [
+        f"warning: a.log: {REWORDED} (--log-tz sets it)",
+        "warning: b.log:3: no zone given: inferred UTC+01:00 from the file's mtime",
+        f"warning: repo: {REWORDED} (--entry names the server's)",
+    ]
+
+
+def test_a_missing_entry_module_is_coded_and_said_with_its_flag(tmp_path, reflog_repo, timeline_build):
+    from typer.testing import CliRunner
+
+    from timeline.cli import app
+    from timeline.scenario import Launch, write_sglang_log
+
+    at = lambda hour: datetime(2026, 3, 2, hour, tzinfo=timezone.utc)  # noqa: E731
+    repo = reflog_repo([("clone", at(9), 2), ("pull", at(12), 3)])  # a checkout with no sglang package
+    logs = tmp_path / "logs"
+    write_sglang_log(logs / "a.log", [Launch(datetime(2026, 3, 2, 10), 10, 94.0)], seed=1)
+    write_sglang_log(logs / "b.log", [Launch(datetime(2026, 3, 2, 13), 10, 60.0)], seed=2)
+    built = timeline_build(logs, repo=repo.path)
+    lacking = [w for w in built.warnings if w.code == "entry-not-found"]
+    assert len(lacking) == 1 and lacking[0].message.endswith("; imports not judged")
+    result = CliRunner().invoke(app, ["build", str(logs), "--repo", str(repo.path), "--log-tz", "UTC"])
+    assert f"warning: {lacking[0]} (--entry names the server's)\n" in result.stderr
+
+
+def test_the_library_names_no_flag_in_a_diagnostic():
+    """A ``Diagnostic(...)`` built outside the command line names none of its flags."""
+    import typer
+
+    from timeline.cli import app
+
+    group = typer.main.get_command(app)
+    flags = {
+        option
+        for command in group.commands.values()  # type: ignore[attr-defined]
+        for param in command.params
+        for option in param.opts
+        if option.startswith("--")
+    }
+    assert {"--log-tz", "--entry"} <= flags
+    command_line = {ROOT / "timeline" / "cli.py", *(ROOT / "timeline" / "commands").rglob("*.py")}
+    found = []
+    for path in [p for folder in ("timeline", "parsers") for p in sorted((ROOT / folder).rglob("*.py"))]:
+        if path in command_line:
+            continue
+        for node in ast.walk(ast.parse(path.read_bytes())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Diagnostic":
+                texts = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+                found += [
+                    f"{path.relative_to(ROOT)}:{node.lineno} {flag}" for flag in flags if any(flag in t for t in texts)
+                ]
+    assert found == []

@@ -85,9 +85,10 @@ def test_berlin_logs_without_log_tz_get_the_zone_from_mtime_and_say_so(berlin_st
     assert {(r["tz"], r["tz_source"]) for r in runs.values()} == {("UTC+01:00", "inferred-mtime")}
     assert datetime.fromisoformat(runs["before.log"]["start"]) == datetime(2026, 3, 2, 16, 42, tzinfo=timezone.utc)
     said = [w["message"] for w in document["warnings"] if Path(w["source"]).name == "before.log"]
-    assert "no --log-tz: inferred UTC+01:00 from the file's mtime" in said
-    table = runner.invoke(app, ["build", str(logs), "--repo", str(checkout)]).stdout
-    assert "log zone UTC+01:00 (inferred" in table
+    assert "no zone given: inferred UTC+01:00 from the file's mtime" in said  # the library names no flag
+    result = runner.invoke(app, ["build", str(logs), "--repo", str(checkout)])
+    assert "log zone UTC+01:00 (inferred" in result.stdout
+    assert "no zone given: inferred UTC+01:00 from the file's mtime (--log-tz sets it)" in result.stderr
 
 
 def test_without_mtime_agreement_the_machine_zone_is_assumed_and_said(berlin_story):
@@ -106,7 +107,12 @@ def test_inferred_zone_disagreeing_with_the_reflog_is_said(tmp_path, git_script,
         tmp_path / "logs" / "a.log", Launch(datetime(2026, 3, 2, 15, 0), 5, 90.0), ZoneInfo("Asia/Kolkata")
     )
     document = build_json(str(tmp_path / "logs"), "--repo", str(checkout))
-    assert any("differs from the reflog's offsets" in w["message"] for w in document["warnings"])
+    assert any(
+        "differs from the reflog's offsets" in w["message"] and "--log-tz" not in w["message"]
+        for w in document["warnings"]
+    )
+    result = runner.invoke(app, ["build", str(tmp_path / "logs"), "--repo", str(checkout)])
+    assert "differs from the reflog's offsets around that time (+00:00) (check --log-tz)" in result.stderr
 
 
 def test_zones_by_pattern(tmp_path, git_script):

@@ -222,6 +222,16 @@ def _shifts_and_culprits(
         commits = sorted({x.sha for s in compared for x in s.suspects if x.cleared is None})
         code = read_code(repo, versions, commits, entries, cache=cache)
         warnings.extend(Diagnostic(os.fspath(repo), None, problem) for problem in code.problems)
+        lacking = [version[:12] for version, found in code.reach.items() if not found.entries_found]
+        if lacking:  # one line for all: a checkout of another project lacks it in every version
+            warnings.append(
+                Diagnostic(
+                    os.fspath(repo),
+                    None,
+                    f"no entry module ({', '.join(entries)}) found in {', '.join(lacking)}; imports not judged",
+                    "entry-not-found",
+                )
+            )
     return shifts, rank_culprits(shifts, code)
 
 
@@ -349,7 +359,9 @@ def _zone_of(policy: ZonePolicy, source: str, path: Path, parsed: list[ParsedRun
         mtime = None
     zone = policy.zone_for(source, last_wall, mtime)
     if zone.source == "inferred-mtime":
-        warnings.append(Diagnostic(source, None, f"no --log-tz: inferred {zone.name} from the file's mtime"))
+        warnings.append(
+            Diagnostic(source, None, f"no zone given: inferred {zone.name} from the file's mtime", "zone-inferred")
+        )
         disagreeing = _reflog_offsets_near(events, last_wall, zone)
         if disagreeing:
             warnings.append(
@@ -358,8 +370,9 @@ def _zone_of(policy: ZonePolicy, source: str, path: Path, parsed: list[ParsedRun
                     None,
                     (
                         f"the inferred zone {zone.name} differs from the reflog's offsets around that time "
-                        f"({', '.join(sorted(disagreeing))}); check --log-tz"
+                        f"({', '.join(sorted(disagreeing))})"
                     ),
+                    "zone-unlike-reflog",
                 )
             )
     elif zone.source == "machine-local" and last_wall is not None and last_wall.tzinfo is None:
@@ -368,9 +381,10 @@ def _zone_of(policy: ZonePolicy, source: str, path: Path, parsed: list[ParsedRun
                 source,
                 None,
                 (
-                    f"no --log-tz, and the file's mtime does not match its last line: "
+                    f"no zone given, and the file's mtime does not match its last line: "
                     f"times read in this machine's zone, {zone.name}"
                 ),
+                "zone-machine",
             )
         )
     return zone

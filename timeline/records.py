@@ -29,6 +29,10 @@ DiagnosticCode = Literal[
     "reflog-unreadable",  # a reflog file refused (symlink, FIFO, outside the git dir) or unreadable
     "reflog-damaged-line",  # a reflog line skipped, cut, glued or oddly terminated
     "reflog-chain-gap",  # a reflog entry does not start where the one before it ended
+    "zone-inferred",  # no zone given for a log: inferred from its mtime
+    "zone-unlike-reflog",  # a log's inferred zone differs from the reflog's offsets around that time
+    "zone-machine",  # no zone given and none inferred: the log read in this machine's zone
+    "entry-not-found",  # the server's entry module is not in a version: its imports not judged
 ]
 """What a ``Diagnostic`` is about, for the code that acts on it (never on its message)."""
 

@@ -14,6 +14,7 @@ from timeline.environment import Environment
 from timeline.errors import UsageError
 from timeline.exitcodes import ExitCode
 from timeline.export import write_text_atomic
+from timeline.records import DiagnosticCode
 from timeline.render.formats import render_text
 from timeline.render.table import render_timeline, render_warnings
 
@@ -68,7 +69,7 @@ def run(
         render_timeline(timeline, out, display, all_events)
     else:
         write_text_atomic("-", render_text(timeline, to_stdout, display, all_events))
-    render_warnings(timeline, err)
+    render_warnings(timeline, err, FLAG_HINTS)
     if parse_cache is not None and parse_cache.problem:  # about this machine, not the logs: not in the JSON
         err.print(
             f"warning: {parse_cache.problem} (--no-cache to skip it)", markup=False, highlight=False, soft_wrap=True
@@ -78,6 +79,13 @@ def run(
     return ExitCode.OK
 
 
+# The flag that settles a kind of warning, said after it on stderr (the library names no flag).
+FLAG_HINTS: dict[DiagnosticCode, str] = {
+    "zone-inferred": "--log-tz sets it",
+    "zone-unlike-reflog": "check --log-tz",
+    "zone-machine": "--log-tz sets it",
+    "entry-not-found": "--entry names the server's",
+}
 LARGE_INPUT_BYTES = 64 << 20  # inputs this large (in all) get a progress bar
 
 

@@ -93,7 +93,6 @@ def read_code(
                     if found is not None:
                         _tell_unknown(found, version, problems)
                         reach[version] = found
-            _tell_lacking(reach, entries, problems)
             changes = _changes(store, [c for c in dict.fromkeys(commits) if c in present], problems)
     except ObjectStoreError as exc:
         problems.append(f"code facts unavailable: {exc}")
@@ -125,15 +124,6 @@ def _version_reach(
         if cache and key and found is not None and settled:
             stored = cache.store_reach(key, _reach_json(found))
     return found, stored
-
-
-def _tell_lacking(reach: dict[str, Reach], entries: Sequence[str], problems: list[str]) -> None:
-    lacking = [v[:12] for v, found in reach.items() if not found.entries_found]
-    if lacking:  # one line for all: a checkout of another project lacks it in every version
-        problems.append(
-            f"no entry module ({', '.join(entries)}) found in {', '.join(lacking)}; "
-            "imports not judged (--entry names the server's)"
-        )
 
 
 def _commits_present(store: ObjectStore, shas: list[str], problems: list[str]) -> set[str]:

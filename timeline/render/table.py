@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, tzinfo
 
 from rich.console import Console
@@ -11,6 +12,7 @@ from rich.text import Text
 from timeline.clock import parse_zone
 from timeline.errors import UsageError
 from timeline.model import CodeEvent, Run, Timeline, is_zero_sha
+from timeline.records import DiagnosticCode
 from timeline.render.window import event_window
 from timeline.workload import workload_label
 
@@ -181,9 +183,16 @@ def render_timeline(
         console.print("No --repo given: runs are listed without commits.", style="dim")
 
 
-def render_warnings(timeline: Timeline, console: Console) -> None:
+def render_warnings(timeline: Timeline, console: Console, hints: Mapping[DiagnosticCode, str] | None = None) -> None:
     """One line per warning, never wrapped: tools grep them by file name. Written as plain text
-    (``console.print`` took 0.3 ms a line: a thousand logs' warnings, 0.3 s)."""
+    (``console.print`` took 0.3 ms a line: a thousand logs' warnings, 0.3 s). ``hints``: what the
+    caller's user can do about a kind of warning (the command line's flag), by ``Diagnostic.code``."""
+    hints = hints or {}
     if timeline.warnings:
-        console.file.write("".join(f"warning: {warning}\n" for warning in timeline.warnings))
+        console.file.write(
+            "".join(
+                f"warning: {warning}{f' ({hints[warning.code]})' if warning.code in hints else ''}\n"
+                for warning in timeline.warnings
+            )
+        )
         console.file.flush()
