@@ -19,7 +19,7 @@ from timeline.records import MAX_MESSAGES, ParsedRun
 from timeline.suspects import narrow, net_suspects, signed_effect
 from timeline.workload import workload_label
 
-__all__ = ["METRIC", "GROUP_FIELDS", "steady_of", "group_key", "find_shifts", "is_launch_random"]
+__all__ = ["METRIC", "GROUP_FIELDS", "steady_of", "group_key", "workload_groups", "find_shifts", "is_launch_random"]
 
 METRIC = "decode_throughput"  # higher is better
 BENCH_RESULT_SERIES = "output_throughput"  # a bench client's own result, preferred when a run has one
@@ -201,6 +201,25 @@ def _p(value: float | None) -> float | None:
     return None if value is None else float(f"{value:.3g}")
 
 
+def workload_groups(runs: Sequence[Run]) -> dict[str, list[Run]]:
+    """The runs of each workload (``group_key``), in the runs' order, under a label unique among
+    them (``workload_label``, then "#2", "#3" on a clash); runs without a configuration are left
+    out. Shifts are named by these labels, and the views group their runs by them."""
+    groups: dict[tuple, list[Run]] = {}
+    for run in runs:
+        key = group_key(run)
+        if key is not None:
+            groups.setdefault(key, []).append(run)
+    labelled: dict[str, list[Run]] = {}
+    for members in groups.values():
+        label = workload_label(members[0].config) or "(unknown workload)"
+        number, unique = 2, label
+        while unique in labelled:
+            unique, number = f"{label} #{number}", number + 1
+        labelled[unique] = members
+    return labelled
+
+
 def find_shifts(
     runs: Sequence[Run],
     events: Sequence[CodeEvent],
@@ -208,25 +227,10 @@ def find_shifts(
 ) -> list[Shift]:
     """Every boundary between versions of every workload, tested, with its suspects narrowed
     (``timeline.suspects.narrow``); ``timeline.suspects.rank_culprits`` ranks them next."""
-    groups: dict[tuple, list[Run]] = {}
-    for run in runs:
-        key = group_key(run)
-        if key is not None:
-            groups.setdefault(key, []).append(run)
-
-    labels: dict[tuple, str] = {}
-    for key, members in groups.items():
-        label = workload_label(members[0].config) or "(unknown workload)"
-        taken = set(labels.values())
-        number, unique = 2, label
-        while unique in taken:
-            unique, number = f"{label} #{number}", number + 1
-        labels[key] = unique
-
     shifts: list[Shift] = []
     groups_shifts: list[list[Shift]] = []
     by_run = {run.id: run for run in runs}
-    for key, members in groups.items():
+    for label, members in workload_groups(runs).items():
         eligible = [r for r in members if _eligible(r)]
         versions = _versions(eligible)
         if len(versions) < 2:
@@ -236,8 +240,7 @@ def find_shifts(
             settings,
         )
         group_shifts = [
-            _shift(len(shifts) + n + 1, labels[key], b, versions, members, events, settings)
-            for n, b in enumerate(boundaries)
+            _shift(len(shifts) + n + 1, label, b, versions, members, events, settings) for n, b in enumerate(boundaries)
         ]
         by_index = {b.index: s for b, s in zip(boundaries, group_shifts, strict=False)}
         for boundary, shift in zip(boundaries, group_shifts, strict=False):
