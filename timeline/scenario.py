@@ -273,3 +273,81 @@ def build_demo(root: Path) -> DemoScenario:
         seed=3,
     )
     return DemoScenario(root, checkout, logs, shas)
+
+
+@dataclass
+class MonthScenario:
+    root: Path
+    repo: Path
+    logs: Path
+    pulls: list[datetime]  # when each `git pull` ran (UTC)
+    runs: int
+
+
+# A month of benchmarking a checkout that is pulled most mornings: what a chart must hold. Each
+# pull brings these upstream commits (subjects in SGLang's style); the level of decode
+# throughput (tok/s) and accept length after a pull is the second and third item, None: as before.
+MONTH_START = datetime(2026, 4, 1, tzinfo=timezone.utc)
+MONTH_PULLS: tuple[tuple[tuple[str, ...], float | None, float | None], ...] = (
+    (("Scheduler: overlap tokenizer with scheduling", "Docs: server arguments"), None, None),
+    (("Bump flashinfer to 0.4.1",), None, None),
+    (("RadixTree refactor", "CI: split the nightly suite", "Feat: selective state update kernel"), None, None),
+    (("Fix PCG MoE Error", "MoE: fused top-k for FP8"), 81.5, None),
+    (("Router: sticky sessions",), None, None),
+    (("EAGLE-3: draft tree with topk 1 fast path", "Tests: speculative decoding"), 85.5, 3.32),
+    (("Revert fused top-k for FP8",), 94.2, None),
+    (("Diffusion: LoRA loading", "Diffusion: faster VAE"), None, None),
+    (("Metrics: per-request TTFT histogram",), None, None),
+    (("NCCL: one-shot allreduce up to 256 KB", "Docs: NCCL tuning"), 97.8, None),
+    (("Scheduler: fewer host syncs",), None, None),
+    (("Quantization: FP8 KV cache scales per head", "Bump torch to 2.9.1"), 94.0, None),
+    (("Tokenizer: batch detokenize",), None, None),
+    (("Attention: flashinfer decode plan cache", "Fix a typo in the README"), None, None),
+    (("Release 0.5.10",), None, None),
+)
+
+
+def build_month(root: Path) -> MonthScenario:
+    """A month of benchmarking (times in UTC): a clone, 15 pulls of 1 to 3 upstream commits
+    each, two 20-minute EAGLE-3 runs on each weekday (one on a Saturday, one racing a pull), a
+    drop at the 4th pull that the 7th reverts, and two more level changes; one log file a day."""
+    git = GitScript(root / "home")
+    upstream, checkout = root / "upstream", root / "sglang"
+    upstream.mkdir(parents=True)
+    start = MONTH_START
+    git.git(upstream, "init", "-q", at=start - timedelta(days=3))
+    for number, subject in enumerate(("Add EAGLE-3 verify path", "Tune NCCL allreduce for PCIe")):
+        git.commit_file(upstream, subject, start - timedelta(days=2, hours=-number))
+    git.git(root, "clone", "-q", str(upstream), str(checkout), at=start + timedelta(hours=8, minutes=30))
+
+    weekdays = [start + timedelta(days=d) for d in range(30) if (start + timedelta(days=d)).weekday() < 5]
+    last = len(MONTH_PULLS) - 1
+    pull_days = [weekdays[1 + round(i * (len(weekdays) - 2) / last)] for i in range(len(MONTH_PULLS))]
+    level, accept = 94.0, 3.1
+    levels: list[tuple[datetime, float, float]] = [(start, level, accept)]
+    pulls = []
+    for index, ((subjects, new_level, new_accept), day) in enumerate(zip(MONTH_PULLS, pull_days, strict=True)):
+        for number, subject in enumerate(subjects):
+            git.commit_file(upstream, subject, day - timedelta(hours=10 - number))
+        # The 9th pull lands while the morning run is still going: that run is "mixed".
+        when = day + (timedelta(hours=10, minutes=8) if index == 8 else timedelta(hours=8, minutes=40 + index))
+        git.git(checkout, "pull", "-q", "origin", "main", at=when)
+        pulls.append(when)
+        level, accept = new_level or level, new_accept or accept
+        levels.append((when, level, accept))
+
+    def level_at(moment: datetime) -> tuple[float, float]:
+        return next((lv, acc) for when, lv, acc in reversed(levels) if when <= moment)
+
+    logs, runs = root / "logs", 0
+    saturday = next(start + timedelta(days=d) for d in range(30) if (start + timedelta(days=d)).weekday() == 5)
+    for day in sorted([*weekdays, saturday]):
+        hours = [(11, 15)] if day == saturday else [(10, 0), (15, 30 + day.day % 4 * 10)]
+        launches = []
+        for hh, mm in hours:
+            at = day + timedelta(hours=hh, minutes=mm)
+            throughput, accept_len = level_at(at)
+            launches.append(Launch(at.replace(tzinfo=None), 20, throughput, accept_len=accept_len))
+        write_sglang_log(logs / f"sglang_{day:%Y-%m-%d}.log", launches, seed=day.day)
+        runs += len(launches)
+    return MonthScenario(root, checkout, logs, pulls, runs)
