@@ -5,23 +5,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import struct
 import subprocess
 import zlib
 from pathlib import Path
 
 import pytest
+from browser import CHROMIUM, Browser
 from typer.testing import CliRunner
 
 from timeline.builder import build
 from timeline.cli import app
 from timeline.model import Culprit, Evidence, Shift, ShiftSide, Suspect
-from timeline.render.html import CHART_BORDER, PALETTE, timeline_html
-
-CHROMIUM = next(
-    (path for path in (shutil.which("chromium"), "/usr/bin/chromium") if path and os.path.exists(path)), None
-)
+from timeline.render.html import timeline_html
+from timeline.render.html_chart import CHART_BORDER, LAYOUTS, PALETTE
+from timeline.scenario import build_month
 
 
 @pytest.fixture(scope="module")
@@ -62,11 +60,16 @@ def test_report_is_one_self_contained_file(report):
 def test_report_has_a_chart_per_group_and_every_table(report):
     path, document = report
     html = path.read_text(encoding="utf-8")
-    assert html.count('<svg class="chart"') == 1  # the demo has one workload group
-    assert html.count('<g class="run"') == len(document["runs"]) == 4
-    # The pull and the reset fall inside the runs' time range; the clone (09:30) does not.
-    assert re.findall(r'<g class="event" data-event="(e\d+)"', html) == ["e2", "e3"]
-    assert "e2 pull: pull -q origin main: Fast-forward" in html
+    # One group; decode throughput and accept length; over time and by commit; wide and narrow.
+    assert html.count('<figure class="group"') == 1
+    assert html.count('<svg class="chart"') == 2 * 2 * len(LAYOUTS)
+    assert set(re.findall(r'data-metric="(\w+)"', html)) == {"decode_throughput", "accept_len"}
+    assert html.count('<g class="run"') == len(document["runs"]) * 2 * 2 * len(LAYOUTS)
+    # The pull and the reset fall inside the runs' time range; the clone (09:30, 7 hours before
+    # the first run) does not. The time view marks them; the full message is in the hover title.
+    assert set(re.findall(r'<g class="event" data-event="(e\d+)"', html)) == {"e2", "e3"}
+    assert "<title>e2 pull: pull -q origin main: Fast-forward" in html
+    assert '<text x="' in html and ">e2 pull</text>" in html  # the short label
     for table in ("runs", "events"):
         assert f'<table id="{table}">' in html
     assert "<h2>Shifts</h2>" in html and "<h2>Suspects</h2>" in html
@@ -78,6 +81,9 @@ def test_report_has_a_chart_per_group_and_every_table(report):
     assert len(set(colours.values())) == len(colours) == 3
     # The run during the pull is hollow (not tied to one commit exactly).
     assert 'fill="#ffffff"' in html
+    # The y axis is from the data (runs at 60 to 94 tok/s), and says so.
+    bottom = re.search(r"axis from (\d+), not 0", html)
+    assert bottom and 30 < int(bottom.group(1)) < 60
 
 
 def test_shifts_are_highlighted(demo):
@@ -107,8 +113,8 @@ def test_shifts_are_highlighted(demo):
         Culprit(culprit_sha, "Fix PCG MoE Error", ["s1"], "sole", [Evidence("sole", "raises", ("s1",), count=0)])
     ]
     html = timeline_html(built)
-    assert '<g class="shift" data-verdict="regression">' in html
-    assert "s1 regression -36.0%" in html
+    assert '<g class="shift" data-shift="s1" data-verdict="regression">' in html
+    assert "<title>s1 regression -36.0%</title>" in html and ">s1 -36.0%</text>" in html
     assert '<table id="shifts">' in html and '<table id="suspects">' in html and "python/moe.py" in html
 
 
@@ -200,10 +206,10 @@ def test_chromium_draws_the_chart(report, tmp_path):
     dom = _chromium("--dump-dom", page, profile=tmp_path / "profile-dom")
     assert dom.returncode == 0, dom.stderr.decode(errors="replace")[-2000:]
     text = dom.stdout.decode()
-    assert text.count("<circle") == 4 and 'id="chart-1"' in text
+    assert text.count("<circle") == 4 * 2 * 2 * len(LAYOUTS) and 'data-id="wide-time-decode_throughput"' in text
 
     shot = tmp_path / "report.png"
-    done = _chromium("--window-size=1000,560", f"--screenshot={shot}", page, profile=tmp_path / "profile-shot")
+    done = _chromium("--window-size=1280,640", f"--screenshot={shot}", page, profile=tmp_path / "profile-shot")
     assert done.returncode == 0 and shot.is_file(), done.stderr.decode(errors="replace")[-2000:]
     # Inside the chart's frame: each commit's points in its colour (the palette's first three) and
     # the code events' dashed markers in theirs.
@@ -226,9 +232,8 @@ def test_one_chart_per_workload_group(captured_log, timeline_build):
     }
     html = timeline_html(built)
     assert len(groups) >= 3
-    assert html.count('<svg class="chart"') == len(groups)
     for group in groups:
-        assert f'data-group="{escape(group)}"' in html
+        assert f'<figure class="group" data-group="{escape(group)}">' in html
 
 
 def test_an_empty_timeline_still_makes_a_report(tmp_path):
@@ -236,4 +241,148 @@ def test_an_empty_timeline_still_makes_a_report(tmp_path):
     result = CliRunner().invoke(app, ["build", str(tmp_path), "--log-tz", "UTC", "--html", str(target)])
     assert result.exit_code == 0
     html = target.read_text(encoding="utf-8")
-    assert "No run has a time and a decode throughput to chart." in html and "No runs found" in html
+    assert "No run has a time and a metric to chart." in html and "No runs found" in html
+
+
+def test_a_panel_per_metric_present(tmp_path):
+    """A server log with a bench client's results in it: decode throughput for the server's
+    run; output throughput, TTFT and TPOT for the client's, in its own group."""
+    fixture = Path(__file__).parents[2] / "fixtures" / "bench" / "bench-serving-in-server-log.log"
+    built = build([fixture], log_tz="UTC")
+    html = timeline_html(built)
+    metrics = set(re.findall(r'data-metric="(\w+)"', html))
+    assert metrics == {"decode_throughput", "output_throughput", "ttft_median", "tpot_median"}
+    assert "TTFT, median (ms, median per run)" in html and "bench output throughput (tok/s" in html
+
+
+def test_every_text_is_escaped(demo):
+    built = build([demo.logs], repo=demo.repo, log_tz="UTC")
+    hostile = '<img src=x onerror=alert(1)> & "quotes"'
+    for event in built.events:
+        event.message = hostile
+        event.commits = [type(c)(c.sha, hostile) for c in event.commits]
+    for run in built.runs:
+        run.config["served_model_name"] = hostile
+    html = timeline_html(built)
+    assert "<img" not in html and "onerror=alert(1)>" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt; &amp; &quot;quotes&quot;" in html
+
+
+# --- a month with 15 pulls, drawn by a real browser --------------------------------------------
+
+SCREENSHOTS = Path(__file__).parents[2] / "docs"
+# Every chart label (event, shift, tick, title, baseline note): inside its chart, and clear of
+# every other, measured by the browser on the laid-out page.
+MEASURE = """
+(() => {
+  const charts = [];
+  for (const svg of document.querySelectorAll('svg.chart')) {
+    const box = svg.getBoundingClientRect();
+    if (box.width === 0) continue;  // the other layout's copy: not displayed
+    const texts = [...svg.querySelectorAll('text')].map(t => {
+      const r = t.getBoundingClientRect();
+      return {text: t.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+    });
+    charts.push({id: svg.dataset.id, left: box.left, right: box.right, top: box.top, bottom: box.bottom, texts});
+  }
+  const boxes = [...document.querySelectorAll('.scroll, figure, p, h1, h2, h3, ul')].map(e => {
+    const r = e.getBoundingClientRect();
+    return {tag: e.tagName, left: r.left, right: r.right};
+  });
+  const figure = document.querySelector('figure.group').getBoundingClientRect();
+  return JSON.stringify({
+    charts, boxes, width: window.innerWidth, scrollWidth: document.documentElement.scrollWidth,
+    figure: {x: figure.left, y: figure.top + window.scrollY, width: figure.width, height: figure.height},
+  });
+})()
+"""
+
+
+def _overlap(a: dict, b: dict, slack: float = 0.5) -> bool:
+    return (
+        a["left"] < b["right"] - slack
+        and b["left"] < a["right"] - slack
+        and a["top"] < b["bottom"] - slack
+        and b["top"] < a["bottom"] - slack
+    )
+
+
+def _inside(text: dict, chart: dict, slack: float = 0.5) -> bool:
+    return (
+        text["left"] >= chart["left"] - slack
+        and text["right"] <= chart["right"] + slack
+        and text["top"] >= chart["top"] - slack
+        and text["bottom"] <= chart["bottom"] + slack
+    )
+
+
+@pytest.fixture(scope="module")
+def month_report(tmp_path_factory) -> tuple[Path, dict]:
+    root = tmp_path_factory.mktemp("month")
+    story = build_month(root)
+    target, document = root / "report.html", root / "timeline.json"
+    args = ["build", str(story.logs), "--repo", str(story.repo), "--log-tz", "UTC"]
+    result = CliRunner().invoke(app, [*args, "--html", str(target), "--json", str(document)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return target, json.loads(document.read_text())
+
+
+def test_a_month_of_pulls_is_told_apart(month_report):
+    path, document = month_report
+    html = path.read_text(encoding="utf-8")
+    assert len(document["runs"]) == 45 and sum(e["kind"] == "pull" for e in document["events"]) == 15
+    wide = html[html.index('<div class="layout-wide">') :]
+    wide = wide[: wide.index("</div>")]
+    # 16 commits ran, 16 colours; the 44 nights and lunch breaks are drawn narrow and said so.
+    colours = set(re.findall(r'<circle [^>]*stroke="(#[0-9a-f]{6})"', wide))
+    assert len(colours) == 16 and colours <= set(PALETTE)
+    assert wide.count('<g class="gap">') == 2 * 44 and "44 idle stretches of more than 3 hours" in html
+    # Each code event has a line with its message on hover, and a label when there is room:
+    # on the wide layout, every one.
+    events = re.findall(r'<g class="event" data-event="(e\d+)">', wide)
+    assert sorted(set(events), key=lambda e: int(e[1:])) == [f"e{n}" for n in range(1, 17)]
+    labels = re.findall(r'class="label event-label">(e\d+)[^<]*</text>', wide)
+    assert len(labels) == 16
+    # The shifts with a verdict are shaded and labelled; the quiet ones are not drawn.
+    verdicts = {s["id"]: s["verdict"] for s in document["shifts"]}
+    shaded = set(re.findall(r'<g class="shift" data-shift="(s\d+)"', wide))
+    assert shaded == {sid for sid, verdict in verdicts.items() if verdict} and len(shaded) >= 4
+    # Ticks name days over a month; the y axis is from the data.
+    assert ">Apr 1</text>" in wide and ">Apr 30</text>" in wide and "axis from 75, not 0" in wide
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_chromium_lays_out_the_month_without_overlap(month_report, tmp_path, width):
+    if CHROMIUM is None:
+        if os.environ.get("TIMELINE_REQUIRE_CHROMIUM"):
+            pytest.fail("TIMELINE_REQUIRE_CHROMIUM is set (CI) but Chromium is not installed")
+        pytest.skip("Chromium is not installed (Debian package chromium: apt-get install chromium; .ci/run does)")
+    path, _ = month_report
+    browser = Browser(tmp_path / "profile")
+    try:
+        browser.open(path.as_uri(), width)
+        layout = json.loads(browser.evaluate(MEASURE))
+        shot = browser.screenshot(layout["figure"] | {"x": 0, "width": width})
+    finally:
+        browser.close()
+    assert layout["width"] == width
+    assert layout["scrollWidth"] <= width, "the page scrolls sideways: something is cut off"
+    for box in layout["boxes"]:
+        assert box["right"] <= width + 0.5, box  # tables scroll in their own box
+    charts = layout["charts"]
+    shown = "wide" if width >= 760 else "narrow"
+    assert len(charts) == 4 and all(c["id"].startswith(shown) for c in charts)
+    for chart in charts:
+        assert chart["right"] <= width
+        texts = chart["texts"]
+        assert len(texts) > 10
+        for text in texts:
+            assert _inside(text, chart), f"{chart['id']}: {text['text']!r} leaves the chart"
+        for i, first in enumerate(texts):
+            for second in texts[i + 1 :]:
+                assert not _overlap(first, second), f"{chart['id']}: {first['text']!r} overlaps {second['text']!r}"
+    events_labelled = {t["text"].split()[0] for t in charts[0]["texts"] if re.fullmatch(r"e\d+( \w+)?", t["text"])}
+    assert len(events_labelled) >= (16 if width >= 760 else 8)
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) < 400_000
+    if os.environ.get("TIMELINE_WRITE_SCREENSHOTS"):  # refresh the pictures in docs/
+        (SCREENSHOTS / f"report-{width}.png").write_bytes(shot)
