@@ -114,7 +114,7 @@ def _summarize_array(values, unit: str) -> MetricSummary | None:
 
 
 def build(
-    paths: Sequence[str | os.PathLike],
+    paths: str | os.PathLike | Sequence[str | os.PathLike],
     repo: str | os.PathLike | None = None,
     log_tz: str | Sequence[str] | None = None,
     keep_samples: bool = False,
@@ -125,6 +125,8 @@ def build(
     entries: Sequence[str] | None = None,
 ) -> Timeline:
     """Parse every log under ``paths``, read the checkout's reflog, tie each run to a commit.
+
+    ``paths``: a log file or folder (a str or a path), or a list of them.
 
     ``log_tz`` says which zone the logs' wall-clock times are in: ``ZONE`` (IANA name, UTC, or an
     offset) for all logs and/or ``PATTERN=ZONE`` for the logs whose path matches (see
@@ -141,7 +143,7 @@ def build(
     env = env or Environment()
     specs = [log_tz] if isinstance(log_tz, str) else list(log_tz or [])
     policy = ZonePolicy(specs, env.environ)
-    sources = collect_logs(paths)
+    sources = collect_logs([paths] if isinstance(paths, (str, os.PathLike)) else paths)
     warnings: list[Diagnostic] = []
 
     history = None

@@ -1,13 +1,23 @@
 """The timeline as pandas DataFrames: ``runs_frame``, ``samples_frame``, ``events_frame``, ``shifts_frame``.
 
-Also reachable as ``runs_frame(Timeline)`` and friends. pandas is imported here only, and only
-when a frame is asked for: ``import timeline`` and the CLI never load it.
+Also reachable as ``timeline.runs_frame(result)`` and friends. pandas is imported here only, and
+only when a frame is asked for: ``import timeline`` and the CLI never load it.
 
 Dtypes: every time is a tz-aware ``datetime64[ns, UTC]`` (runs, samples and events may come
 from different zones; one column holds one zone, so all are in UTC); counts and line numbers are
 nullable ``Int64``; measurements are ``float64``; flags are ``boolean``; labels with few values
-(kind, attribution, group, commit, verdict...) are ``category``; free text is ``string``;
-lists (``events_during``, the commits an event brought in...) stay Python lists.
+(kind, attribution, group, verdict...) are ``category``; free text is ``string``; lists
+(``events_during``, the commits an event brought in...) stay Python lists.
+
+Commits: every ``commit`` column (``from_commit`` and ``to_commit`` in the shifts) is an ordered
+categorical whose categories are the commits in history order (``plain.commit_order``: the order
+HEAD held them), the same in every frame, so ``groupby``, ``sort_values`` and a plot's legend
+follow the history, not the hashes. Beside it: ``commit_short`` (9 characters, ordered the same)
+and ``commit_subject`` (None where no event listed the commit).
+
+Joins: the runs frame and the samples frame share exactly ``RUN_KEYS`` (``run_id``, the commit
+columns and ``group``, equal on both sides), so ``samples.merge(runs)`` joins on them with no
+``_x``/``_y`` columns.
 """
 
 from __future__ import annotations
@@ -22,7 +32,21 @@ from timeline.render import plain
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["SamplesNotKeptError", "runs_frame", "samples_frame", "events_frame", "shifts_frame"]
+__all__ = [
+    "SamplesNotKeptError",
+    "runs_frame",
+    "samples_frame",
+    "events_frame",
+    "shifts_frame",
+    "RUN_KEYS",
+    "RUN_CORE",
+    "SAMPLE_LEADING",
+    "EVENT_COLUMNS",
+    "SHIFT_COLUMNS",
+]
+
+# The columns the runs frame and the samples frame share, with equal values: their join key.
+RUN_KEYS = ("run_id", *plain.COMMIT_COLUMNS, "group")
 
 
 class SamplesNotKeptError(TimelineError, ValueError):
@@ -51,6 +75,7 @@ def _frame(
     strings: Iterable[str] = (),
     infer: Iterable[str] = (),
     lists: Iterable[str] = (),
+    ordered: dict[str, list[str]] | None = None,
 ) -> pd.DataFrame:
     """A frame of ``data`` (its columns in order, a list of values each), with proper dtypes."""
     pd = _pd()
@@ -68,6 +93,8 @@ def _frame(
         frame[column] = pd.array([None if v is None else str(v) for v in data[column]], dtype="string")
     for column in categories:
         frame[column] = pd.Categorical([None if v is None else str(v) for v in data[column]])
+    for column, order in (ordered or {}).items():
+        frame[column] = _in_order(data[column], order)
     for column in infer:
         frame[column] = _inferred(data[column])
     for column in lists:
@@ -101,36 +128,58 @@ def _inferred(values: list[Any]):
     return pd.array(values, dtype="object")
 
 
+def _in_order(values: list[Any], order: list[str]):
+    """An ordered categorical of ``values`` whose categories are ``order`` (then any value it lacks)."""
+    known = set(order)
+    extra = [v for v in dict.fromkeys(values) if v is not None and v not in known]
+    return _pd().Categorical(values, categories=[*order, *extra], ordered=True)
+
+
+def _commit_orders(timeline: Timeline, prefix: str = "") -> dict[str, list[str]]:
+    """The ordered categories of the commit columns (``commit``, ``commit_short``), by name."""
+    order = plain.commit_order(timeline)
+    shorts = list(dict.fromkeys(sha[:9] for sha in order))
+    return {f"{prefix}commit": order, f"{prefix}commit_short": shorts}
+
+
 # --- runs -------------------------------------------------------------------------------------
+
+CONFIG_INTS = (
+    "tp_size",
+    "dp_size",
+    "ep_size",
+    "pp_size",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+)
+# The runs frame's columns that are always there, in order; then ``metric.<name>.<stat>`` for
+# each metric beyond the core ones (a benchmark client's ``e2e_latency_median``, ``ttft_p99``...).
+RUN_CORE = (*plain.RUN_LEADING, *(plain.metric_column(m, s) for m in plain.KNOWN_METRICS for s in plain.STATS))
 
 
 def runs_frame(timeline: Timeline) -> pd.DataFrame:
     """One row per run: the columns of the CSV (``timeline build --format csv``), typed.
 
-    ``start``/``end`` are UTC; ``events_during`` and ``nccl_versions`` are lists.
+    ``RUN_CORE`` always, in order: ``run_id``, ``source``, lines, ``run_kind``, ``start``/``end``
+    (UTC), zone, ``duration_s``, ``commit``, ``commit_short``, ``commit_subject``,
+    ``attribution``, ``events_during`` (a list), ``group``, the key configuration,
+    ``nccl_versions`` (a list), the steady value the shifts compare (``steady_metric``,
+    ``steady_value``, ``steady_unit``, ``steady_n``, ``steady_spread``), and ``n``, ``median``,
+    ``mean``, ``min``, ``max`` of ``decode_throughput``, ``accept_len`` and
+    ``prefill_input_throughput``; then ``metric.<name>.<stat>`` for every other metric a run has.
     """
-    names = plain.metric_names(timeline)
-    rows = [plain.run_record(run, names) for run in timeline.runs]
-    metric_columns = [f"{m}_{s}" for m in names for s in plain.STATS]
+    rows = plain.run_records(timeline)
     columns = plain.run_columns(timeline)
-    counts = [c for c in metric_columns if c.endswith("_n")]
-    config_ints = (
-        "tp_size",
-        "dp_size",
-        "ep_size",
-        "pp_size",
-        "speculative_num_steps",
-        "speculative_eagle_topk",
-        "speculative_num_draft_tokens",
-    )
+    metric_columns = columns[len(plain.RUN_LEADING) :]
+    counts = [c for c in metric_columns if c.endswith(("_n", ".n"))]
     return _frame(
         _by_column(rows, columns),
         times=("start", "end"),
         categories=(
-            "kind",
+            "run_kind",
             "tz",
             "tz_source",
-            "commit",
             "attribution",
             "group",
             "model",
@@ -138,11 +187,14 @@ def runs_frame(timeline: Timeline) -> pd.DataFrame:
             "quantization",
             "dtype",
             "kv_cache_dtype",
+            "steady_metric",
+            "steady_unit",
         ),
-        ints=("first_line", "last_line", *counts, *(c for c in config_ints if _all_ints(rows, c))),
-        floats=("duration_s", *(c for c in metric_columns if c not in counts)),
-        strings=("id", "source", "start_local"),
-        infer=tuple(c for c in config_ints if not _all_ints(rows, c)),
+        ordered=_commit_orders(timeline),
+        ints=("first_line", "last_line", "steady_n", *counts, *(c for c in CONFIG_INTS if _all_ints(rows, c))),
+        floats=("duration_s", "steady_value", "steady_spread", *(c for c in metric_columns if c not in counts)),
+        strings=("run_id", "source", "start_local", "commit_subject"),
+        infer=tuple(c for c in CONFIG_INTS if not _all_ints(rows, c)),
         lists=("events_during", "nccl_versions"),
     )
 
@@ -155,24 +207,23 @@ def _all_ints(rows: Sequence[dict[str, Any]], column: str) -> bool:
 
 # --- samples ----------------------------------------------------------------------------------
 
-SAMPLE_LEADING = ("run", "commit", "group", "kind", "time", "line", "rank")
+SAMPLE_LEADING = (*RUN_KEYS, "kind", "time", "line", "rank")
 
 
 def samples_frame(timeline: Timeline) -> pd.DataFrame:
-    """One row per parsed stats line (``Decode batch`` / ``Prefill batch``) of every run.
+    """One row per parsed stats line (``Decode batch`` / ``Prefill batch``) of every run, in time order.
 
-    Columns: ``run`` (run id), ``commit``, ``group``, ``kind`` (``decode``/``prefill``), ``time``
-    (UTC), ``line``, ``rank``, then every field the parser read, in snake_case
-    (``gen_throughput``, ``accept_len``, ``running_req``, ``token_usage``, ``cuda_graph``...),
-    missing where a line did not have it.
+    Columns: ``SAMPLE_LEADING`` (``run_id``, ``commit``, ``commit_short``, ``commit_subject``,
+    ``group``, ``kind`` (``decode``/``prefill``, a benchmark's ``result``), ``time`` (UTC),
+    ``line``, ``rank``), then every field the parser read, in snake_case (``gen_throughput``,
+    ``accept_len``, ``running_req``, ``token_usage``, ``cuda_graph``...), missing where a line did
+    not have it.
 
     Needs a timeline built with ``keep_samples=True`` (``--samples`` on the command line):
     samples are the bulk of a build's memory, so they are only kept when asked for. Without them
     this raises ``SamplesNotKeptError`` rather than silently returning nothing or re-reading logs
     that may have changed since.
     """
-    from timeline.workload import workload_label
-
     missing = [run.id for run in timeline.runs if run.samples is None]
     if missing:
         raise SamplesNotKeptError(
@@ -183,19 +234,15 @@ def samples_frame(timeline: Timeline) -> pd.DataFrame:
     data: dict[str, list[Any]] = {name: [] for name in SAMPLE_LEADING}
     fields: dict[str, None] = {}
     count = 0
-    for run in timeline.runs:
-        group = workload_label(run.config) or None
+    for run, record in zip(timeline.runs, plain.run_records(timeline), strict=True):
+        keys = {key: record[key] for key in RUN_KEYS}
         for kind in sorted(run.samples or {}):
             rows = (run.samples or {})[kind]
             n = len(rows)
             # Column by column (timeline.columns.SampleRows): a row's own field wins over the
             # run's columns, as a dict update would; a field it lacks is None.
-            part: dict[str, list[Any]] = {
-                "run": [run.id] * n,
-                "commit": [run.commit] * n,
-                "group": [group] * n,
-                "kind": [kind] * n,
-            }
+            part: dict[str, list[Any]] = {key: [value] * n for key, value in keys.items()}
+            part["kind"] = [kind] * n
             for key, (_, values) in rows.batch(0, n).columns.items():
                 if key not in SAMPLE_LEADING:
                     fields.setdefault(key, None)
@@ -208,7 +255,7 @@ def samples_frame(timeline: Timeline) -> pd.DataFrame:
             count += n
             for values in data.values():
                 values.extend([None] * (count - len(values)))
-    times, runs, lines = data["time"], data["run"], data["line"]
+    times, runs, lines = data["time"], data["run_id"], data["line"]
     order = sorted(
         range(count),
         key=lambda i: (times[i] is None, times[i].timestamp() if times[i] else 0.0, runs[i], lines[i] or 0),
@@ -216,22 +263,25 @@ def samples_frame(timeline: Timeline) -> pd.DataFrame:
     return _frame(
         {column: [data[column][i] for i in order] for column in [*SAMPLE_LEADING, *fields]},
         times=("time",),
-        categories=("run", "commit", "group", "kind", "rank"),
+        categories=("group", "kind", "rank"),
+        ordered=_commit_orders(timeline),
         ints=("line",),
+        strings=("commit_subject",),
         infer=tuple(fields),
-    )
+    ).astype({"run_id": _pd().CategoricalDtype([run.id for run in timeline.runs])})
 
 
 # --- events -----------------------------------------------------------------------------------
 
 EVENT_COLUMNS = (
-    "id",
+    "event_id",
     "time",
     "kind",
     "ref",
     "message",
     "old",
     "new",
+    *plain.COMMIT_COLUMNS,
     "changes_commit",
     "n_commits",
     "n_commits_removed",
@@ -250,13 +300,20 @@ EVENT_COLUMNS = (
 def events_frame(timeline: Timeline) -> pd.DataFrame:
     """One row per code event (a move of HEAD), in reflog order.
 
-    ``commits`` / ``commits_removed`` are lists of full shas (newest first), with their counts in
+    ``commit``, ``commit_short`` and ``commit_subject`` are about ``new``, the commit HEAD moved
+    to (``commit`` is ordered by history, as in the other frames); ``commits`` /
+    ``commits_removed`` are lists of full shas (newest first), with their counts in
     ``n_commits`` / ``n_commits_removed``; the flags and notes of the JSON event come after.
     """
+    subjects = plain.commit_subjects(timeline)
     rows: list[dict[str, Any]] = []
     for event in timeline.events:
         row = plain.event_values(event)
+        row["event_id"] = row.pop("id")
         row["time"] = plain.utc(event.time)
+        row["commit"] = event.new
+        row["commit_short"] = plain.short_sha(event.new)
+        row["commit_subject"] = subjects.get(event.new)
         for key in ("commits", "commits_removed"):
             row[f"n_{key}"] = len(row[key])
             row[key] = [commit["sha"] for commit in row[key]]
@@ -265,9 +322,10 @@ def events_frame(timeline: Timeline) -> pd.DataFrame:
         _by_column(rows, EVENT_COLUMNS),
         times=("time",),
         categories=("kind", "ref", "detail"),
+        ordered=_commit_orders(timeline),
         ints=("n_commits", "n_commits_removed", "line"),
         bools=("changes_commit", "files_may_differ", "approximate", "old_inferred"),
-        strings=("id", "message", "old", "new", "source", "note"),
+        strings=("event_id", "message", "old", "new", "commit_subject", "source", "note"),
         lists=("commits", "commits_removed"),
     )
 
@@ -275,7 +333,7 @@ def events_frame(timeline: Timeline) -> pd.DataFrame:
 # --- shifts -----------------------------------------------------------------------------------
 
 SHIFT_COLUMNS = (
-    "id",
+    "shift_id",
     "group",
     "metric",
     "unit",
@@ -285,11 +343,17 @@ SHIFT_COLUMNS = (
     "p_value",
     "method",
     "single_run",
+    "start",
+    "end",
     "from_commit",
+    "from_commit_short",
+    "from_commit_subject",
     "from_value",
     "from_runs",
     "from_commits",
     "to_commit",
+    "to_commit_short",
+    "to_commit_subject",
     "to_value",
     "to_runs",
     "to_commits",
@@ -303,15 +367,21 @@ SHIFT_COLUMNS = (
 def shifts_frame(timeline: Timeline) -> pd.DataFrame:
     """One row per throughput shift between two versions of a workload group (JSON ``shifts``).
 
-    ``from`` / ``to`` are flattened to ``from_commit``, ``from_value``, ``from_runs`` (run ids),
-    ``from_commits`` (the versions pooled) and the same for ``to_``; ``suspects`` is the list of
-    suspect shas (``n_suspects`` their count); ``confounders`` a list of ``{"field", "from", "to"}``.
-    Empty, with these columns, when the timeline has no shifts.
+    ``start`` / ``end`` (UTC) bound when the level moved, as far as the runs tell: the end of the
+    last run on the ``from`` side, the start of the first run on the ``to`` side (the band the
+    HTML report shades). ``from`` / ``to`` are flattened to ``from_commit`` (with
+    ``from_commit_short``, ``from_commit_subject``), ``from_value`` (the level, in ``unit``),
+    ``from_runs`` (run ids), ``from_commits`` (the versions pooled) and the same for ``to_``;
+    ``suspects`` is the list of suspect shas (``n_suspects`` their count); ``confounders`` a list
+    of ``{"field", "from", "to"}``. Empty, with these columns, when the timeline has no shifts.
     """
+    subjects = plain.commit_subjects(timeline)
+    runs = {run.id: run for run in timeline.runs}
     rows: list[dict[str, Any]] = []
     for shift in timeline.shifts:
+        start, end = plain.shift_window(shift, runs)
         row: dict[str, Any] = {
-            "id": shift.id,
+            "shift_id": shift.id,
             "group": shift.group,
             "metric": shift.metric,
             "unit": shift.unit,
@@ -321,6 +391,8 @@ def shifts_frame(timeline: Timeline) -> pd.DataFrame:
             "p_value": shift.p_value,
             "method": shift.method,
             "single_run": shift.single_run,
+            "start": start,
+            "end": end,
             "events": list(shift.events),
             "n_suspects": len(shift.suspects),
             "suspects": [suspect.sha for suspect in shift.suspects],
@@ -328,13 +400,17 @@ def shifts_frame(timeline: Timeline) -> pd.DataFrame:
         }
         for name, side in (("from", shift.from_side), ("to", shift.to_side)):
             row.update({f"{name}_{key}": value for key, value in plain.side_values(side).items()})
+            row[f"{name}_commit_short"] = plain.short_sha(side.commit)
+            row[f"{name}_commit_subject"] = subjects.get(side.commit)
         rows.append(row)
     return _frame(
         _by_column(rows, SHIFT_COLUMNS),
-        categories=("group", "metric", "unit", "verdict", "measured", "method", "from_commit", "to_commit"),
+        times=("start", "end"),
+        categories=("group", "metric", "unit", "verdict", "measured", "method"),
+        ordered={**_commit_orders(timeline, "from_"), **_commit_orders(timeline, "to_")},
         floats=("change_pct", "p_value", "from_value", "to_value"),
         ints=("n_suspects",),
         bools=("single_run",),
-        strings=("id",),
+        strings=("shift_id", "from_commit_subject", "to_commit_subject"),
         lists=("from_runs", "from_commits", "to_runs", "to_commits", "events", "suspects", "confounders"),
     )

@@ -357,3 +357,30 @@ class Timeline:
     # Filled by timeline.shifts.find_shifts (docs/shifts.md).
     shifts: list[Shift] = field(default_factory=list)
     culprits: list[Culprit] = field(default_factory=list)
+
+    # What a notebook or a debugger shows: counts and the runs at a glance, not every field (the
+    # dataclass's own repr of the demo's timeline runs to 15,000 characters).
+    REPR_HTML_RUNS = 20
+
+    def __repr__(self) -> str:
+        repo = "no repo" if self.repo is None else f"repo {self.repo.path} at {(self.repo.head or '-')[:9]}"
+        return (
+            f"<Timeline: {len(self.runs)} runs, {len(self.events)} events, {len(self.shifts)} shifts, "
+            f"{len(self.culprits)} culprits, {len(self.warnings)} warnings; {repo}; log zone {self.log_tz}>"
+        )
+
+    def _repr_html_(self) -> str:
+        """A compact runs table (Jupyter's rich display); every text escaped."""
+        from html import escape
+
+        rows = []
+        for run in self.runs[: self.REPR_HTML_RUNS]:
+            start = "-" if run.start is None else run.start.isoformat(sep=" ", timespec="seconds")
+            steady = "-" if run.steady is None else f"{run.steady.value:.4g} {run.steady.unit}"
+            cells = (run.id, start, (run.commit or "-")[:9], run.attribution, steady, run.source)
+            rows.append("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in cells) + "</tr>")
+        more = len(self.runs) - self.REPR_HTML_RUNS
+        if more > 0:
+            rows.append(f'<tr><td colspan="6">... and {more} more runs (timeline.runs_frame)</td></tr>')
+        head = "".join(f"<th>{name}</th>" for name in ("run", "start", "commit", "attribution", "steady", "log"))
+        return f"<p>{escape(repr(self))}</p><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

@@ -28,7 +28,7 @@ def test_csv_has_one_row_per_run_and_loads_with_pandas(demo):
     assert result.exit_code == 0, result.output
     frame = pd.read_csv(io.StringIO(result.stdout), parse_dates=["start", "end"])
     document = json.loads(invoke(*demo_args(demo), "--format", "json").stdout)
-    assert list(frame["id"]) == [run["id"] for run in document["runs"]]
+    assert list(frame["run_id"]) == [run["id"] for run in document["runs"]]
     assert list(frame["commit"]) == [run["commit"] for run in document["runs"]]
     assert list(frame["attribution"]) == ["exact", "mixed", "exact", "exact"]
     assert str(frame["start"].dt.tz) == "UTC"
@@ -61,14 +61,14 @@ def test_csv_file_is_written_atomically_next_to_the_table(demo, tmp_path):
     result = invoke(*demo_args(demo), "--csv", str(target), "--json", str(tmp_path / "out" / "t.json"))
     assert result.exit_code == 0
     assert "Timeline" in result.stdout  # the table is still printed
-    assert target.read_text().startswith("id,source,")
+    assert target.read_text().startswith("run_id,source,")
     assert sorted(p.name for p in target.parent.iterdir()) == ["runs.csv", "t.json"]  # no temporary left
 
 
 def test_csv_dash_is_standard_output_only(demo):
     result = invoke(*demo_args(demo), "--csv", "-")
     assert result.exit_code == 0
-    assert result.stdout.startswith("id,source,") and "Timeline" not in result.stdout
+    assert result.stdout.startswith("run_id,source,") and "Timeline" not in result.stdout
 
 
 def test_format_json_is_the_json_document(demo):

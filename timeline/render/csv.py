@@ -1,21 +1,25 @@
 """CSV: one row per run, flat, for spreadsheets and ``pandas.read_csv``.
 
-The same flat record (``timeline.render.plain.run_record``) feeds ``runs_frame(Timeline)``, so
+The same flat records (``timeline.render.plain.run_records``) feed ``runs_frame(Timeline)``, so
 the CSV and the DataFrame always agree. No pandas here: writing a CSV must stay as fast as the table.
 
-Columns, in order (README, "CSV and the HTML report"):
+Columns, in order (README, "CSV and the HTML report"; ``plain.RUN_LEADING``):
 
-- ``id``, ``source``, ``first_line``, ``last_line``, ``kind``
+- ``run_id``, ``source``, ``first_line``, ``last_line``, ``run_kind``
 - ``start``, ``end`` (ISO-8601 in UTC), ``start_local`` (as the log printed it), ``tz``, ``tz_source``,
   ``duration_s``
-- ``commit`` (full sha), ``attribution``, ``events_during`` (ids separated by spaces)
+- ``commit`` (full sha), ``commit_short``, ``commit_subject``, ``attribution``, ``events_during``
+  (ids separated by spaces)
 - ``group`` (the workload label, e.g. ``Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3``)
 - key configuration: ``model``, ``tp_size``, ``dp_size``, ``ep_size``, ``pp_size``,
   ``speculative_algorithm``, ``speculative_num_steps``, ``speculative_eagle_topk``,
   ``speculative_num_draft_tokens``, ``quantization``, ``dtype``, ``kv_cache_dtype``
 - ``nccl_versions`` (separated by spaces)
-- per metric (``decode_throughput``, ``accept_len``, ``prefill_input_throughput``, then any
-  other in name order): ``<metric>_n``, ``_median``, ``_mean``, ``_min``, ``_max``
+- ``steady_metric``, ``steady_value``, ``steady_unit``, ``steady_n``, ``steady_spread``: the one
+  number the shifts compare
+- per core metric (``decode_throughput``, ``accept_len``, ``prefill_input_throughput``):
+  ``<metric>_n``, ``_median``, ``_mean``, ``_min``, ``_max``; then any other metric, in name
+  order, as ``metric.<name>.<stat>``
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from timeline.model import Timeline
-from timeline.render.plain import metric_names, run_columns, run_record
+from timeline.render.plain import run_columns, run_records
 
 
 def _cell(value: Any) -> Any:
@@ -43,12 +47,10 @@ def _cell(value: Any) -> Any:
 
 def timeline_csv(timeline: Timeline) -> str:
     """The runs as CSV text (RFC 4180 quoting, ``\\n`` line ends, a header row)."""
-    names = metric_names(timeline)
     header = run_columns(timeline)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    for run in timeline.runs:
-        record = run_record(run, names)
+    for record in run_records(timeline):
         writer.writerow([_cell(record[column]) for column in header])
     return buffer.getvalue()

@@ -13,7 +13,18 @@ from datetime import datetime, timezone
 from typing import Any
 
 from timeline.clock import iso
-from timeline.model import CodeEvent, CommitInfo, Confounder, Run, ShiftSide, Timeline
+from timeline.model import (
+    Clearing,
+    CodeEvent,
+    CommitInfo,
+    Confounder,
+    Run,
+    Shift,
+    ShiftNotes,
+    ShiftSide,
+    Timeline,
+    is_zero_sha,
+)
 from timeline.workload import workload_label
 
 # The server arguments a run's row carries (besides the model), in this order.
@@ -30,28 +41,41 @@ KEY_CONFIG = (
     "dtype",
     "kv_cache_dtype",
 )
+# The metrics whose summaries are core columns, ``<metric>_<stat>``; any other is ``metric.<name>.<stat>``.
 KNOWN_METRICS = ("decode_throughput", "accept_len", "prefill_input_throughput")
 STATS = ("n", "median", "mean", "min", "max")
+# What says which commit a row is about: every frame that has ``commit`` has these beside it.
+COMMIT_COLUMNS = ("commit", "commit_short", "commit_subject")
 RUN_LEADING = (
-    "id",
+    "run_id",
     "source",
     "first_line",
     "last_line",
-    "kind",
+    "run_kind",
     "start",
     "end",
     "start_local",
     "tz",
     "tz_source",
     "duration_s",
-    "commit",
+    *COMMIT_COLUMNS,
     "attribution",
     "events_during",
     "group",
     "model",
     *KEY_CONFIG,
     "nccl_versions",
+    "steady_metric",
+    "steady_value",
+    "steady_unit",
+    "steady_n",
+    "steady_spread",
 )
+
+
+def metric_column(name: str, stat: str) -> str:
+    """``decode_throughput_median`` for a known metric, ``metric.e2e_latency_median.median`` for any other."""
+    return f"{name}_{stat}" if name in KNOWN_METRICS else f"metric.{name}.{stat}"
 
 
 def metric_names(timeline: Timeline) -> list[str]:
@@ -61,8 +85,8 @@ def metric_names(timeline: Timeline) -> list[str]:
 
 
 def run_columns(timeline: Timeline) -> list[str]:
-    """The names of ``run_record``'s values, in order, for the runs of ``timeline``."""
-    return [*RUN_LEADING, *(f"{m}_{s}" for m in metric_names(timeline) for s in STATS)]
+    """The names of ``run_records``' values, in order, for the runs of ``timeline``."""
+    return [*RUN_LEADING, *(metric_column(m, s) for m in metric_names(timeline) for s in STATS)]
 
 
 def utc(moment: datetime | None) -> datetime | None:
@@ -76,15 +100,61 @@ def scalar(value: Any) -> Any:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def run_record(run: Run, metrics: list[str] | tuple[str, ...] = KNOWN_METRICS) -> dict[str, Any]:
-    """One run as a flat dict of ``run_columns`` (aware UTC datetimes, lists kept as lists)."""
+def short_sha(sha: str | None) -> str | None:
+    """The 9-character form the views show; None for no commit."""
+    return None if sha is None else sha[:9]
+
+
+def commit_order(timeline: Timeline) -> list[str]:
+    """Every commit the timeline's rows name, in history order: the versions HEAD held, in the
+    order the reflog moved it (the first move's starting point first), then any other commit a
+    run or shift names, in the order they come. A reset back to an older version does not move
+    that version later: each commit stands where it first held HEAD."""
+    order: dict[str, None] = {}
+    for event in timeline.events:
+        for sha in (event.old, event.new):
+            if not is_zero_sha(sha):
+                order.setdefault(sha, None)
+    for run in timeline.runs:
+        if run.commit:
+            order.setdefault(run.commit, None)
+    for shift in timeline.shifts:
+        for side in (shift.from_side, shift.to_side):
+            for sha in (*side.commits, side.commit):
+                order.setdefault(sha, None)
+    return list(order)
+
+
+def commit_subjects(timeline: Timeline) -> dict[str, str]:
+    """The subject of every commit the timeline read one for: those the code events brought in
+    or took away, and the suspects. A version no event listed (HEAD moved to an old commit
+    without bringing it in) has none."""
+    subjects: dict[str, str] = {}
+    for event in timeline.events:
+        for commit in (*event.commits, *event.commits_removed):
+            subjects.setdefault(commit.sha, commit.subject)
+    for shift in timeline.shifts:
+        for suspect in shift.suspects:
+            subjects.setdefault(suspect.sha, suspect.subject)
+    return subjects
+
+
+def run_records(timeline: Timeline) -> list[dict[str, Any]]:
+    """Each run as a flat dict of ``run_columns`` (aware UTC datetimes, lists kept as lists)."""
+    names = metric_names(timeline)
+    subjects = commit_subjects(timeline)
+    return [run_record(run, names, subjects) for run in timeline.runs]
+
+
+def run_record(run: Run, metrics: list[str], subjects: dict[str, str]) -> dict[str, Any]:
     duration = (run.end - run.start).total_seconds() if run.start and run.end else None
+    steady = run.steady
     record: dict[str, Any] = {
-        "id": run.id,
+        "run_id": run.id,
         "source": run.source,
         "first_line": run.first_line,
         "last_line": run.last_line,
-        "kind": run.kind,
+        "run_kind": run.kind,
         "start": utc(run.start),
         "end": utc(run.end),
         "start_local": run.start_local,
@@ -92,6 +162,8 @@ def run_record(run: Run, metrics: list[str] | tuple[str, ...] = KNOWN_METRICS) -
         "tz_source": run.tz_source,
         "duration_s": duration,
         "commit": run.commit,
+        "commit_short": short_sha(run.commit),
+        "commit_subject": subjects.get(run.commit or ""),
         "attribution": run.attribution,
         "events_during": list(run.events_during),
         "group": workload_label(run.config) or None,
@@ -100,11 +172,28 @@ def run_record(run: Run, metrics: list[str] | tuple[str, ...] = KNOWN_METRICS) -
     for key in KEY_CONFIG:
         record[key] = scalar(run.config.get(key))
     record["nccl_versions"] = list(run.nccl_versions)
+    record["steady_metric"] = None if steady is None else steady.metric
+    record["steady_value"] = None if steady is None else steady.value
+    record["steady_unit"] = None if steady is None else steady.unit
+    record["steady_n"] = None if steady is None else steady.n
+    record["steady_spread"] = None if steady is None else steady.spread
     for name in metrics:
         summary = run.metrics.get(name)
         for stat in STATS:
-            record[f"{name}_{stat}"] = getattr(summary, stat) if summary is not None else None
+            record[metric_column(name, stat)] = getattr(summary, stat) if summary is not None else None
     return record
+
+
+def shift_window(shift: Shift, runs: dict[str, Run]) -> tuple[datetime | None, datetime | None]:
+    """When the level moved, as far as the runs tell: from the end of the last run on the
+    ``from`` side to the start of the first run on the ``to`` side (UTC; None when not known)."""
+    ends = [moment for run in _runs(runs, shift.from_side.runs) if (moment := run.end or run.start) is not None]
+    starts = [run.start for run in _runs(runs, shift.to_side.runs) if run.start is not None]
+    return utc(max(ends, default=None)), utc(min(starts, default=None))
+
+
+def _runs(runs: dict[str, Run], ids: list[str]) -> list[Run]:
+    return [runs[run_id] for run_id in ids if run_id in runs]
 
 
 def commit_values(commit: CommitInfo) -> dict[str, Any]:
@@ -151,6 +240,30 @@ def side_values(side: ShiftSide) -> dict[str, Any]:
 def confounder_values(confounder: Confounder) -> dict[str, Any]:
     """What else differs between the sides of a shift: ``{"field", "from", "to"}``, JSON-safe."""
     return {"field": confounder.field, "from": json_safe(confounder.from_value), "to": json_safe(confounder.to_value)}
+
+
+def clearing_values(clearing: Clearing | None) -> dict[str, Any] | None:
+    """Why narrowing set a suspect aside, as facts (``Clearing``), or None."""
+    if clearing is None:
+        return None
+    return {
+        "reason": clearing.reason,
+        "shift": clearing.shift,
+        "by": clearing.by,
+        "change": clearing.change,
+        "change_pct": clearing.change_pct,
+    }
+
+
+def note_values(notes: ShiftNotes) -> dict[str, Any]:
+    """What is special about a shift, as facts (``ShiftNotes``; the views word them)."""
+    return {
+        "absorbed_by": notes.absorbed_by,
+        "pooled": {side: list(commits) for side, commits in notes.pooled.items()},
+        "left_out": [{"run": run, "reason": reason} for run, reason in notes.left_out],
+        "no_event": notes.no_event,
+        "boundary": list(notes.boundary),
+    }
 
 
 def json_safe(value: Any) -> Any:
