@@ -91,6 +91,11 @@ CONTRACTS = [
         ("timeline.git", "timeline.builder", "timeline.cache", *OUTPUTS, *COMMAND_LINE),
     ),
     (
+        "the loader reads a JSON document into the model, nothing else",
+        ("timeline.loader",),
+        ("timeline.git", "timeline.builder", "timeline.cache", *ANALYSIS, *OUTPUTS, *COMMAND_LINE),
+    ),
+    (
         "outputs read the model, never git or the command line",
         OUTPUTS,
         ("timeline.git", "timeline.builder", *COMMAND_LINE),

@@ -1,8 +1,9 @@
 """timeline: tie every LLM-serving benchmark run to the commit it ran on.
 
 Library entry point: ``timeline.build(paths, repo=..., log_tz=...)`` returns a ``Timeline`` (the
-typed model); ``timeline.to_dict(result)`` is its JSON v1 document and ``timeline.runs_frame(result)``,
-``samples_frame``, ``events_frame``, ``shifts_frame`` its pandas frames. The model imports none of
+typed model); ``timeline.to_dict(result)`` is its JSON v1 document, which ``timeline.load(path)``
+reads back, and ``timeline.runs_frame(result)``, ``samples_frame``, ``events_frame``,
+``shifts_frame`` its pandas frames. The model imports none of
 these outputs: they read it.
 """
 
@@ -10,7 +11,17 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["build", "Timeline", "to_dict", "runs_frame", "samples_frame", "events_frame", "shifts_frame", "__version__"]
+__all__ = [
+    "build",
+    "load",
+    "Timeline",
+    "to_dict",
+    "runs_frame",
+    "samples_frame",
+    "events_frame",
+    "shifts_frame",
+    "__version__",
+]
 _FRAMES = ("runs_frame", "samples_frame", "events_frame", "shifts_frame")
 
 
@@ -21,6 +32,10 @@ def __getattr__(name: str):
         from timeline.builder import build
 
         return build
+    if name == "load":
+        from timeline.loader import load
+
+        return load
     if name == "Timeline":
         from timeline.model import Timeline
 

@@ -21,7 +21,14 @@ from typing import Any
 from timeline.clock import iso, steady_offset
 from timeline.columns import SampleBatch
 from timeline.model import CodeEvent, Culprit, RepoInfo, Run, Shift, Timeline
-from timeline.render.plain import confounder_values, event_values, json_safe, side_values
+from timeline.render.plain import (
+    clearing_values,
+    confounder_values,
+    event_values,
+    json_safe,
+    note_values,
+    side_values,
+)
 from timeline.render.wording import (
     clearing_text,
     confounder_text,
@@ -50,7 +57,9 @@ def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
         "events": [event_to_dict(e) for e in timeline.events],
         "context": [event_to_dict(e) for e in timeline.context],
         "runs": [run_to_dict(r, samples=samples) for r in timeline.runs],
-        "warnings": [{"source": w.source, "line": w.line, "message": w.message} for w in timeline.warnings],
+        "warnings": [
+            {"source": w.source, "line": w.line, "message": w.message, "code": w.code} for w in timeline.warnings
+        ],
         "shifts": [shift_to_dict(s, timeline.culprits) for s in timeline.shifts],
         "culprits": [culprit_to_dict(c, shifts) for c in timeline.culprits],
     }
@@ -139,6 +148,7 @@ def shift_to_dict(shift: Shift, culprits: Sequence[Culprit] = ()) -> dict[str, A
                 "unlikely": s.unlikely,
                 "cleared": None if s.cleared is None else clearing_text(s.cleared),
                 "cleared_by": None if s.cleared is None else s.cleared.by,
+                "clearing": clearing_values(s.cleared),
                 "undone_by": s.undone_by,
             }
             for s in shift.suspects
@@ -159,6 +169,7 @@ def shift_to_dict(shift: Shift, culprits: Sequence[Culprit] = ()) -> dict[str, A
         "messages_gone": list(shift.messages_gone),
         "bisect": None if shift.bisect is None else asdict(shift.bisect),
         "notes": shift_notes(shift),
+        "note_facts": note_values(shift.notes),
     }
 
 
@@ -180,6 +191,7 @@ def culprit_to_dict(culprit: Culprit, shifts: dict[str, Shift]) -> dict[str, Any
                 "paths": list(e.paths),
                 "count": e.count,
                 "text": evidence_text(e, culprit, shifts),
+                "clearing": clearing_values(e.clearing),
             }
             for e in culprit.evidence
         ],

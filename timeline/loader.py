@@ -1,0 +1,234 @@
+"""``timeline.load(path)``: a JSON v1 document (``timeline build --json``) read back into a ``Timeline``.
+
+The document holds every fact of the model that an output reads, so a loaded timeline gives the
+same frames, tables and JSON as the one that was built (``tests/test_loader.py`` checks build ->
+JSON -> load -> the same JSON and frames). What it cannot hold: the messages a run printed
+(``Run.messages``, read by the shift analysis only) and samples when the document was written
+without ``--samples``. Unknown fields are ignored (documents only ever gain fields within v1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import fields
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from timeline.columns import SampleRows
+from timeline.errors import TimelineError
+from timeline.model import (
+    Bisect,
+    Clearing,
+    CodeEvent,
+    CommitInfo,
+    Confounder,
+    Culprit,
+    Evidence,
+    MetricSummary,
+    RepoInfo,
+    Rerun,
+    Run,
+    Shift,
+    ShiftNotes,
+    ShiftSide,
+    SteadyValue,
+    Suspect,
+    Timeline,
+)
+from timeline.records import Diagnostic
+
+__all__ = ["load", "from_document", "DocumentError"]
+
+SCHEMA_VERSION = 1
+_NOT_FINITE = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}  # json_safe's text for them
+T = TypeVar("T")
+
+
+class DocumentError(TimelineError, ValueError):
+    """The file is not a timeline JSON v1 document."""
+
+
+def load(path: str | os.PathLike) -> Timeline:
+    """The ``Timeline`` of the JSON document at ``path``: its runs (with their samples when it
+    was written with ``--samples``), events, shifts, culprits and warnings. Raises
+    ``DocumentError`` (one line naming the file) when it cannot be read as one."""
+    source = os.fspath(path)
+    try:
+        document = json.loads(Path(path).read_bytes())
+    except OSError as exc:
+        raise DocumentError(f"{source}: cannot read: {exc.strerror or exc}") from exc
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise DocumentError(f"{source}: not JSON: {exc}") from exc
+    return from_document(document, source)
+
+
+def from_document(document: Any, source: str = "document") -> Timeline:
+    """``load`` of a parsed document (``json.loads`` of the export, or ``timeline.to_dict``)."""
+    if not isinstance(document, dict) or "schema_version" not in document:
+        raise DocumentError(f"{source}: not a timeline JSON document (no schema_version)")
+    if document["schema_version"] != SCHEMA_VERSION:
+        raise DocumentError(
+            f"{source}: schema_version {document['schema_version']!r}, this timeline reads {SCHEMA_VERSION}"
+        )
+    try:
+        return _timeline(document)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise DocumentError(f"{source}: not a valid timeline JSON v1 document ({type(exc).__name__}: {exc})") from exc
+
+
+def _timeline(document: dict[str, Any]) -> Timeline:
+    return Timeline(
+        generated_at=datetime.fromisoformat(document["generated_at"]),
+        log_tz=document["log_tz"],
+        log_tz_source=document["log_tz_source"],
+        repo=_repo(document.get("repo")),
+        events=[_event(e) for e in document.get("events", [])],
+        runs=[_run(r) for r in document.get("runs", [])],
+        warnings=[
+            Diagnostic(w["source"], w["line"], w["message"], w.get("code", "other"))
+            for w in document.get("warnings", [])
+        ],
+        context=[_event(e) for e in document.get("context", [])],
+        shifts=[_shift(s) for s in document.get("shifts", [])],
+        culprits=[_culprit(c) for c in document.get("culprits", [])],
+    )
+
+
+def _known(cls: type[T], values: dict[str, Any], **overrides: Any) -> T:
+    """``cls`` from the fields of ``values`` it has (a newer document's extra fields ignored)."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    return cls(**{**{k: v for k, v in values.items() if k in names}, **overrides})
+
+
+def _time(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def _repo(repo: dict[str, Any] | None) -> RepoInfo | None:
+    if repo is None:
+        return None
+    coverage = repo.get("coverage") or {}
+    return RepoInfo(
+        repo["path"],
+        repo["head"],
+        coverage.get("reason"),
+        _time(coverage.get("start")),
+        coverage.get("description", ""),
+    )
+
+
+# --- events -----------------------------------------------------------------------------------
+
+
+def _commit(values: dict[str, Any]) -> CommitInfo:
+    paths = values.get("paths")
+    return _known(
+        CommitInfo,
+        values,
+        author_date=_time(values.get("author_date")),
+        committer_date=_time(values.get("committer_date")),
+        paths=None if paths is None else tuple(paths),
+    )
+
+
+def _event(event: dict[str, Any]) -> CodeEvent:
+    time = datetime.fromisoformat(event["time"])
+    return _known(
+        CodeEvent,
+        event,
+        time=time,
+        ts=int(time.timestamp()),
+        commits=[_commit(c) for c in event.get("commits", [])],
+        commits_removed=[_commit(c) for c in event.get("commits_removed", [])],
+    )
+
+
+# --- runs -------------------------------------------------------------------------------------
+
+
+def _run(run: dict[str, Any]) -> Run:
+    samples = run.get("samples")
+    steady = run.get("steady")
+    return _known(
+        Run,
+        run,
+        start=_time(run["start"]),
+        end=_time(run["end"]),
+        metrics={name: _known(MetricSummary, _finite(summary)) for name, summary in run.get("metrics", {}).items()},
+        steady=None if steady is None else _known(SteadyValue, steady),
+        samples=None if samples is None else {kind: _sample_rows(rows) for kind, rows in samples.items()},
+    )
+
+
+def _finite(values: dict[str, Any]) -> dict[str, Any]:
+    return {key: _NOT_FINITE.get(value, value) if isinstance(value, str) else value for key, value in values.items()}
+
+
+def _sample_rows(rows: list[dict[str, Any]]) -> SampleRows:
+    """The stats lines of one kind, typed again: ``time`` a datetime, "inf"/"nan" floats."""
+    stored = SampleRows()
+    for row in rows:
+        values = _finite(row)
+        if values.get("time") is not None:
+            values["time"] = datetime.fromisoformat(values["time"])
+        stored.append(values)
+    return stored
+
+
+# --- shifts and culprits ----------------------------------------------------------------------
+
+
+def _clearing(clearing: dict[str, Any] | None) -> Clearing | None:
+    return None if clearing is None else _known(Clearing, clearing)
+
+
+def _side(side: dict[str, Any]) -> ShiftSide:
+    return _known(ShiftSide, side)
+
+
+def _shift(shift: dict[str, Any]) -> Shift:
+    more = shift.get("more_runs")
+    bisect = shift.get("bisect")
+    facts = shift.get("note_facts") or {}
+    notes = ShiftNotes(
+        absorbed_by=facts.get("absorbed_by"),
+        pooled={side: list(commits) for side, commits in (facts.get("pooled") or {}).items()},
+        left_out=[(item["run"], item["reason"]) for item in facts.get("left_out", [])],
+        no_event=facts.get("no_event", False),
+        boundary=list(facts.get("boundary", [])),
+    )
+    return _known(
+        Shift,
+        shift,
+        from_side=_side(shift["from"]),
+        to_side=_side(shift["to"]),
+        more_runs=None if more is None else (more["from"], more["to"]),
+        suspects=[
+            _known(Suspect, s, author_date=_time(s.get("author_date")), cleared=_clearing(s.get("clearing")))
+            for s in shift.get("suspects", [])
+        ],
+        confounders=[Confounder(c["field"], c["from"], c["to"]) for c in shift.get("confounders", [])],
+        bisect=None if bisect is None else _known(Bisect, bisect),
+        notes=notes,
+        quiet=shift["verdict"] is None,  # a change under the minimum effect has no verdict (timeline.detect)
+        reruns=[Rerun(r["side"], tuple(r["settings"].items())) for r in shift.get("reruns", [])],
+    )
+
+
+def _culprit(culprit: dict[str, Any]) -> Culprit:
+    return _known(
+        Culprit,
+        culprit,
+        evidence=[
+            _known(
+                Evidence,
+                e,
+                shifts=tuple(e.get("shifts", ())),
+                paths=tuple(e.get("paths", ())),
+                clearing=_clearing(e.get("clearing")),
+            )
+            for e in culprit.get("evidence", [])
+        ],
+    )
