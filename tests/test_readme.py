@@ -30,3 +30,30 @@ def test_readme_shows_the_demo_output_as_it_prints(monkeypatch):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     shown = readme.split("```\nA checkout whose reflog", 1)[1].split("```\n\nRun `r2`", 1)[0]
     assert "A checkout whose reflog" + shown == printed
+
+
+def test_the_notebook_recipe_runs_on_the_demo(demo, tmp_path, monkeypatch):
+    """The README's Python recipe, as a user pastes it, on the demo's logs and checkout."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from typer.testing import CliRunner
+
+    from timeline.cli import app
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    recipe = readme.split("## Python\n", 1)[1].split("```python\n", 1)[1].split("\n```", 1)[0]
+    recipe = recipe.replace('"logs/"', repr(str(demo.logs))).replace('"~/sglang"', repr(str(demo.repo)))
+    monkeypatch.chdir(tmp_path)
+    args = ["build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--json", "timeline.json"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    namespace: dict = {}
+    exec(compile(recipe, "README.md (Python)", "exec"), namespace)
+    legend = [text.get_text() for text in namespace["ax"].get_legend().get_texts()]
+    shas = demo.shas
+    assert legend == [
+        f"{shas['base2'][:9]} Tune NCCL allreduce for PCIe",
+        f"{shas['pulled3'][:9]} Fix PCG MoE Error",
+        f"{shas['pulled2'][:9]} Feat/add fi selective state update kernel call",
+    ]
+    assert (tmp_path / "timeline.png").stat().st_size > 10_000
