@@ -22,6 +22,19 @@ def test_version():
     assert result.exit_code == 0 and result.stdout == f"timeline {timeline.__version__}\n"
 
 
+def test_short_version_and_help_flags():
+    assert CliRunner().invoke(app, ["-V"]).stdout == f"timeline {timeline.__version__}\n"
+    for args in (["-h"], ["build", "-h"], ["bisect", "-h"]):
+        result = CliRunner().invoke(app, args)
+        long = CliRunner().invoke(app, [*args[:-1], "--help"])
+        assert result.exit_code == 0 and result.stdout == long.stdout
+
+
+def test_shell_completion_script_names_the_command():
+    result = CliRunner().invoke(app, ["--show-completion", "bash"], prog_name="timeline")
+    assert result.exit_code == 0 and "_timeline_completion" in result.stdout
+
+
 def test_version_as_an_installed_command_starts_fast():
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "timeline", "--version"], capture_output=True, text=True

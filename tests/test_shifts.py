@@ -417,3 +417,31 @@ def test_no_event_between_the_sides_is_said(tmp_path):
     (shift,), culprits = shifts_and_culprits(runs, [])
     assert shift.suspects == [] and culprits == []
     assert "no code event between the two sides in the reflog" in shift_notes(shift)
+
+
+def test_confirmed_only_lets_single_run_regressions_pass(regression_story, tmp_path):
+    story = regression_story
+    args = ("build", str(story.logs), "--repo", str(story.repo), "--log-tz", "UTC", "--fail-on-regression")
+    assert invoke(*args).exit_code == ExitCode.REGRESSION  # one run a side: "rerun to confirm"
+    assert invoke(*args, "--confirmed-only").exit_code == ExitCode.OK
+    confirmed = pull_and_reset(tmp_path / "two-runs", runs=2)
+    args = ("build", str(confirmed.logs), "--repo", str(confirmed.repo), "--log-tz", "UTC", "--fail-on-regression")
+    assert invoke(*args, "--confirmed-only").exit_code == ExitCode.REGRESSION
+
+
+def test_confirmed_only_needs_fail_on_regression(regression_story):
+    story = regression_story
+    result = invoke("build", str(story.logs), "--repo", str(story.repo), "--confirmed-only")
+    assert result.exit_code == ExitCode.USAGE
+    assert "--confirmed-only needs --fail-on-regression" in result.stderr
+
+
+def test_min_effect_sets_the_smallest_change_with_a_verdict(regression_story):
+    # the pull lowers the throughput by 10%, on one run a side: called at twice the minimum effect
+    story = regression_story
+    args = ("build", str(story.logs), "--repo", str(story.repo), "--log-tz", "UTC", "--fail-on-regression")
+    assert invoke(*args, "--min-effect", "4").exit_code == ExitCode.REGRESSION
+    result = invoke(*args, "--min-effect", "6", "--format", "json")
+    assert result.exit_code == ExitCode.OK
+    # big enough to test, too small to call on one run a side
+    assert [s["verdict"] for s in json.loads(result.stdout)["shifts"]] == ["inconclusive", "inconclusive"]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from timeline.clock import Zone, ZonePolicy, format_offset, steady_offset, wall_candidates
 from timeline.columns import SampleRows
 from timeline.correlate import DEFAULT_TOLERANCE_S, attribute
+from timeline.detect import DEFAULT_MIN_EFFECT, Settings
 from timeline.environment import Environment
 from timeline.errors import UsageError
 from timeline.model import Diagnostic, MetricSummary, RepoInfo, Run, Timeline
@@ -123,6 +124,7 @@ def build(
     progress: Callable[[int, int], None] | None = None,
     cache: bool | ParseCache = True,
     entries: Sequence[str] | None = None,
+    min_effect: float = DEFAULT_MIN_EFFECT,
 ) -> Timeline:
     """Parse every log under ``paths``, read the checkout's reflog, tie each run to a commit.
 
@@ -138,6 +140,7 @@ def build(
     folder the environment names (``TIMELINE_CACHE_DIR``, ...), False for none, or a ParseCache.
     ``entries``: the modules the server starts from (``sglang.launch_server``), for judging which
     suspects' files it can import; default by the runs' server (timeline.imports.DEFAULT_ENTRIES).
+    ``min_effect``: the smallest change (a fraction: 0.03 is 3%) a shift needs for a verdict.
     Raises UsageError (missing path, unknown zone) and GitError (not a repository).
     """
     env = env or Environment()
@@ -174,7 +177,11 @@ def build(
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
     shifts, culprits = (
-        ([], []) if not runs else _shifts_and_culprits(runs, events or [], repo, entries, warnings, parse_cache)
+        ([], [])
+        if not runs
+        else _shifts_and_culprits(
+            runs, events or [], repo, entries, warnings, parse_cache, Settings(min_effect=min_effect)
+        )
     )
     return Timeline(
         generated_at=env.now(),
@@ -197,14 +204,20 @@ def _steady_of(parsed: ParsedRun):
 
 
 def _shifts_and_culprits(
-    runs: list[Run], events, repo, entries: Sequence[str] | None, warnings: list[Diagnostic], cache: ParseCache | None
+    runs: list[Run],
+    events,
+    repo,
+    entries: Sequence[str] | None,
+    warnings: list[Diagnostic],
+    cache: ParseCache | None,
+    settings: Settings,
 ):
     """The shifts, then the code facts their suspects need (read from the checkout's objects,
     never run; each version's import graph kept in ``cache``), then the culprits ranked on them."""
     from timeline.shifts import find_shifts
     from timeline.suspects import DECISIVE, rank_culprits
 
-    shifts = find_shifts(runs, events)
+    shifts = find_shifts(runs, events, settings)
     decisive = [s for s in shifts if s.verdict in DECISIVE]
     code = None
     if repo is not None and decisive:

@@ -13,7 +13,7 @@ from timeline.errors import TimelineError, UsageError
 from timeline.exitcodes import ExitCode
 
 app = typer.Typer(
-    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain help: wraps to the terminal, fits 80 columns, copies cleanly (docs/cli.md)
@@ -43,7 +43,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def main_options(
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """Tie every LLM-serving benchmark run to the commit it ran on.
@@ -96,7 +96,8 @@ def build_command(
         "--format",
         "-f",
         metavar="FORMAT",
-        help="What to print: table, json (the JSON v1 document), csv (one row per run) or markdown.",
+        help="What to print: table, json (the JSON v1 document), csv (one row per run), markdown, or github "
+        "(GitHub Actions: an annotation per shift on stdout, the markdown report appended to $GITHUB_STEP_SUMMARY).",
     ),
     csv_path: str | None = typer.Option(
         None, "--csv", metavar="FILE", help="Write one CSV row per run to FILE ('-' = stdout only)."
@@ -106,6 +107,19 @@ def build_command(
     ),
     fail_on_regression: bool = typer.Option(
         False, "--fail-on-regression", help="Exit with status 3 when a shift has the verdict 'regression' (for CI)."
+    ),
+    confirmed_only: bool = typer.Option(
+        False,
+        "--confirmed-only",
+        help="With --fail-on-regression: only regressions measured on two or more runs a side fail the build "
+        "(not the single-run ones marked 'rerun to confirm').",
+    ),
+    min_effect: float = typer.Option(
+        3.0,
+        "--min-effect",
+        min=0.0,
+        metavar="PCT",
+        help="Percent: the smallest change between two versions that gets a verdict (regression, improvement).",
     ),
     all_events: bool = typer.Option(
         False,
@@ -137,10 +151,13 @@ def build_command(
       timeline build logs/ --repo ~/sglang --json out.json --html report.html
       timeline build logs/ --repo ~/sglang --format csv > runs.csv
       timeline build logs/ --log-tz 'node2/*=UTC' --log-tz Europe/Berlin
+      timeline build logs/ -f github --fail-on-regression --confirmed-only
     """
     from timeline.commands import build
 
     out, err = _consoles()
+    if confirmed_only and not fail_on_regression:
+        raise _fail(UsageError("--confirmed-only needs --fail-on-regression: it says which regressions fail the build"))
     try:
         code = build.run(
             paths or ["."],
@@ -156,6 +173,8 @@ def build_command(
             csv_path=csv_path,
             html_path=html_path,
             fail_on_regression=fail_on_regression,
+            confirmed_only=confirmed_only,
+            min_effect=min_effect / 100,
             cache=not no_cache,
             all_events=all_events,
             entries=entry or [],

@@ -254,6 +254,12 @@ def find_shifts(
     return shifts
 
 
+def gate_failures(shifts: Sequence[Shift], confirmed_only: bool = False) -> list[Shift]:
+    """The shifts that fail a CI gate: the regressions, and with ``confirmed_only`` not those
+    called on one run a side (no between-run noise yet: a rerun confirms them or not)."""
+    return [s for s in shifts if s.verdict == "regression" and not (confirmed_only and s.single_run)]
+
+
 def _weigh_confounders(shifts: list[Shift], runs: dict[str, Run], settings: Settings) -> None:
     """A regression or improvement whose sides differ in a confounder becomes ``confounded``,
     with the rerun that would settle it, unless the same change is seen with equal flags: between

@@ -10,13 +10,17 @@ from rich.console import Console
 
 from timeline.builder import build, cache_of
 from timeline.clock import parse_zone
+from timeline.detect import DEFAULT_MIN_EFFECT
 from timeline.environment import Environment
-from timeline.errors import UsageError
+from timeline.errors import TimelineError, UsageError
 from timeline.exitcodes import ExitCode
 from timeline.export import write_text_atomic
+from timeline.model import Timeline
 from timeline.records import DiagnosticCode
 from timeline.render.formats import render_text
+from timeline.render.github import github_annotations
 from timeline.render.table import render_timeline, render_warnings
+from timeline.shifts import gate_failures
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -41,6 +45,8 @@ def run(
     cache: bool = True,
     all_events: bool = False,
     entries: Sequence[str] = (),
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    confirmed_only: bool = False,
 ) -> ExitCode:
     display = parse_zone(display_tz) if display_tz else None
     to_stdout, files = plan_outputs(output_format, {"json": json_path, "csv": csv_path, "html": html_path})
@@ -59,6 +65,7 @@ def run(
             progress=bar,
             cache=parse_cache or False,
             entries=entries,
+            min_effect=min_effect,
         )
     finally:
         if bar is not None:
@@ -67,6 +74,9 @@ def run(
         write_text_atomic(path, render_text(timeline, fmt, display, all_events))
     if to_stdout == "table":
         render_timeline(timeline, out, display, all_events)
+    elif to_stdout == "github":
+        write_text_atomic("-", github_annotations(timeline))
+        _append_step_summary(env, timeline, all_events, err)
     else:
         write_text_atomic("-", render_text(timeline, to_stdout, display, all_events))
     render_warnings(timeline, err, FLAG_HINTS)
@@ -74,7 +84,7 @@ def run(
         err.print(
             f"warning: {parse_cache.problem} (--no-cache to skip it)", markup=False, highlight=False, soft_wrap=True
         )
-    if fail_on_regression and any(s.verdict == "regression" for s in timeline.shifts):
+    if fail_on_regression and gate_failures(timeline.shifts, confirmed_only):
         return ExitCode.REGRESSION
     return ExitCode.OK
 
@@ -86,6 +96,24 @@ FLAG_HINTS: dict[DiagnosticCode, str] = {
     "zone-machine": "--log-tz sets it",
     "entry-not-found": "--entry names the server's",
 }
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # the file GitHub Actions shows on the job's page
+
+
+def _append_step_summary(env: Environment, timeline: Timeline, all_events: bool, err: Console) -> None:
+    """Append the markdown report to the job's step summary; GitHub's runner owns the file and
+    other steps append to it too, so it is appended to, not replaced."""
+    path = env.environ.get(STEP_SUMMARY)
+    if not path:
+        err.print(f"warning: {STEP_SUMMARY} is not set: no step summary written", markup=False, highlight=False)
+        return
+    text = render_text(timeline, "markdown", None, all_events)
+    try:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text if isinstance(text, str) else "".join(text))
+    except OSError as error:
+        raise TimelineError(f"{path}: cannot append the step summary: {error.strerror or error}") from None
+
+
 LARGE_INPUT_BYTES = 64 << 20  # inputs this large (in all) get a progress bar
 
 
@@ -131,7 +159,7 @@ class ProgressBar:
             self.bar = None
 
 
-STDOUT_FORMATS = ("table", "json", "csv", "markdown")  # --format
+STDOUT_FORMATS = ("table", "json", "csv", "markdown", "github")  # --format
 FILE_OPTIONS = {"json": "--json", "csv": "--csv", "html": "--html"}  # --json FILE, --csv FILE, --html FILE
 
 
