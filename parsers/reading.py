@@ -14,7 +14,7 @@ from timeline.parsers.sglang import SGLangLogParser, match_header
 from timeline.parsers.vllm import HEADER_RE as VLLM_HEADER_RE
 from timeline.parsers.vllm import HEADER_SEARCH_RE as VLLM_SEARCH_RE
 from timeline.parsers.vllm import VLLMLogParser
-from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE, Detector, needs_normalizing, normalize, strip_outer
+from timeline.parsers.wrappers import Detector, needs_normalizing, normalize, strip_outer
 from timeline.records import Diagnostic, ParsedFile, ParsedRun
 
 __all__ = ["parse_file", "Diagnostic", "ParsedFile", "ParsedRun"]
@@ -130,9 +130,9 @@ def _client_line(line: str) -> bool:
     return bool(text) and not is_server_record(text)
 
 
-OTHER_FAMILIES = (Detector(lambda text: any(map(_client_line, text.split("\n")))), VLLM_SEARCH_RE, NEEDS_NORMALIZING_RE)
-"""What the vLLM and benchmark parsers and the wrapper normaliser read: the block reader leaves a
-file holding any of it to ``_dispatch``."""
+OTHER_FAMILIES = (Detector(lambda text: any(map(_client_line, text.split("\n")))), VLLM_SEARCH_RE)
+"""What the vLLM and benchmark parsers read: the block reader leaves a file holding any of it to
+``_dispatch`` (lines for the wrapper normaliser it reads the generic way itself)."""
 SGLANG_SHAPES = sglang_fast.Shapes(OTHER_FAMILIES)
 """The line shapes the block reader learned, for every file of the process."""
 
@@ -161,8 +161,8 @@ def _dispatch(log, sglang: SGLangLogParser, vllm: VLLMLogParser, bench: BenchPar
             break
         blob = "\n".join(map(text_of, block))
         size = _BLOCK_MIN if len(blob) > _BLOCK_CHARS else min(size * 2, _BLOCK_MAX)
-        if needs_normalizing(blob, {text[:1] for _, text in block}):
-            block = [(n, record) for n, text in block for record in normalize(text)]
+        if needs_normalizing(blob, {text[:1] for _, text in block}):  # line by line, as the block reader does
+            block = [(n, record) for n, text in block for record in _normalized(text)]
         sglang.feed_all(block)
         if vllm.open or VLLM_SEARCH_RE.search(blob):
             vllm.feed_all(block)
@@ -174,6 +174,10 @@ def _dispatch(log, sglang: SGLangLogParser, vllm: VLLMLogParser, bench: BenchPar
                 break
         if broken is not None:
             raise broken
+
+
+def _normalized(text: str) -> list[str] | tuple[str]:
+    return normalize(text) if needs_normalizing(text) else (text,)
 
 
 def is_stamped(text: str) -> bool:

@@ -16,6 +16,12 @@ shipped in each release's wheel; the pieces, in order of a line:
   ``Decode batch...`` / ``Prefill batch...`` (stats), and NCCL version lines (these also count
   without a header, wherever they sit).
 
+Deployments that log through their own format (``SGLANG_LOGGING_CONFIG_PATH``, forks, launchers)
+put another prefix before the same messages; stats and ``server_args=`` lines are found after it
+(``find_message``) and take the stamp and rank tags it carries. Damaged pastes: a header missing
+its ``[`` is such a prefix; a ``server_args=`` line hard-wrapped at a terminal's width is joined
+back (``_wrapped_piece``); a value cut inside the next key keeps its number (``values.field_spans``).
+
 Per run, ``series`` (always kept, ``array('d')``, present only when non-empty):
 ``decode_throughput`` (tok/s, the ``gen throughput (token/s)`` of each Decode line, in file
 order, every rank that logs: with DP attention each DP rank prints its own line),
@@ -41,7 +47,7 @@ from array import array
 from collections.abc import Iterable
 from datetime import date as _date
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from timeline.columns import SampleRows
 from timeline.parsers import values
@@ -108,6 +114,80 @@ BATCH_RE = re.compile(r"(Prefill|Decode) batch(?:\(mixed #running-req: (\d+)\))?
 """A stats line's prefix: ``Decode batch, `` / ``Decode batch. `` / ``Decode batch [N], `` and the
 <= 0.3.4 mixed-chunk form ``Prefill batch(mixed #running-req: N). ``. Groups: kind, running
 requests (mixed form), forward counter."""
+
+# Messages found after another logging config's prefix (``find_message``).
+_MESSAGE_RE = re.compile(r"(?:Decode|Prefill) batch[ .,(\[]|server_args=")
+MAX_PREFIX = 240  # a logging prefix longer than this is not one
+# The pieces a logging prefix is made of (``logging.Formatter`` fields as deployments configure
+# them: ``%(asctime)s``, ``[%(levelname)s]``, ``%(name)s:``, ``[%(filename)s:%(lineno)d]``,
+# ``%(process)d``, rank tags), each matched whole, one after another: no nested repetition.
+_PREFIX_TOKEN_RE = re.compile(
+    r"\s+|\[[^\[\]]{0,100}\]|\([^()]{0,100}\)"
+    r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b:?"
+    r"|[\w.\-/]+\.py(?::\d+)?:?"
+    r"|[a-z_]\w*(?:\.\w+)+:?"
+    r"|[a-z_]+:?"
+    r"|\d[\d\-:T.,Z+]*"
+    r"|(?:[A-Z]+_)*(?:DP|TP|EP|PP|CP)\d+\b"
+    r"|[-|:,\]\[]"
+)
+_PREFIX_STAMP_RE = re.compile(
+    r"(?<!\d)(?:(?P<date>\d{4}-\d\d-\d\d)[ T])?(?P<time>\d\d:\d\d:\d\d)(?:(?P<sep>[.,])(?P<frac>\d{1,9}))?"
+    r"(?P<zone>Z|[+-]\d\d:?\d\d)?(?![\d:])"
+)
+_PREFIX_RANK_RE = re.compile(r"(?<![\w])(?:[A-Z]+_)*(?:DP|TP|EP|PP|CP)\d+(?!\w)")
+_PREFIX_LEVEL_RE = re.compile(r"\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
+
+
+class Prefixed(NamedTuple):
+    """A message found after another logging config's prefix: where it starts, and the stamp
+    and rank tags the prefix carries (``date`` None for a time-only stamp, ``time`` None for none)."""
+
+    at: int
+    date: str | None
+    time: str | None
+    stamp_text: str
+    rank: str
+
+
+def find_message(text: str, *, after_header: bool = False) -> Prefixed | None:
+    """A stats or ``server_args=`` message after a logging prefix other than SGLang's own.
+
+    Deployments log SGLang's messages through their own formats (``SGLANG_LOGGING_CONFIG_PATH``,
+    forks, launchers): ``2026-06-07 10:59:31,659 [INFO] sglang.srt.managers.scheduler_metrics_mixin:
+    Decode batch, ...``, ``2025-10-20 03:02:22 INFO 12345 [DP3 TP3 EP3 scheduler.py:1234] Decode
+    batch. ...``, ``[2026-04-15 17:13:10][scheduler.py:88][INFO]: Prefill batch, ...``, a header
+    that lost its leading ``[``. The prefix must be made of logging fields only (stamps, levels,
+    logger names, ``file.py:LINE``, numbers, brackets, rank tags) and carry a stamp, a level or a
+    rank tag (``after_header``: the text after SGLang's own header, whose stamp counts), so a
+    sentence quoting a stats line is not one. None when there is no such message.
+    """
+    found = _MESSAGE_RE.search(text, 0, MAX_PREFIX + 16)
+    if found is None or found.start() == 0 or found.start() > MAX_PREFIX:
+        return None
+    at = found.start()
+    pos = 0
+    match = _PREFIX_TOKEN_RE.match
+    while pos < at:
+        token = match(text, pos, at)
+        if token is None or token.end() == pos:
+            return None
+        pos = token.end()
+    prefix = text[:at]
+    stamp = _PREFIX_STAMP_RE.search(prefix)
+    rank = " ".join(_PREFIX_RANK_RE.findall(prefix))
+    if stamp is None and not rank and not after_header and _PREFIX_LEVEL_RE.search(prefix) is None:
+        return None
+    if stamp is None:
+        return Prefixed(at, None, None, "", rank)
+    time = stamp.group("time")
+    if stamp.group("frac"):
+        time += stamp.group("sep") + stamp.group("frac")[:6]
+    zone = stamp.group("zone")
+    if zone and stamp.group("date"):  # an ISO stamp with its zone (``docker logs -t``): aware
+        time += "+00:00" if zone == "Z" else zone[:3] + ":" + zone[-2:]
+    return Prefixed(at, stamp.group("date"), time, stamp.group(0), rank)
+
 
 # Sample keys the parser sets itself; stats fields with these names get a "_field" suffix.
 _RESERVED = frozenset({"time", "line", "rank", "forward_ct", "mixed"})
@@ -338,6 +418,25 @@ class Segment:
         return run
 
 
+# Names a damaged paste may leave a quote on (``model_path="'/models/x"``): read without it.
+_NAME_KEYS = ("model_path", "tokenizer_path", "served_model_name")
+MIN_WRAP_WIDTH = 60  # a server_args line this long or longer may have been wrapped by a terminal
+
+
+class _Wrap:
+    """A ``server_args=`` line being joined back: its line number, the terminal width it fills,
+    its pieces so far, the last one's length, and the lines after the first as read."""
+
+    __slots__ = ("line", "width", "pieces", "last_width", "held")
+
+    def __init__(self, line: int, width: int, first: str) -> None:
+        self.line = line
+        self.width = width
+        self.pieces = [first]
+        self.last_width = width
+        self.held: list[tuple[int, str]] = []
+
+
 class SGLangLogParser:
     """Feed it ``(line_number, text)`` pairs, then call ``finish()`` for runs and diagnostics."""
 
@@ -352,6 +451,7 @@ class SGLangLogParser:
         self.runs: list[ParsedRun] = []
         self.diagnostics: list[Diagnostic] = []
         self.segment = Segment(self.keep_samples)
+        self.wrapping: _Wrap | None = None  # a server_args line being joined back
         self._any_header = False
         self._dateless_line: int | None = None
         self._last_dateless: tuple[str, str, str] | None = None
@@ -414,6 +514,10 @@ class SGLangLogParser:
         note = add_message
         seg = self.segment
         for lineno, text in lines:
+            if self.wrapping is not None:
+                if self._wrapped_piece(lineno, text):
+                    continue
+                seg = self.segment
             if not text:
                 continue
             first = text[0]
@@ -429,16 +533,22 @@ class SGLangLogParser:
                 m = None
             if m is not None:
                 message = text[m.end() :]
+                rank = None
+                if ("batch" in message or "server_args=" in message) and not message.startswith(_BARE_STARTS):
+                    found = find_message(message, after_header=True)  # after a second prefix (a logger name, say)
+                    if found is not None:
+                        message = message[found.at :]
+                        rank = " ".join(filter(None, (m.group("rank").strip(), found.rank))) or None
                 config = message.startswith("server_args=")
                 if config:
-                    seg = self._config_line(lineno, message)
+                    seg = self._config_line(lineno, message, len(text))
                 if seg.first_line is None:
                     seg.first_line = lineno
                 seg.last_line = lineno
                 if first != "[" and m.group("rfc"):
                     stamp = _rfc_stamp(m) or m
                 elif m.group("date") is None:
-                    stamp = self._dateless_stamp(seg, lineno, m)
+                    stamp = self._dateless_stamp(seg, lineno, m.group("time"))
                 else:
                     stamp = m
                 if seg.first_stamp is None:
@@ -446,7 +556,7 @@ class SGLangLogParser:
                 seg.last_stamp = stamp
                 seg.headers += 1
                 seg.headers_since_config += 1
-                stats = "batch" in message and self._stats_line(seg, lineno, stamp, m, message)
+                stats = "batch" in message and self._stats_line(seg, lineno, stamp, m, message, rank)
                 if not (stats or config):
                     note(seg.messages, message)
             else:
@@ -456,17 +566,21 @@ class SGLangLogParser:
                 if first in "DPs" and text.startswith(_BARE_STARTS):
                     seg = self._bare_line(seg, lineno, text)
                     continue
+                if "batch" in text or "server_args=" in text:
+                    found = find_message(text)
+                    if found is not None:
+                        seg = self._prefixed_line(seg, lineno, text, found)
+                        continue
             if "nccl==" in text or "NCCL version" in text:
                 version = values.nccl_version(text)
                 if version is not None and version not in seg.nccl:
                     seg.nccl.append(version)
 
-    def _dateless_stamp(self, seg: Segment, lineno: int, m: re.Match[str]) -> tuple[str, str, str]:
+    def _dateless_stamp(self, seg: Segment, lineno: int, time: str) -> tuple[str, str, str]:
         """A time-only stamp (SGLang <= 0.3.2) takes the date of the stamp before it (the run's, else
         the file's), a day later when the time went back more than an hour (midnight). With no date
         seen at all it counts days from a stand-in first day, resolved from the file's mtime in
         ``finish``."""
-        time = m.group("time")
         date = None
         last = seg.last_stamp if seg.last_stamp is not None else self._last_dateless
         if last is not None:
@@ -488,7 +602,7 @@ class SGLangLogParser:
         """A stats or ``server_args=`` line printed without any header (``%(message)s`` logging,
         or stamps cut off when pasting): its values count, with no time and no rank."""
         if text.startswith("server_args="):
-            seg = self._config_line(lineno, text)
+            seg = self._config_line(lineno, text, len(text))
             if seg.first_line is None:
                 seg.first_line = lineno
             seg.last_line = lineno
@@ -497,7 +611,38 @@ class SGLangLogParser:
             self._stats_line(seg, lineno, None, None, text)
         return seg
 
-    def _config_line(self, lineno: int, message: str) -> Segment:
+    def _prefixed_line(self, seg: Segment, lineno: int, text: str, found: Prefixed) -> Segment:
+        """A stats or ``server_args=`` line after another logging config's prefix (``find_message``):
+        read as if it had SGLang's own header, with the stamp and rank tags that prefix carries."""
+        message = text[found.at :]
+        config = message.startswith("server_args=")
+        if config:
+            seg = self._config_line(lineno, message, len(text))
+            if seg.first_line is None:
+                seg.first_line = lineno
+            seg.last_line = lineno
+        stamp: Any = None
+        if found.time is not None:
+            stamp = (
+                self._dateless_stamp(seg, lineno, found.time)
+                if found.date is None
+                else (found.date, found.time, found.stamp_text)
+            )
+            if seg.first_stamp is None:
+                seg.first_stamp = stamp
+            seg.last_stamp = stamp
+            seg.headers += 1
+            seg.headers_since_config += 1
+        elif config:
+            seg.headers_since_config += 1
+        if not config:
+            self._stats_line(seg, lineno, stamp, None, message, found.rank or None)
+        return seg
+
+    def _config_line(self, lineno: int, message: str, width: int) -> Segment:
+        """A ``server_args=`` line (``width``: the whole line's length) starts a run. One whose repr
+        is not closed and that fills ``MIN_WRAP_WIDTH`` or more columns may have been hard-wrapped by
+        a terminal: it is read once the lines continuing it are joined back (``_wrapped_piece``)."""
         seg = self.segment
         raw = message[len("server_args=") :].rstrip()
         repeat = seg.config_text == raw and seg.headers_since_config == 0 and not seg.stats
@@ -506,16 +651,63 @@ class SGLangLogParser:
         if seg.has_content() or seg.headers:
             self._close_segment()
             seg = self.segment = Segment(self.keep_samples)
-        fields, problems = parse_keyword_repr(raw)
-        seg.config = fields
-        seg.config_text = raw
         seg.headers_since_config = -1  # the server_args line itself is counted next
-        if problems:
-            self._diag(lineno, "server_args: " + "; ".join(problems) + f" (read {len(fields)} fields)")
+        if width >= MIN_WRAP_WIDTH and len(message) == len(message.rstrip()) and values.bracket_depth(raw) > 0:
+            seg.config = {}
+            self.wrapping = _Wrap(lineno, width, raw)
+            return seg
+        self._read_config(seg, lineno, raw)
         return seg
 
-    def _stats_line(self, seg: Segment, lineno: int, stamp: Any, m: re.Match[str] | None, message: str) -> bool:
-        """Read a ``Decode batch`` / ``Prefill batch`` line; False when ``message`` is no stats line."""
+    def _read_config(self, seg: Segment, lineno: int, raw: str) -> None:
+        fields, problems = parse_keyword_repr(raw)
+        for key in _NAME_KEYS:
+            if isinstance(fields.get(key), str):
+                fields[key] = values.unquoted(fields[key])
+        seg.config = fields
+        seg.config_text = raw
+        if problems:
+            self._diag(lineno, "server_args: " + "; ".join(problems) + f" (read {len(fields)} fields)")
+
+    def _wrapped_piece(self, lineno: int, text: str) -> bool:
+        """Does ``text`` continue a ``server_args=`` line hard-wrapped at a terminal's width? It may
+        when the piece before it filled that width and it has no header of its own; the pieces are
+        joined when the repr closes. When a line does not continue it before that, the line was
+        cut, not wrapped: the first piece is read alone and the lines after it as themselves."""
+        wrap = self.wrapping
+        assert wrap is not None
+        continues = (
+            wrap.last_width == wrap.width
+            and bool(text)
+            and match_header(text) is None
+            and not text.startswith(_BARE_STARTS)
+            and not (("batch" in text or "server_args=" in text) and find_message(text) is not None)
+        )
+        if continues:
+            wrap.pieces.append(text)
+            wrap.held.append((lineno, text))
+            wrap.last_width = len(text)
+            if (")" not in text and "}" not in text) or self._still_open():
+                if len(text) == wrap.width:
+                    return True
+            else:  # closed: the pieces were one line
+                self.wrapping = None
+                self.segment.last_line = lineno
+                self._read_config(self.segment, wrap.line, "".join(wrap.pieces).rstrip())
+                return True
+        self.wrapping = None
+        self._read_config(self.segment, wrap.line, wrap.pieces[0])
+        self.feed_all(wrap.held)
+        return continues
+
+    def _still_open(self) -> bool:
+        return self.wrapping is not None and values.bracket_depth("".join(self.wrapping.pieces)) > 0
+
+    def _stats_line(
+        self, seg: Segment, lineno: int, stamp: Any, m: re.Match[str] | None, message: str, rank: str | None = None
+    ) -> bool:
+        """Read a ``Decode batch`` / ``Prefill batch`` line; False when ``message`` is no stats line.
+        ``stamp`` None: no time; ``rank`` None: the header's (``m``), if any."""
         b = BATCH_RE.match(message)
         if b is None:
             return False
@@ -538,12 +730,13 @@ class SGLangLogParser:
             if value is not None:
                 seg.prefill_tp.append(value)
         if seg.samples is not None:
-            if m is None:  # a line without a header
-                sample: dict[str, Any] = {"time": None, "line": lineno, "rank": None}
-            else:
-                date, time, _ = stamp_parts(stamp)
+            if rank is None and m is not None:
                 rank = m.group("rank").strip() or None
-                sample = {"time": self.sample_time(date, time), "line": lineno, "rank": rank}
+            when = None
+            if stamp is not None:
+                date, time, _ = stamp_parts(stamp)
+                when = self.sample_time(date, time)
+            sample: dict[str, Any] = {"time": when, "line": lineno, "rank": rank}
             if b.group(3):
                 sample["forward_ct"] = int(b.group(3))
             if b.group(2):
@@ -592,6 +785,8 @@ class SGLangLogParser:
         )
 
     def finish(self) -> tuple[list[ParsedRun], list[Diagnostic]]:
+        if self.wrapping is not None:
+            self._wrapped_piece(0, "")  # the file ends: read the pieces so far
         self._close_segment()
         self.segment = Segment(self.keep_samples)
         if self._dateless_line is not None:

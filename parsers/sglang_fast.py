@@ -35,7 +35,16 @@ from typing import Any, NamedTuple, cast
 from timeline.columns import SampleBatch, SampleRows
 from timeline.parsers import values
 from timeline.parsers.framing import LogLines, clean_line
-from timeline.parsers.sglang import BATCH_RE, PLAIN_HEADER_RE, SGLangLogParser, match_header, stamp_parts, stats_key
+from timeline.parsers.sglang import (
+    BATCH_RE,
+    PLAIN_HEADER_RE,
+    SGLangLogParser,
+    find_message,
+    match_header,
+    stamp_parts,
+    stats_key,
+)
+from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE, needs_normalizing, normalize
 
 __all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]
 
@@ -100,18 +109,61 @@ def _judge_sglang(raw: bytes) -> tuple[int, dict[str, Any]]:
     return _STATS, spans
 
 
+_ONE_CLOCK_RE = re.compile(r"\d\d:\d\d:\d\d")
+
+
+def _header_spans(text: str) -> dict[str, Any] | None:
+    """Where the message starts, and the date, time, stamp and rank spans, of a stats line with a
+    plain ``[date time TAGS] `` header or another logging config's prefix (``find_message``) that
+    starts with a dated stamp, holds no other clock reading and has its rank tags side by side."""
+    m = PLAIN_HEADER_RE.match(text) if text.startswith("[") else None
+    if m is not None:
+        if m.group("date") is None or text[m.end() - 2 : m.end()] != "] ":
+            return None
+        full = match_header(text)
+        parts = ("date", "time", "rank")
+        if full is None or full.span() != m.span() or full.group(*parts) != m.group(*parts):
+            return None
+        return {
+            "at": m.end(),
+            "date": m.span("date"),
+            "time": m.span("time"),
+            "stamp": (m.start("date"), m.end("time")),
+            "rank": m.span("rank"),
+        }
+    if match_header(text) is not None:
+        return None
+    found = find_message(text)
+    if found is None or found.date is None or found.time is None:
+        return None
+    start = 1 if text.startswith("[") else 0
+    clock = text.find(found.time, start)
+    if (
+        not text.startswith(found.stamp_text, start)
+        or len(_ONE_CLOCK_RE.findall(text, 0, found.at)) != 1
+        or clock != start + len(found.date) + 1
+        or not text.startswith(found.time, clock)  # no zone, the fraction printed whole
+    ):
+        return None
+    first = text.find(found.rank, start) if found.rank else found.at
+    if found.rank and (first < 0 or first >= found.at):
+        return None
+    return {
+        "at": found.at,
+        "date": (start, start + len(found.date)),
+        "time": (clock, clock + len(found.time)),
+        "stamp": (start, start + len(found.stamp_text)),
+        "rank": (first, first + len(found.rank)),
+        "prefixed": True,
+    }
+
+
 def _stats_spans(text: str) -> dict[str, Any] | None:
-    """Where the fields of a clean ASCII stats line with a plain ``[date time TAGS] `` header are."""
-    if not text.startswith("["):
+    """Where the fields of a clean ASCII stats line (``_header_spans``) are."""
+    header = _header_spans(text)
+    if header is None:
         return None
-    # Plain headers only (no level, no wrapper): the generic parser's fast header regex.
-    m = PLAIN_HEADER_RE.match(text)
-    if m is None or m.group("date") is None or text[m.end() - 2 : m.end()] != "] ":
-        return None
-    full = match_header(text)
-    if full is None or full.span() != m.span() or full.group("date", "time", "rank") != m.group("date", "time", "rank"):
-        return None
-    end = m.end()
+    end = header.pop("at")
     message = text[end:]
     b = BATCH_RE.match(message)
     if b is None or b.group(2):
@@ -128,9 +180,8 @@ def _stats_spans(text: str) -> dict[str, Any] | None:
     spans: dict[str, Any] = {
         "kind": kind,
         "width": width,
-        "date": m.span("date"),
-        "time": m.span("time"),
-        "rank": m.span("rank"),
+        "message": end,
+        **header,
         "forward": (end + b.start(3), end + b.end(3)) if b.group(3) else None,
     }
     offset = width
@@ -202,7 +253,7 @@ def _probe_stats(text: str, spans: dict[str, Any]) -> bool:
     if any(list(getattr(seg, k)) != v and not _same_floats(list(getattr(seg, k)), v) for k, v in expected.items()):
         return False
     date, time = text[slice(*spans["date"])], text[slice(*spans["time"])]
-    if stamp_parts(seg.first_stamp) != (date, time, date + " " + time):
+    if stamp_parts(seg.first_stamp) != (date, time, text[slice(*spans["stamp"])]):
         return False
     # Samples: the same dict as the generic parser's.
     probe = SGLangLogParser("probe", keep_samples=True)
@@ -501,23 +552,34 @@ class Shapes:
     def judge(self, raw: bytes) -> tuple[int, dict[str, Any]]:
         """How to read every line of this line's shape: ``(_SKIP|_TRIVIAL|_STATS|_GENERIC, spans)``.
 
-        ``spans["other"]`` is set when another log family's parser or the wrapper normaliser
-        would look at the line: then the block reader hands the file back."""
+        ``spans["other"]`` is set when another log family's parser would look at the line: then
+        the block reader hands the file back. A line the wrapper normaliser may change (for some
+        digits) is read the generic way, normalised; a stats line after a logging prefix
+        (``spans["prefixed"]``) only when its message may be changed: the normaliser leaves the
+        rest of such a line alone whatever its digits (``wrappers.as_sglang_bracket``)."""
         try:
             kind, spans = _judge_sglang(raw)
         except Exception:  # noqa: BLE001 - a probe that fails: the generic parser meets the line itself
             kind, spans = _GENERIC, {"unsure": True}
-        if kind != _SKIP and self.for_others(raw.decode("utf-8", "replace")):
-            spans = dict(spans, other=True)
+        if kind == _SKIP:
+            return kind, spans
+        text = raw.decode("utf-8", "replace")
+        if self.for_others(text):
+            return kind, dict(spans, other=True)
+        if kind == _STATS and spans.get("prefixed"):
+            wrapped = _maybe_wrapped(text[spans["message"] :])
+        else:
+            wrapped = _maybe_wrapped(text)
+        if wrapped:
+            return _GENERIC, {"unsure": spans.get("unsure", False)}
         return kind, spans
 
     def for_others(self, line: str) -> bool:
         """Would another family's detection find this line, as iterating gives it (cleaned, split at \\r)?"""
         if not self.others:
             return False
-        segments = [segment for _, segment in clean_line(1, line)]
-        text = "\n".join(segments)
-        return any(r.search(text) for r in self.others) or any(_MAYBE_WRAPPED.search(seg) for seg in segments)
+        text = "\n".join(segment for _, segment in clean_line(1, line))
+        return any(r.search(text) for r in self.others)
 
     def shape(self, zeroed: bytes, raw: bytes) -> int:
         """Judge a new shape on one of its lines; returns its number."""
@@ -592,9 +654,15 @@ class _FastFeeder:
     # -- generic lines --------------------------------------------------------------------
 
     def generic(self, lineno: int, raw: bytes | str) -> None:
+        """One line the generic way: cleaned, and normalised when the wrappers would change it
+        (as ``parsers.reading``'s dispatch does, line by line)."""
         text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
         self.log.line_number = lineno
-        self.parser.feed_all(clean_line(lineno, text))
+        for n, segment in clean_line(lineno, text):
+            if needs_normalizing(segment):
+                self.parser.feed_all((n, record) for record in normalize(segment))
+            else:
+                self.parser.feed(n, segment)
 
     # -- one block --------------------------------------------------------------------------
 
@@ -638,7 +706,13 @@ class _FastFeeder:
                 values["gen"] = (rows, numbers, np.union1d(missing, without))
         generic = np.flatnonzero(code == _GENERIC)
         lo = 0
+        parser = self.parser
         for g in generic.tolist() + [n]:
+            while parser.wrapping is not None and lo < n:  # lines that may continue a wrapped server_args
+                self.generic(first + lo, buf[int(starts[lo]) : int(ends[lo])])
+                lo += 1
+            if g < lo:
+                continue
             if g > lo:
                 self.bulk(first, buf, lo, g, code, ids, starts, ends, values)
             if g < n:
@@ -742,7 +816,7 @@ class _FastFeeder:
         s = int(starts[i])
         date = buf[s + spans["date"][0] : s + spans["date"][1]].decode("ascii")
         time = buf[s + spans["time"][0] : s + spans["time"][1]].decode("ascii")
-        return (date, time, date + " " + time)
+        return (date, time, buf[s + spans["stamp"][0] : s + spans["stamp"][1]].decode("ascii"))
 
 
 _NO_LINES: Any = None  # an empty array of line numbers (set with numpy)
@@ -774,6 +848,14 @@ _MAYBE_WRAPPED = re.compile(
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d "  # a vLLM stamp, whatever the date
     r"|.\[\d\d:\d\d:\d\d(?: [A-Z_]+\d+)+\] "  # a time-only stamp after the line's start
 )
+
+
+def _maybe_wrapped(line: str) -> bool:
+    """Might the wrapper normaliser change this line, or a line of its shape (other digits)?"""
+    segments = [segment for _, segment in clean_line(1, line)]
+    return NEEDS_NORMALIZING_RE.search("\n".join(segments)) is not None or any(
+        _MAYBE_WRAPPED.search(segment) for segment in segments
+    )
 
 
 _MALLOC_TUNED = False

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from re import Pattern
 from typing import Any
 
@@ -43,6 +44,9 @@ __all__ = [
     "starts_field",
     "literal",
     "nccl_version",
+    "outside_quotes",
+    "bracket_depth",
+    "unquoted",
     "PERCENT",
 ]
 
@@ -146,8 +150,16 @@ def field_spans(body: str) -> list[tuple[int, int, int, int]]:
         rest = body[end:].rstrip()
         if rest.endswith(","):
             rest = rest[:-1].rstrip()
+        cut = _CUT_KEY_RE.search(rest)
+        if cut is not None and isinstance(number(rest[: cut.start()]), float):
+            rest = rest[: cut.start()]  # a number, then a line cut by the terminal inside the next key
         spans.append((*found, end, end + len(rest)))
     return spans
+
+
+# The start of a key cut off at the end of a line (``..., gen throughput (token/s): 863.65, #queue-req``):
+# a label's characters and no ``: `` after it, after a value that is a number.
+_CUT_KEY_RE = re.compile(r", [#A-Za-z][\w\- ().#/]*:?$")
 
 
 def starts_field(body: str, at: int) -> bool:
@@ -190,3 +202,36 @@ def nccl_version(text: str) -> str | None:
         if m:
             return ".".join(str(int(p)) for p in m.groups())
     return None
+
+
+def outside_quotes(text: str) -> Iterator[tuple[int, str]]:
+    """``(index, character)`` of every character of ``text`` outside quoted strings (``'``, ``"``,
+    with backslash escapes), quotes themselves left out."""
+    quote = ""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        else:
+            yield i, c
+        i += 1
+
+
+def bracket_depth(text: str) -> int:
+    """Brackets opened minus brackets closed, outside quotes (a repr cut short: more than 0)."""
+    return sum((c in "([{") - (c in ")]}") for _, c in outside_quotes(text))
+
+
+def unquoted(text: str) -> str:
+    """A name without the quotes a damaged paste left around it: a matching pair, or a lone quote at
+    either end (``'/models/Qwen3-8B`` -> ``/models/Qwen3-8B``)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text.strip("'\"") if text[:1] in "'\"" or text[-1:] in "'\"" else text

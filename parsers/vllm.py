@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Any
 
@@ -186,32 +186,13 @@ def _excludes_bonus(fields: dict[str, Any], version: str | None) -> bool:
     return False
 
 
-def _outside_quotes(text: str) -> Iterator[tuple[int, str]]:
-    """``(index, character)`` of every character of ``text`` outside quoted strings (``'``, ``"``,
-    with backslash escapes), quotes themselves left out."""
-    quote = ""
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        else:
-            yield i, c
-        i += 1
-
-
 def _split_config(text: str) -> list[tuple[str, str]]:
     """``model='x', tokenizer=y, c={"a":1}`` -> raw ``(key, value)`` pairs, split at top-level
     commas that start a ``name=`` item."""
     pairs: list[str] = []
     depth = 0
     start = 0
-    for i, c in _outside_quotes(text):
+    for i, c in values.outside_quotes(text):
         if c in "([{":
             depth += 1
         elif c in ")]}":
@@ -234,14 +215,9 @@ def engine_config(text: str) -> dict[str, Any]:
     0.5.x ends the list with an unmatched ``)`` (``..., enable_prefix_caching=True)``): dropped.
     """
     text = text.strip()
-    if text.endswith(")") and _depth(text) < 0:
+    if text.endswith(")") and values.bracket_depth(text) < 0:
         text = text[:-1]
     return {name: values.literal(text) for name, text in _split_config(text)}
-
-
-def _depth(text: str) -> int:
-    """Opened minus closed brackets outside quotes."""
-    return sum((c in "([{") - (c in ")]}") for _, c in _outside_quotes(text))
 
 
 class _Run:
@@ -412,13 +388,13 @@ class VLLMLogParser:
                 run.version = v.group("version")
                 run.config["vllm_version"] = v.group("version")
                 if "model" in v.groupdict() and v.group("model"):
-                    run.config.setdefault("model", v.group("model"))
+                    run.config.setdefault("model", values.unquoted(v.group("model")))
                 run.has_config = True
                 self._touch(run, lineno, stamp, message)
                 return
         logo = _LOGO_MODEL_RE.search(message)
         if logo is not None:
-            run.config.setdefault("model", logo.group("model"))
+            run.config.setdefault("model", values.unquoted(logo.group("model")))
             self._touch(run, lineno, stamp, message)
             return
         e = _ENGINE_INIT_RE.search(message)

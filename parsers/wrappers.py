@@ -121,13 +121,16 @@ def strip_outer(text: str) -> Outer:
 
 # --------------------------------------------------------------------------- Python logging
 
-# ``2026-06-07 10:59:31,659 [INFO] msg``, ``2026-06-07 10:59:31,659 - name - INFO - msg``,
+# ``2026-06-07 10:59:31,659 [INFO] msg``, ``2026-06-07 10:59:31,659 [INFO] sglang.srt.x: msg``,
+# ``2026-06-07 10:59:31,659 - name - INFO - msg``,
 # ``[2026-06-07 10:59:31,659] [INFO] msg``, ``2026-06-07 10:59:31 INFO file.py:12: msg``.
 _PYLOG_RE = re.compile(
     r"(?P<open>\[)?(?P<date>\d{4}-\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d)(?:(?P<sep>[,.])(?P<frac>\d{1,6}))?"
     r"(?(open)\])"
     r"(?P<fields>(?:\s*(?:-|\||\[[^\[\]]{1,60}\]|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b:?"
-    r"|[\w.\-]+\.py:\d+:?|[\w.\-]+(?=\s+-\s+(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b)))*)"
+    r"|[\w.\-]+\.py:\d+:?|[\w.\-]+(?=\s+-\s+(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b)"
+    r"|[a-z_]\w*(?:\.\w+)+:(?=\s)"  # a dotted logger name, "sglang.srt.managers.scheduler: "
+    r"|\d+(?=\s+\[)))*)"  # a process id before "[file.py:LINE]"
     r"\s*(?:-\s+)?"
 )
 _RANK_TAG_RE = re.compile(r"\b(?:[A-Z][A-Z_]*\d+)\b")
@@ -144,6 +147,8 @@ def as_sglang_bracket(text: str) -> str | None:
     """
     if text[:1] == "[" and _SGLANG_BRACKET_RE.match(text):
         return None
+    if "Decode batch" in text or "Prefill batch" in text:
+        return None  # SGLang's parser reads stats lines after any logging prefix itself (sglang.find_message)
     m = _PYLOG_RE.match(text)
     if m is None or (m.end() < len(text) and not text[m.end() - 1].isspace() and m.group("fields") == ""):
         return None

@@ -10,6 +10,7 @@ from timeline.parsers import parse_file, values
 from timeline.parsers.sglang import (
     SGLangLogParser,
     field_number,
+    find_message,
     match_header,
     parse_stats_message,
 )
@@ -150,7 +151,12 @@ def test_mixed_chunk_prefill() -> None:
         ("gen throughput (token/s): 7.5", "gen throughput (token/s)", 7.5),
         ("gen throughput (token/s): 7.5, ", "gen throughput (token/s)", 7.5),
         ("a: 1, gen throughput (token/s): 7.5, b c: 2", "gen throughput (token/s)", 7.5),
-        ("a: 1, gen throughput (token/s): 7.5, tail without key", "gen throughput (token/s)", None),
+        # a line cut by the terminal inside the next key: the number before it stands
+        ("a: 1, gen throughput (token/s): 7.5, tail without key", "gen throughput (token/s)", 7.5),
+        ("a: 1, gen throughput (token/s): 863.65, #queue-req", "gen throughput (token/s)", 863.65),
+        ("a: 1, gen throughput (token/s): 863.65, #queue-re", "gen throughput (token/s)", 863.65),
+        ("a: 1, gen throughput (token/s): 7.5 x, tail", "gen throughput (token/s)", None),
+        ("a: 1, #token: full=1, swa=2", "#token", None),
         ("a: 1, gen throughput (token/s): n/a", "gen throughput (token/s)", None),
         ("a: 1, gen throughput (token/s): True", "gen throughput (token/s)", None),
         ("a: 1, xgen throughput (token/s): 3.0", "gen throughput (token/s)", None),
@@ -344,3 +350,81 @@ def test_a_time_only_stamp_after_the_last_day_of_9999_does_not_stop_the_file() -
         "[9999-12-31 23:59:59 TP0] Decode batch, #running-req: 1, gen throughput (token/s): 7.0, #queue-req: 0",
     )
     assert list(runs[0].series["decode_throughput"]) == [5.0, 6.0, 7.0]
+
+
+# --------------------------------------------------------------------------- other logging prefixes
+
+
+@pytest.mark.parametrize(
+    "line,date,time,rank",
+    [
+        (
+            "2026-06-07 10:59:31,659 [INFO] sglang.srt.managers.scheduler_metrics_mixin: Decode batch, " + BODY,
+            "2026-06-07",
+            "10:59:31,659",
+            "",
+        ),
+        (
+            "2025-10-20 03:02:22 INFO 12345 [DP3 TP3 EP3 scheduler.py:1234] Decode batch. " + BODY,
+            "2025-10-20",
+            "03:02:22",
+            "DP3 TP3 EP3",
+        ),
+        ("[2026-04-15 17:13:10][scheduler.py:88][INFO]: Prefill batch, #new-seq: 1", "2026-04-15", "17:13:10", ""),
+        ("2026-03-02 16:42:05 TP0] Decode batch, " + BODY, "2026-03-02", "16:42:05", "TP0"),
+        ("2025-10-31T03:45:20.5Z Decode batch, " + BODY, "2025-10-31", "03:45:20.5+00:00", ""),
+        ("10:59:31 | INFO | Decode batch, " + BODY, None, "10:59:31", ""),
+        ("INFO sglang.srt.managers.scheduler: Decode batch, " + BODY, None, None, ""),
+    ],
+)
+def test_messages_after_another_logging_prefix(line: str, date: str | None, time: str | None, rank: str) -> None:
+    found = find_message(line)
+    assert found is not None
+    assert (found.date, found.time, found.rank) == (date, time, rank)
+    assert line[found.at :].startswith(("Decode batch", "Prefill batch"))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Scheduler hit an exception: Decode batch, " + BODY,  # a sentence, not a prefix
+        "The last Decode batch, " + BODY,
+        "Decode batch, " + BODY,  # no prefix at all: a bare line
+        "x" * 300 + " INFO Decode batch, " + BODY,  # too long for a prefix
+    ],
+)
+def test_no_message_after_what_is_no_logging_prefix(line: str) -> None:
+    assert find_message(line) is None
+
+
+def test_a_prefixed_stats_line_reads_like_its_sglang_form() -> None:
+    runs, _ = parse_lines(
+        "2025-10-20 03:02:22 INFO 12345 [DP3 TP3 EP3 scheduler.py:1234] Decode batch. " + BODY,
+        "[2025-10-20 03:02:23 DP3 TP3 EP3] Decode batch. " + BODY,
+    )
+    first, second = runs[0].samples["decode"]
+    assert first["rank"] == second["rank"] == "DP3 TP3 EP3"
+    assert {k: v for k, v in first.items() if k not in ("time", "line")} == {
+        k: v for k, v in second.items() if k not in ("time", "line")
+    }
+    assert runs[0].start == datetime(2025, 10, 20, 3, 2, 22) and runs[0].end == datetime(2025, 10, 20, 3, 2, 23)
+
+
+def test_a_wrapped_server_args_line_is_joined_back_and_a_cut_one_is_not() -> None:
+    full = (
+        "[2026-05-04 09:00:00] server_args=ServerArgs("
+        "model_path='/m/Qwen3-8B', tokenizer_path='/m/Qwen3-8B', tp_size=2, dp_size=1)"
+    )
+    wrapped = [full[i : i + 75] for i in range(0, len(full), 75)]
+    runs, diagnostics = parse_lines(*wrapped, "[2026-05-04 09:01:00] Decode batch, " + BODY)
+    assert runs[0].config == {"model_path": "/m/Qwen3-8B", "tokenizer_path": "/m/Qwen3-8B", "tp_size": 2, "dp_size": 1}
+    assert not diagnostics
+    # Cut (the next line is not the width's continuation): the complete items are kept, and said.
+    runs, diagnostics = parse_lines(wrapped[0], "Traceback (most recent call last):", "[2026-05-04 09:01:00] x")
+    assert runs[0].config == {"model_path": "/m/Qwen3-8B"}
+    assert [d.line for d in diagnostics] == [1] and "cut short" in diagnostics[0].message
+
+
+def test_a_model_path_keeps_no_stray_quote() -> None:
+    runs, _ = parse_lines("""[2026-05-04 09:00:00] server_args={'model_path': "'/data/Qwen3-8B", 'tp_size': 1}""")
+    assert runs[0].config["model_path"] == "/data/Qwen3-8B"

@@ -292,31 +292,43 @@ def test_the_first_log_a_process_reads_on_the_fast_path(monkeypatch) -> None:
     assert fast == slow and "internal parser error" not in fast
 
 
-# Files with lines the wrapper normaliser must split or strip (a Ray prefix after ANSI codes, a
-# record pasted after garbage, CRLF-pasted docker lines): read the generic way as a whole, by design.
-WRAPPED = {
-    "sglang-noise.log",
-    "wrappers-docker-logs-t.log",
-    "wrappers-pasted-crlf.log",
-    "wrappers-ray-actor.log",
-    "wrappers-srun-l-padded.log",
-}
 SGLANG_LOGS = LOGS + sorted((FIXTURES.parent / "wrappers").glob("*.log"))
 
 
-@pytest.mark.parametrize("log", SGLANG_LOGS, ids=[p.name for p in SGLANG_LOGS])
-def test_stats_lines_with_a_plain_dated_header_take_the_block_path(log: Path, monkeypatch) -> None:
-    """Every stats line the block reader is made for (``[date time TAGS] Decode batch...``) is read
-    by it: a change that sends them the line-by-line way (a startup line taken for another
-    family's, a new field the generic parser touches) fails here."""
-    from timeline.parsers import reading
-    from timeline.parsers.sglang import BATCH_RE, PLAIN_HEADER_RE
+def block_path_lines(log: Path) -> int:
+    """The stats lines the block reader is made for: a plain ``[date time TAGS] `` header, or
+    another logging config's prefix starting with a dated stamp (``find_message``), on a line the
+    wrapper normaliser leaves alone (it splits pasted records, strips Ray and Slurm wrappers) and
+    that the terminal did not cut inside a key (``..., #queue-req``: read the generic way)."""
+    from timeline.parsers.sglang import BATCH_RE, PLAIN_HEADER_RE, find_message, match_header
+    from timeline.parsers.wrappers import needs_normalizing
 
+    count = 0
+    for line in log.read_bytes().decode("utf-8", "replace").split("\n"):
+        line = line.removesuffix("\r")
+        if "\r" in line or "\x1b" in line:  # progress updates, colours: cleaned line by line
+            continue
+        if ": " not in line.rstrip(", ").rsplit(", ", 1)[-1]:  # cut inside its last key
+            continue
+        m = PLAIN_HEADER_RE.match(line)
+        if m is not None and m.group("date"):
+            count += bool(BATCH_RE.match(line, m.end())) and not needs_normalizing(line)
+            continue
+        if match_header(line) is not None:  # SGLang's header after a docker stamp, a Ray tag...
+            continue
+        found = find_message(line)
+        if found is not None and found.date and line.startswith(found.stamp_text, int(line[:1] == "[")):
+            count += bool(BATCH_RE.match(line, found.at)) and not needs_normalizing(line[found.at :])
+    return count
+
+
+@pytest.mark.parametrize("log", SGLANG_LOGS, ids=[p.name for p in SGLANG_LOGS])
+def test_stats_lines_with_a_dated_header_take_the_block_path(log: Path, monkeypatch) -> None:
+    """Every stats line the block reader is made for (``[date time TAGS] Decode batch...``, or the
+    same message after another logging prefix) is read by it: a change that sends them the
+    line-by-line way (a startup line taken for another family's, a new field the generic parser
+    touches) fails here."""
     book = sglang_fast.Shapes(reading.OTHER_FAMILIES)
     monkeypatch.setattr(reading, "SGLANG_SHAPES", book)
     parse_file(log)
-    plain = 0
-    for line in log.read_text(errors="replace").splitlines():
-        m = PLAIN_HEADER_RE.match(line)
-        plain += bool(m and m.group("date") and BATCH_RE.match(line, m.end()))
-    assert book.block_stats_lines == (0 if log.name in WRAPPED else plain)
+    assert book.block_stats_lines == block_path_lines(log)
