@@ -134,6 +134,10 @@ _SERVER_NAMES = {
     "spec_accept_rate": "spec_accept_rate",
 }
 _SERVER_CONFIG = ("input_len", "output_len")
+# What bench_one_batch_server measures: a case holding none of these is no result.
+_SERVER_RESULTS = frozenset(
+    {"latency", "ttft", "last_ttft", "last_gen_throughput", "input_throughput", "output_throughput", "total_throughput"}
+)
 
 _PRE_BLOCK = ("Traffic request rate:", "Maximum request concurrency:", "Burstiness factor:", "Request rate configured")
 
@@ -213,6 +217,7 @@ class _Pending:
         "section",
         "closed",
         "header_line",
+        "settings",
     )
 
     def __init__(self, kind: str, line: int, anchor: tuple[int, str] | None, config: dict[str, Any]) -> None:
@@ -220,6 +225,7 @@ class _Pending:
         self.first_line = line
         self.last_line = line
         self.header_line = line
+        self.settings: dict[str, Any] = {}  # printed above a result block by the user's script
         self.anchor_first = anchor
         self.anchor_last = anchor
         self.time_first: Any = None  # docker stamp: (aware datetime, text)
@@ -257,6 +263,7 @@ class BenchParser:
         self.anchors: dict[int, tuple[tuple[int, str] | None, tuple[int, str] | None]] = {}
         self._anchor: tuple[int, str] | None = None
         self._args: dict[str, Any] = {}  # benchmark arguments waiting for their result block
+        self._settings: dict[str, Any] = {}  # "batch size: N"-style settings waiting for their result block
         self._args_line: int | None = None
         self._args_anchor: tuple[int, str] | None = None
         self._block: _Pending | None = None
@@ -365,6 +372,7 @@ class BenchParser:
             first, anchor = self._args_line, self._args_anchor
         block = _Pending(kind, first, anchor, self._args)
         block.header_line = lineno
+        block.settings, self._settings = self._settings, {}
         self._touch(block, lineno, stamp)
         self._block = block
         self._args, self._args_line, self._args_anchor = {}, None, None
@@ -409,6 +417,8 @@ class BenchParser:
         if not block.values:
             self._diag(block.header_line, f"{block.kind} result block without any value; not counted as a run")
             return
+        for name, value in block.settings.items():  # the client's own rows and arguments come first
+            block.config.setdefault(name, value)
         if "output_throughput" not in block.values and block.kind == "bench-serving":
             self._diag(block.header_line, "bench-serving result block without an output token throughput row")
         self._emit(block, dict(block.texts))
@@ -516,8 +526,11 @@ class BenchParser:
         self._server = None
         if case is None:
             return
-        if not case.values:
-            return  # "batch size: N" alone (say, a log line): not a result
+        if not _SERVER_RESULTS.intersection(case.values):
+            # "batch size: N" and settings without a measurement (what a script prints above a
+            # serving benchmark's block): not a result of its own; the next block keeps them.
+            self._settings.update({**case.config, **case.values})
+            return
         self._emit(case, {**case.config, **case.values})
 
     # -- runs ---------------------------------------------------------------------------
