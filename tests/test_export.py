@@ -116,3 +116,42 @@ def test_times_written_at_once_are_iso_of_each(walls, near, zone) -> None:
     numbers = array("q", [(wall - datetime.min) // timedelta(microseconds=1) for wall in walls])
     expected = [json.dumps(iso(wall.replace(tzinfo=zone))) for wall in walls]
     assert _iso_texts(numbers, zone) == expected
+
+
+def test_the_document_records_its_provenance(tmp_path: Path) -> None:
+    import platform
+
+    import timeline
+    from timeline.environment import Environment
+
+    log = busy_log(tmp_path / "server.log")
+    env = Environment(host=lambda: "gpu-node-7")
+    document = timeline_to_dict(build(log, log_tz="UTC", cache=False, env=env, min_effect=0.05))
+    assert document["generator"] == {
+        "name": "timeline",
+        "version": timeline.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+    assert document["host"] == "gpu-node-7"
+    assert document["options"] == {
+        "paths": [str(log)],
+        "repo": None,
+        "log_tz": ["UTC"],
+        "tolerance_s": 60.0,
+        "min_effect": 0.05,
+        "samples": False,
+        "entries": [],
+    }
+    left_out = timeline_to_dict(build(log, log_tz="UTC", cache=False, env=env, record_host=False))
+    assert left_out["host"] is None and left_out["generator"] == document["generator"]
+
+
+def test_no_host_leaves_the_machine_out_of_the_json(tmp_path: Path) -> None:
+    log = busy_log(tmp_path / "server.log")
+    args = ["build", str(log), "--log-tz", "UTC", "--no-cache", "--json", "-"]
+    named = json.loads(CliRunner().invoke(app, args, catch_exceptions=False).stdout)
+    assert isinstance(named["host"], str) and named["host"]
+    result = CliRunner().invoke(app, [*args, "--no-host", "--min-effect", "5"], catch_exceptions=False)
+    document = json.loads(result.stdout)
+    assert document["host"] is None and document["options"]["min_effect"] == 0.05

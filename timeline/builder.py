@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import platform
 import re
 import statistics
 from array import array
@@ -13,13 +14,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from timeline import __version__
 from timeline.clock import Zone, ZonePolicy, format_offset, steady_offset, wall_candidates
 from timeline.columns import SampleRows
 from timeline.correlate import DEFAULT_TOLERANCE_S, attribute
 from timeline.detect import DEFAULT_MIN_EFFECT, Settings
 from timeline.environment import Environment
 from timeline.errors import UsageError
-from timeline.model import Diagnostic, MetricSummary, RepoInfo, Run, Timeline
+from timeline.model import Diagnostic, MetricSummary, Provenance, RepoInfo, Run, Timeline
 from timeline.parsers import parse_file
 from timeline.records import ParsedRun
 
@@ -125,6 +127,7 @@ def build(
     cache: bool | ParseCache = True,
     entries: Sequence[str] | None = None,
     min_effect: float = DEFAULT_MIN_EFFECT,
+    record_host: bool = True,
 ) -> Timeline:
     """Parse every log under ``paths``, read the checkout's reflog, tie each run to a commit.
 
@@ -141,12 +144,14 @@ def build(
     ``entries``: the modules the server starts from (``sglang.launch_server``), for judging which
     suspects' files it can import; default by the runs' server (timeline.imports.DEFAULT_ENTRIES).
     ``min_effect``: the smallest change (a fraction: 0.03 is 3%) a shift needs for a verdict.
+    ``record_host``: name this machine in the result's provenance (the version, options, host).
     Raises UsageError (missing path, unknown zone) and GitError (not a repository).
     """
     env = env or Environment()
     specs = [log_tz] if isinstance(log_tz, str) else list(log_tz or [])
     policy = ZonePolicy(specs, env.environ)
-    sources = collect_logs([paths] if isinstance(paths, (str, os.PathLike)) else paths)
+    given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    sources = collect_logs(given)
     warnings: list[Diagnostic] = []
 
     history = None
@@ -194,6 +199,21 @@ def build(
         warnings=warnings,
         shifts=shifts,
         culprits=culprits,
+        provenance=Provenance(
+            version=__version__,
+            python=platform.python_version(),
+            platform=platform.platform(),
+            host=env.host() if record_host else None,
+            options={
+                "paths": [os.fspath(p) for p in given],
+                "repo": None if repo is None else os.fspath(repo),
+                "log_tz": specs,
+                "tolerance_s": tolerance_s,
+                "min_effect": min_effect,
+                "samples": keep_samples,
+                "entries": list(entries or []),
+            },
+        ),
     )
 
 

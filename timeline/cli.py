@@ -134,6 +134,11 @@ def build_command(
         help="A module the server starts from, for judging which suspects' files it can import (repeatable). "
         "Default: sglang.launch_server for SGLang logs, vllm.entrypoints for vLLM logs.",
     ),
+    no_host: bool = typer.Option(
+        False,
+        "--no-host",
+        help="Leave this machine's name out of the JSON (which records the tool's version, the options and the host).",
+    ),
     no_cache: bool = typer.Option(
         False,
         "--no-cache",
@@ -175,6 +180,7 @@ def build_command(
             fail_on_regression=fail_on_regression,
             confirmed_only=confirmed_only,
             min_effect=min_effect / 100,
+            record_host=not no_host,
             cache=not no_cache,
             all_events=all_events,
             entries=entry or [],

@@ -6,6 +6,7 @@ Passed in (httpie style) so tests can swap the clock and the machine's zone.
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -19,3 +20,4 @@ def _utc_now() -> datetime:
 class Environment:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     now: Callable[[], datetime] = _utc_now
+    host: Callable[[], str] = socket.gethostname

@@ -20,7 +20,7 @@ from typing import Any
 
 from timeline.clock import iso, steady_offset
 from timeline.columns import SampleBatch
-from timeline.model import CodeEvent, Culprit, RepoInfo, Run, Shift, Timeline
+from timeline.model import CodeEvent, Culprit, Provenance, RepoInfo, Run, Shift, Timeline
 from timeline.render.plain import (
     clearing_values,
     confounder_values,
@@ -51,6 +51,7 @@ def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": iso(timeline.generated_at),
+        **({} if timeline.provenance is None else provenance_to_dict(timeline.provenance)),
         "log_tz": timeline.log_tz,
         "log_tz_source": timeline.log_tz_source,
         "repo": None if timeline.repo is None else repo_to_dict(timeline.repo),
@@ -62,6 +63,20 @@ def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
         ],
         "shifts": [shift_to_dict(s, timeline.culprits) for s in timeline.shifts],
         "culprits": [culprit_to_dict(c, shifts) for c in timeline.culprits],
+    }
+
+
+def provenance_to_dict(provenance: Provenance) -> dict[str, Any]:
+    """``generator``, ``host`` and ``options``: what made the document, where, and how."""
+    return {
+        "generator": {
+            "name": "timeline",
+            "version": provenance.version,
+            "python": provenance.python,
+            "platform": provenance.platform,
+        },
+        "host": provenance.host,
+        "options": json_safe(provenance.options),
     }
 
 

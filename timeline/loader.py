@@ -27,6 +27,7 @@ from timeline.model import (
     Culprit,
     Evidence,
     MetricSummary,
+    Provenance,
     RepoInfo,
     Rerun,
     Run,
@@ -93,6 +94,16 @@ def _timeline(document: dict[str, Any]) -> Timeline:
         context=[_event(e) for e in document.get("context", [])],
         shifts=[_shift(s) for s in document.get("shifts", [])],
         culprits=[_culprit(c) for c in document.get("culprits", [])],
+        provenance=_provenance(document),
+    )
+
+
+def _provenance(document: dict[str, Any]) -> Provenance | None:
+    generator = document.get("generator")
+    if generator is None:  # written before the document recorded it
+        return None
+    return Provenance(
+        generator["version"], generator["python"], generator["platform"], document["host"], document["options"]
     )
 
 

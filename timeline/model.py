@@ -341,6 +341,18 @@ class RepoInfo:
     coverage_description: str = ""
 
 
+@dataclass(frozen=True)
+class Provenance:
+    """What made the document, with which options, where: enough to tell two answers apart
+    (asv and pytest-benchmark record the same of their results)."""
+
+    version: str  # timeline's
+    python: str
+    platform: str
+    host: str | None  # None when the user left it out
+    options: dict[str, Any]  # build()'s options that shape the answer, as given
+
+
 @dataclass
 class Timeline:
     """The answer: code events and runs in one time-ordered story, plus what went wrong."""
@@ -357,6 +369,7 @@ class Timeline:
     # Filled by timeline.shifts.find_shifts (docs/shifts.md).
     shifts: list[Shift] = field(default_factory=list)
     culprits: list[Culprit] = field(default_factory=list)
+    provenance: Provenance | None = None  # None for a timeline made by hand
 
     # What a notebook or a debugger shows: counts and the runs at a glance, not every field (the
     # dataclass's own repr of the demo's timeline runs to 15,000 characters).

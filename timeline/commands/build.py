@@ -47,6 +47,7 @@ def run(
     entries: Sequence[str] = (),
     min_effect: float = DEFAULT_MIN_EFFECT,
     confirmed_only: bool = False,
+    record_host: bool = True,
 ) -> ExitCode:
     display = parse_zone(display_tz) if display_tz else None
     to_stdout, files = plan_outputs(output_format, {"json": json_path, "csv": csv_path, "html": html_path})
@@ -66,6 +67,7 @@ def run(
             cache=parse_cache or False,
             entries=entries,
             min_effect=min_effect,
+            record_host=record_host,
         )
     finally:
         if bar is not None:
