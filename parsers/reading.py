@@ -85,18 +85,26 @@ def parse_file(
             problems.append(_internal_error(src, log.line_number, exc))
     (sg_runs, sg_diags), (vl_runs, vl_diags), (bench_runs, bench_diags) = families
     others = vl_runs or bench_runs
-    if others:
-        # A file of another family: SGLang's parser found no SGLang header, only (say) NCCL lines.
+    if others or vllm.headers:
+        # A file of another family: SGLang's parser found no SGLang header, only (say) NCCL lines
+        # (vLLM's workers print them too).
         sg_runs = [r for r in sg_runs if r.config or r.series]
         if sg_runs:
             sg_diags = [d for d in sg_diags if d.code != "no-sglang-lines"]
         else:  # what it says is about lines of the other family (an NCCL "[date]" warning, say)
             sg_diags = []
+    elif not sglang.saw_header and sg_runs and not any(r.config or r.series for r in sg_runs):
+        # NCCL's own lines (NCCL_DEBUG) and nothing of a server's: no run.
+        versions = sorted({v for r in sg_runs for v in r.nccl_versions})
+        sg_runs = []
+        sg_diags = [Diagnostic(src, None, NCCL_ONLY.format(", ".join(versions)), "nothing-found")]
     elif not sg_runs:
         sg_diags = [
             Diagnostic(d.source, d.line, NOTHING_FOUND, "nothing-found") if d.code == "no-sglang-lines" else d
             for d in sg_diags
         ]
+    if sg_runs:  # vLLM's logger lines inside an SGLang log (SGLang <= 0.4.1 imported vllm.distributed)
+        vl_diags = [d for d in vl_diags if d.code != "no-vllm-run"]
     try:
         _time_bench_runs(bench, bench_runs, sg_runs + vl_runs)
     except Exception as exc:  # noqa: BLE001
@@ -137,6 +145,7 @@ SGLANG_SHAPES = sglang_fast.Shapes(OTHER_FAMILIES)
 """The line shapes the block reader learned, for every file of the process."""
 
 NOTHING_FOUND = "no SGLang or vLLM server log lines and no benchmark results found"
+NCCL_ONLY = "only NCCL library lines (NCCL {}), no SGLang or vLLM server log lines: not a run"
 
 _BLOCK_MIN, _BLOCK_MAX = 16, 1024
 _BLOCK_CHARS = 1 << 20  # a block this large: the next one starts small again (long lines)

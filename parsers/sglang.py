@@ -420,6 +420,7 @@ class Segment:
 
 # Names a damaged paste may leave a quote on (``model_path="'/models/x"``): read without it.
 _NAME_KEYS = ("model_path", "tokenizer_path", "served_model_name")
+_OWN_NCCL_RE = re.compile(r"sglang\S* is using nccl==")  # pynccl.py's line, also sglang-diffusion's
 MIN_WRAP_WIDTH = 60  # a server_args line this long or longer may have been wrapped by a terminal
 
 
@@ -453,6 +454,7 @@ class SGLangLogParser:
         self.segment = Segment(self.keep_samples)
         self.wrapping: _Wrap | None = None  # a server_args line being joined back
         self._any_header = False
+        self._own_nccl_line = False  # "sglang is using nccl==" (pynccl.py's line) seen
         self._dateless_line: int | None = None
         self._last_dateless: tuple[str, str, str] | None = None
         self.no_throughput_line: int | None = None  # decode lines without a numeric gen throughput
@@ -465,6 +467,12 @@ class SGLangLogParser:
         state = {name: value for name, value in vars(self).items() if name != "segment"}
         state.update(("segment." + name, value) for name, value in self.segment.state().items())
         return state
+
+    @property
+    def saw_header(self) -> bool:
+        """Has a line of SGLang's been read: one with its header (or another logging prefix's
+        stamp), or its own ``sglang is using nccl==`` (NCCL's library lines are anyone's)?"""
+        return self._any_header or self.segment.headers > 0 or self._own_nccl_line
 
     def missing_throughput(self, first_line: int, count: int = 1) -> None:
         """``count`` Decode lines without a numeric gen throughput, the first at ``first_line``."""
@@ -575,6 +583,8 @@ class SGLangLogParser:
                 version = values.nccl_version(text)
                 if version is not None and version not in seg.nccl:
                     seg.nccl.append(version)
+                if "sglang" in text and _OWN_NCCL_RE.search(text):
+                    self._own_nccl_line = True
 
     def _dateless_stamp(self, seg: Segment, lineno: int, time: str) -> tuple[str, str, str]:
         """A time-only stamp (SGLang <= 0.3.2) takes the date of the stamp before it (the run's, else

@@ -43,7 +43,9 @@ Recognised messages:
 
 A run starts at a launch line (version, args or engine line) once the current run has stats or
 already printed that line; lines before any launch line belong to the first run. Only NCCL or
-weight-loading lines (what SGLang <= 0.4.1 prints through vLLM's logger) make no run.
+weight-loading lines (what SGLang <= 0.4.1 prints through vLLM's logger, or an excerpt of worker
+processes' lines) make no run: a ``no-vllm-run`` diagnostic says so (``parsers.parse_file`` drops
+it when SGLang runs hold the lines). NCCL's own lines in such a file make no SGLang run either.
 """
 
 from __future__ import annotations
@@ -272,6 +274,7 @@ class VLLMLogParser:
         self.runs: list[ParsedRun] = []
         self.diagnostics: list[Diagnostic] = []
         self.headers = 0  # vLLM header lines seen
+        self._header_lines: tuple[int, int] | None = None  # the first and last of them
         self._done: list[_Run] = []
         self._run = _Run(keep_samples)
         self._year_index = 0
@@ -305,6 +308,7 @@ class VLLMLogParser:
                 self._other(lineno, raw, outer)
                 continue
             self.headers += 1
+            self._header_lines = (self._header_lines or (lineno, lineno))[0], lineno
             month, day, clock = int(m.group("month")), int(m.group("day")), m.group("time")
             if outer.time is not None:
                 stamp: Any = (outer.time, outer.time_text)
@@ -561,6 +565,17 @@ class VLLMLogParser:
                         self.source, first, (f"vLLM time stamps have no year (MM-DD HH:MM:SS): year taken {how}{wraps}")
                     )
                 )
+        if not self.runs and self._header_lines is not None:
+            first, last = self._header_lines
+            self.diagnostics.append(
+                Diagnostic(
+                    self.source,
+                    first,
+                    f"lines {first}-{last} hold vLLM log lines (say, of worker processes) but no launch "
+                    "(version, args or engine line) or stats line; not counted as a run",
+                    "no-vllm-run",
+                )
+            )
         if self._bonus_lines:
             self.diagnostics.append(
                 Diagnostic(

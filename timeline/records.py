@@ -23,6 +23,7 @@ DiagnosticCode = Literal[
     "read-error",  # reading failed part-way: the rest of the log is skipped
     "internal-error",  # a parser failed on the log (a bug, caught)
     "no-sglang-lines",  # SGLang's parser met no SGLang header line
+    "no-vllm-run",  # vLLM's parser met vLLM lines but no launch or stats line (worker lines, say)
     "nothing-found",  # no parser found a run in the log
     "no-reflog",  # a ref has no reflog file
     "reflog-empty",  # a reflog file of no bytes

@@ -170,8 +170,29 @@ def test_bench_anchor_carries_across_blocks(tmp_path: Path) -> None:
     assert bench.start == datetime(2026, 1, 1, 10, 0, 7) and bench.start_text == "2026-01-01 10:00:07"
 
 
-def test_a_file_of_nccl_lines_only_is_still_an_sglang_run(tmp_path: Path) -> None:
+def test_a_file_of_nccl_lines_only_is_no_run_and_says_so(tmp_path: Path) -> None:
+    """NCCL's own lines (NCCL_DEBUG) are printed by any family's processes: without a server's
+    header line they make no run (they used to make an sglang-server run with no time)."""
     parsed = parse_file(write(tmp_path, "NCCL version 2.21.5+cuda12.4\n"))
+    assert parsed.runs == []
+    assert [(d.line, d.code) for d in parsed.diagnostics] == [(None, "nothing-found")]
+    assert "NCCL 2.21.5" in parsed.diagnostics[0].message
+
+
+def test_nccl_lines_of_vllm_workers_make_no_sglang_run(tmp_path: Path) -> None:
+    text = (
+        "(VllmWorker rank=1 pid=2062) INFO 06-12 14:20:03 [pynccl.py:70] vLLM is using nccl==2.26.2\n"
+        "(Worker pid=96) INFO 06-12 14:20:04 [pynccl.py:70] vLLM is using nccl==2.26.2\n"
+        "(EngineCore_0 pid=2345) INFO 06-12 14:20:05 [core.py:193] init engine took 20.52 seconds\n"
+    )
+    parsed = parse_file(write(tmp_path, text))
+    assert [r.kind for r in parsed.runs] == []
+    assert [d.line for d in parsed.diagnostics] == [1] and "vLLM log lines" in parsed.diagnostics[0].message
+
+
+def test_nccl_lines_in_an_sglang_log_still_count(tmp_path: Path) -> None:
+    text = "[2026-01-01 10:00:00 TP0] Init torch distributed begin.\nNCCL version 2.21.5+cuda12.4\n"
+    parsed = parse_file(write(tmp_path, text))
     assert [(r.kind, r.nccl_versions) for r in parsed.runs] == [("sglang-server", ["2.21.5"])]
 
 
