@@ -200,3 +200,35 @@ def test_a_fixed_offset_made_anew_for_each_line_is_one_zone() -> None:
     kind, (numbers, zone) = stored.batch(0, 300, walls=True).columns["time"]
     assert kind == "walls" and zone == timezone(timedelta(hours=2)) and len(numbers) == 300
     assert same_rows(list(stored), rows)
+
+
+def _from_arrays(got) -> list:
+    """``SampleRows.arrays``' values back as Python values (None where missing)."""
+    if got.kind == "none":
+        return [None] * len(got.missing)
+    if got.kind == "object":
+        values = list(got.values)
+    elif got.kind == "text":
+        values = [got.texts[code] if got.texts else None for code in got.values.tolist()]
+    elif got.kind == "time":
+        values = [
+            (datetime.min + timedelta(microseconds=wall)).replace(tzinfo=got.zones[zone], fold=fold)
+            for wall, zone, fold in zip(got.values.tolist(), got.zone_ids.tolist(), got.folds.tolist(), strict=True)
+        ]
+    elif got.kind == "bool":
+        values = [bool(v) for v in got.values.tolist()]
+    else:
+        values = got.values.tolist()
+    return [None if gone else value for value, gone in zip(values, got.missing.tolist(), strict=True)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=rows_strategy)
+def test_arrays_hold_every_row_of_a_field(rows) -> None:
+    stored = SampleRows(rows)
+    assert stored.keys() == list(dict.fromkeys(key for row in rows for key in row))
+    for key in KEYS:
+        got = stored.arrays(key)
+        assert len(got.missing) == len(rows)
+        assert got.kind in ("none", "object") or got.values.dtype.kind in "iufb"  # numpy, not objects
+        assert all(same(a, b) for a, b in zip(_from_arrays(got), stored.column(key), strict=True)), key

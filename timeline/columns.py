@@ -220,6 +220,38 @@ class _Column:
         self.direct = _DIRECT.get(kind)
 
 
+class ColumnArrays(NamedTuple):
+    """One field of a ``SampleRows``, every row, as numpy arrays (``SampleRows.arrays``): no
+    Python object a row, for frames and Arrow.
+
+    ``kind`` as in ``SampleBatch``. ``values``: int64 (``int``), float64 (``float``), bool
+    (``bool``), uint16 numbers into ``texts`` (``text``), int64 wall-clock microseconds since
+    ``datetime.min`` (``time``, with ``folds`` and ``zone_ids`` into ``zones``, None for naive);
+    a list for ``object``; None for ``none``. ``missing``: the rows without the field or holding
+    None (their slot in ``values`` means nothing)."""
+
+    kind: str
+    values: Any
+    missing: Any
+    texts: list[str] = []
+    folds: Any = None
+    zone_ids: Any = None
+    zones: list[Any] = []
+
+
+_NUMPY_TYPES = {"i": "int32", "q": "int64", "d": "float64", "b": "int8", "H": "uint16", "B": "uint8", "I": "uint32"}
+
+
+def _numpy(values: array, count: int) -> Any:
+    """A numpy copy of a typed array, zero-padded to ``count`` slots (a copy: the array may grow)."""
+    import numpy as np
+
+    out = np.zeros(count, _NUMPY_TYPES[values.typecode])
+    if len(values):
+        out[: len(values)] = np.frombuffer(values, _NUMPY_TYPES[values.typecode])
+    return out
+
+
 class SampleBatch(NamedTuple):
     """Some rows of a ``SampleRows``, column by column: row ``i`` has the keys
     ``shapes[row_shapes[i]]``, and its value of ``key`` is ``columns[key][1][i]`` (where it has
@@ -334,6 +366,41 @@ class SampleRows:
         """Per row: whether it has ``key``."""
         holding = [key in shape for shape in self._shapes]
         return [holding[shape] for shape in self._row_shapes]
+
+    def keys(self) -> list[str]:
+        """Every field some row has, in the order they were first seen."""
+        return list(dict.fromkeys(key for shape in self._shapes for key in shape))
+
+    def arrays(self, key: str) -> ColumnArrays:
+        """``key``'s value of every row as numpy arrays (``ColumnArrays``), read at C speed."""
+        import numpy as np
+
+        count = self._count
+        holding = np.array([key in shape for shape in self._shapes], dtype=bool)
+        missing = ~holding[_numpy(self._row_shapes, count)] if count else np.zeros(0, dtype=bool)
+        column = self._columns.get(key)
+        if column is None or column.kind == "none":
+            return ColumnArrays("none", None, np.ones(count, dtype=bool))
+        if column.kind == "object":
+            values = list(column.values) + [None] * (count - len(column.values))
+            return ColumnArrays("object", values, missing | np.array([v is None for v in values], dtype=bool))
+        missing[len(column.values) :] = True
+        if column.none:
+            missing[np.array(column.none)] = True
+        raw = _numpy(column.values, count)
+        if column.kind == "time":
+            return ColumnArrays(
+                "time",
+                raw >> 1,
+                missing,
+                folds=(raw & 1).astype(bool),
+                zone_ids=_numpy(column.zone_ids, count),
+                zones=list(column.zones),
+            )
+        if column.kind == "text":
+            return ColumnArrays("text", raw, missing, texts=list(column.texts))
+        converted = {"int": "int64", "float": "float64", "bool": "bool"}[column.kind]
+        return ColumnArrays(column.kind, raw.astype(converted, copy=False), missing)
 
     def column(self, key: str) -> list[Any]:
         """Per row: its ``key`` value, None where it has none."""
