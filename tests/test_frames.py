@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pandas as pd
 import pytest
@@ -301,3 +301,21 @@ def test_a_timeline_shows_briefly_and_as_an_escaped_table(tmp_path, story, timel
     write_sglang_log(hostile, [Launch(datetime(2026, 3, 2, 10, 0), 10, 100.0)])
     shown = timeline_build(hostile)._repr_html_()
     assert "<script>" not in shown and "&lt;script&gt;" in shown
+
+
+@pytest.mark.parametrize(
+    "start",
+    [datetime(2026, 7, 1, 10, 0), datetime(2026, 10, 25, 1, 30)],  # one offset; Berlin's clocks going back
+    ids=["steady-offset", "dst-change"],
+)
+def test_sample_times_are_their_instants_in_utc(tmp_path, timeline_build, start):
+    log = write_sglang_log(tmp_path / "night.log", [Launch(start, 150, 100.0)])
+    built = timeline_build(log, log_tz="Europe/Berlin", keep_samples=True)
+    frame = samples_frame(built)
+    instants = sorted(
+        row["time"].astimezone(timezone.utc) for run in built.runs for rows in run.samples.values() for row in rows
+    )
+    assert len(instants) > 50 and frame["time"].tolist() == [pd.Timestamp(moment) for moment in instants]
+    assert {moment.utcoffset() for moment in (row["time"] for row in built.runs[0].samples["decode"])} == (
+        {timedelta(hours=2)} if start.month == 7 else {timedelta(hours=2), timedelta(hours=1)}
+    )

@@ -23,8 +23,10 @@ columns and ``group``, equal on both sides), so ``samples.merge(runs)`` joins on
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
+from timeline.columns import ColumnArrays
 from timeline.errors import TimelineError
 from timeline.model import Timeline
 from timeline.render import plain
@@ -217,13 +219,19 @@ def samples_frame(timeline: Timeline) -> pd.DataFrame:
     ``group``, ``kind`` (``decode``/``prefill``, a benchmark's ``result``), ``time`` (UTC),
     ``line``, ``rank``), then every field the parser read, in snake_case (``gen_throughput``,
     ``accept_len``, ``running_req``, ``token_usage``, ``cuda_graph``...), missing where a line did
-    not have it.
+    not have it. Rows at the same time keep the runs' order, then their line order.
+
+    Built column by column from the typed sample store (``SampleRows.arrays``), no Python object
+    a row: 2 million stats lines take about a second (``benchmarks/frames_speed.py``).
 
     Needs a timeline built with ``keep_samples=True`` (``--samples`` on the command line):
     samples are the bulk of a build's memory, so they are only kept when asked for. Without them
     this raises ``SamplesNotKeptError`` rather than silently returning nothing or re-reading logs
     that may have changed since.
     """
+    import numpy as np
+
+    pd = _pd()
     missing = [run.id for run in timeline.runs if run.samples is None]
     if missing:
         raise SamplesNotKeptError(
@@ -231,44 +239,161 @@ def samples_frame(timeline: Timeline) -> pd.DataFrame:
             f"to use samples_frame() (runs without samples: {', '.join(missing[:5])}"
             f"{' ...' if len(missing) > 5 else ''})"
         )
-    data: dict[str, list[Any]] = {name: [] for name in SAMPLE_LEADING}
+    parts = [
+        (index, kind, (run.samples or {})[kind])
+        for index, run in enumerate(timeline.runs)
+        for kind in sorted(run.samples or {})
+        if len((run.samples or {})[kind])
+    ]
+    sizes = np.array([len(rows) for _, _, rows in parts], dtype=np.int64)
+    kinds = sorted({kind for _, kind, _ in parts})
+    run_index = np.repeat(np.array([index for index, _, _ in parts], dtype=np.int64), sizes)
+    kind_codes = np.repeat(np.array([kinds.index(kind) for _, kind, _ in parts], dtype=np.int64), sizes)
     fields: dict[str, None] = {}
-    count = 0
-    for run, record in zip(timeline.runs, plain.run_records(timeline), strict=True):
-        keys = {key: record[key] for key in RUN_KEYS}
-        for kind in sorted(run.samples or {}):
-            rows = (run.samples or {})[kind]
-            n = len(rows)
-            # Column by column (timeline.columns.SampleRows): a row's own field wins over the
-            # run's columns, as a dict update would; a field it lacks is None.
-            part: dict[str, list[Any]] = {key: [value] * n for key, value in keys.items()}
-            part["kind"] = [kind] * n
-            for key, (_, values) in rows.batch(0, n).columns.items():
-                if key not in SAMPLE_LEADING:
-                    fields.setdefault(key, None)
-                before = part.get(key) or [None] * n
-                part[key] = [
-                    value if held else old for value, held, old in zip(values, rows.has(key), before, strict=False)
-                ] + before[len(values) :]
-            for key, values in part.items():
-                data.setdefault(key, [None] * count).extend(values)
-            count += n
-            for values in data.values():
-                values.extend([None] * (count - len(values)))
-    times, runs, lines = data["time"], data["run_id"], data["line"]
-    order = sorted(
-        range(count),
-        key=lambda i: (times[i] is None, times[i].timestamp() if times[i] else 0.0, runs[i], lines[i] or 0),
+    for _, _, rows in parts:
+        fields.update(dict.fromkeys(rows.keys()))
+    stamps, no_time = _utc_stamps([rows.arrays("time") for _, _, rows in parts])
+    lines = [rows.arrays("line") for _, _, rows in parts]
+    line_key = (
+        np.concatenate(
+            [np.where(p.missing, 0, p.values) if p.kind == "int" else np.zeros(len(p.missing), np.int64) for p in lines]
+        )
+        if lines
+        else run_index
     )
-    return _frame(
-        {column: [data[column][i] for i in order] for column in [*SAMPLE_LEADING, *fields]},
-        times=("time",),
-        categories=("group", "kind", "rank"),
-        ordered=_commit_orders(timeline),
-        ints=("line",),
-        strings=("commit_subject",),
-        infer=tuple(fields),
-    ).astype({"run_id": _pd().CategoricalDtype([run.id for run in timeline.runs])})
+    # Time order (rows without a time last), then the runs' order, then line order.
+    order = np.lexsort((line_key, run_index, np.where(no_time, 0, stamps), no_time))
+    run_of_row = run_index[order]
+    records = plain.run_records(timeline)
+    data: dict[str, Any] = {"run_id": pd.Categorical.from_codes(run_of_row, [r["run_id"] for r in records])}
+    orders = _commit_orders(timeline)
+    for key in (*plain.COMMIT_COLUMNS, "group"):
+        categories = orders.get(key) or list(dict.fromkeys(r[key] for r in records if r[key] is not None))
+        position = {value: number for number, value in enumerate(categories)}
+        per_run = np.array([position.get(r[key], -1) for r in records], dtype=np.int64)
+        data[key] = pd.Categorical.from_codes(per_run[run_of_row], categories, ordered=key in orders)
+    data["kind"] = pd.Categorical.from_codes(kind_codes[order], kinds)
+    times = stamps.view("datetime64[us]")
+    times[no_time] = np.datetime64("NaT")
+    data["time"] = pd.to_datetime(times[order], utc=True).as_unit("ns")
+    data["line"] = _sample_column(lines).take(order)
+    for key in ["rank", *(key for key in fields if key not in SAMPLE_LEADING)]:
+        data[key] = _sample_column([rows.arrays(key) for _, _, rows in parts]).take(order)
+    return pd.DataFrame(data, index=pd.RangeIndex(len(order)), copy=False)
+
+
+def _sample_column(pieces: list[ColumnArrays]):
+    """The pieces of one field (one a run and kind) as one typed pandas array."""
+    import numpy as np
+
+    pd = _pd()
+    missing = np.concatenate([piece.missing for piece in pieces]) if pieces else np.zeros(0, dtype=bool)
+    kinds = {piece.kind for piece in pieces} - {"none"}
+
+    def joined(dtype: str):
+        return np.concatenate(
+            [np.zeros(len(p.missing), dtype) if p.kind == "none" else p.values.astype(dtype) for p in pieces]
+        )
+
+    if not kinds:
+        return pd.array([None] * len(missing), dtype="object")
+    if kinds == {"int"}:
+        return pd.arrays.IntegerArray(joined("int64"), missing)
+    if kinds <= {"int", "float"}:
+        values = joined("float64")
+        values[missing] = np.nan
+        return pd.array(values, dtype="float64")
+    if kinds == {"bool"}:
+        return pd.arrays.BooleanArray(joined("bool"), missing)
+    if kinds == {"text"}:
+        texts = list(dict.fromkeys(text for piece in pieces for text in piece.texts))
+        position = {text: number for number, text in enumerate(texts)}
+        codes = np.concatenate([_text_codes(piece, position) for piece in pieces])
+        codes[missing] = -1
+        return pd.Categorical.from_codes(codes, texts)
+    values = []  # mixed kinds (rare): the values as Python objects, typed by what they are
+    for piece in pieces:
+        values.extend(_piece_values(piece))
+    return _inferred(values)
+
+
+def _text_codes(piece: ColumnArrays, position: dict[str, int]):
+    import numpy as np
+
+    if piece.kind == "none" or not piece.texts:
+        return np.full(len(piece.missing), -1, np.int64)
+    return np.array([position[text] for text in piece.texts], dtype=np.int64)[piece.values]
+
+
+_EPOCH_US = (datetime(1970, 1, 1) - datetime.min) // timedelta(microseconds=1)
+
+
+def _utc_stamps(pieces: list[ColumnArrays]):
+    """The ``time`` field of every piece as UTC microseconds since the epoch (naive times read as
+    UTC), and where a row has none: at once for each zone whose offset holds through its times,
+    one by one where it changes (a DST transition) or the field holds something else."""
+    import numpy as np
+
+    from timeline.clock import steady_offset
+
+    stamps, missing = [], []
+    for piece in pieces:
+        if piece.kind != "time":
+            moments = _piece_values(piece)
+            gone = np.array([not isinstance(m, datetime) for m in moments], dtype=bool)
+            stamps.append(np.array([0 if g else _instant_us(m) for m, g in zip(moments, gone, strict=True)], np.int64))
+            missing.append(gone)
+            continue
+        out = piece.values - _EPOCH_US
+        for zone_id in np.unique(piece.zone_ids[~piece.missing]).tolist():
+            zone = piece.zones[zone_id]
+            if zone is None:
+                continue
+            rows = (piece.zone_ids == zone_id) & ~piece.missing
+            walls = piece.values[rows]
+            first = datetime.min + timedelta(microseconds=int(walls.min()))
+            last = datetime.min + timedelta(microseconds=int(walls.max()))
+            if steady_offset(zone, first, last):
+                out[rows] -= (first.replace(tzinfo=zone).utcoffset() or timedelta(0)) // timedelta(microseconds=1)
+            else:
+                folds = piece.folds[rows].tolist()
+                out[rows] = [
+                    _instant_us((datetime.min + timedelta(microseconds=wall)).replace(tzinfo=zone, fold=fold))
+                    for wall, fold in zip(walls.tolist(), folds, strict=True)
+                ]
+        stamps.append(out)
+        missing.append(piece.missing)
+    if not pieces:
+        return np.zeros(0, np.int64), np.zeros(0, dtype=bool)
+    return np.concatenate(stamps), np.concatenate(missing)
+
+
+def _instant_us(moment: datetime) -> int:
+    """UTC microseconds since the epoch (a naive moment read as UTC)."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return (moment - datetime(1970, 1, 1)) // timedelta(microseconds=1)
+
+
+def _piece_values(piece: ColumnArrays) -> list[Any]:
+    """A piece's values as Python objects (None where missing)."""
+    count = len(piece.missing)
+    if piece.kind == "none":
+        return [None] * count
+    if piece.kind == "object":
+        values = list(piece.values)
+    elif piece.kind == "text":
+        values = [piece.texts[code] if piece.texts else None for code in piece.values.tolist()]
+    elif piece.kind == "time":
+        values = [
+            (datetime.min + timedelta(microseconds=wall)).replace(tzinfo=piece.zones[zone], fold=fold)
+            for wall, zone, fold in zip(
+                piece.values.tolist(), piece.zone_ids.tolist(), piece.folds.tolist(), strict=True
+            )
+        ]
+    else:
+        values = piece.values.tolist()
+    return [None if gone else value for value, gone in zip(values, piece.missing.tolist(), strict=True)]
 
 
 # --- events -----------------------------------------------------------------------------------
