@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-OUTPUTS = ("timeline.render", "timeline.export", "timeline.frames")
+OUTPUTS = ("timeline.render", "timeline.export", "timeline.frames", "timeline.parquet")
 COMMAND_LINE = ("timeline.cli", "timeline.commands")
 ANALYSIS = (
     "timeline.shifts",

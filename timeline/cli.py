@@ -105,6 +105,13 @@ def build_command(
     html_path: str | None = typer.Option(
         None, "--html", metavar="FILE", help="Write a self-contained HTML report (charts and tables) to FILE."
     ),
+    parquet_dir: str | None = typer.Option(
+        None,
+        "--parquet",
+        metavar="DIR",
+        help="Write runs, samples, events and shifts as Parquet files to DIR (for DuckDB, Spark, polars; "
+        "keeps the samples for it; needs pyarrow: pip install 'timeline[parquet]').",
+    ),
     fail_on_regression: bool = typer.Option(
         False, "--fail-on-regression", help="Exit with status 3 when a shift has the verdict 'regression' (for CI)."
     ),
@@ -155,6 +162,7 @@ def build_command(
       timeline build logs/ --repo ~/sglang --log-tz UTC
       timeline build logs/ --repo ~/sglang --json out.json --html report.html
       timeline build logs/ --repo ~/sglang --format csv > runs.csv
+      timeline build logs/ --repo ~/sglang --parquet tables/
       timeline build logs/ --log-tz 'node2/*=UTC' --log-tz Europe/Berlin
       timeline build logs/ -f github --fail-on-regression --confirmed-only
     """
@@ -177,6 +185,7 @@ def build_command(
             output_format=output_format,
             csv_path=csv_path,
             html_path=html_path,
+            parquet_dir=parquet_dir,
             fail_on_regression=fail_on_regression,
             confirmed_only=confirmed_only,
             min_effect=min_effect / 100,

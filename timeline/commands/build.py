@@ -16,6 +16,7 @@ from timeline.errors import TimelineError, UsageError
 from timeline.exitcodes import ExitCode
 from timeline.export import write_text_atomic
 from timeline.model import Timeline
+from timeline.parquet import require_pyarrow, write_parquet
 from timeline.records import DiagnosticCode
 from timeline.render.formats import render_text
 from timeline.render.github import github_annotations
@@ -41,6 +42,7 @@ def run(
     output_format: str = "table",
     csv_path: str | None = None,
     html_path: str | None = None,
+    parquet_dir: str | None = None,
     fail_on_regression: bool = False,
     cache: bool = True,
     all_events: bool = False,
@@ -50,6 +52,8 @@ def run(
     record_host: bool = True,
 ) -> ExitCode:
     display = parse_zone(display_tz) if display_tz else None
+    if parquet_dir is not None:
+        require_pyarrow()  # before the work, not after it
     to_stdout, files = plan_outputs(output_format, {"json": json_path, "csv": csv_path, "html": html_path})
     # A progress bar for large inputs, on stderr when it is a terminal; never with JSON on stdout.
     bar = ProgressBar(err) if err.is_terminal and to_stdout != "json" else None
@@ -60,7 +64,7 @@ def run(
             paths,
             repo=repo,
             log_tz=log_tz,
-            keep_samples=samples,
+            keep_samples=samples or parquet_dir is not None,
             tolerance_s=tolerance_s,
             env=env,
             progress=bar,
@@ -72,6 +76,11 @@ def run(
     finally:
         if bar is not None:
             bar.close()
+    if parquet_dir is not None:
+        write_parquet(timeline, parquet_dir)
+        if not samples:  # kept for the Parquet files only: the JSON has them with --samples
+            for run in timeline.runs:
+                run.samples = None
     for fmt, path in files.items():
         write_text_atomic(path, render_text(timeline, fmt, display, all_events))
     if to_stdout == "table":

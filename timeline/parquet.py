@@ -1,0 +1,94 @@
+"""Parquet: the four frames as files, for DuckDB, Spark, polars (``timeline build --parquet DIR``).
+
+``runs.parquet``, ``samples.parquet`` (when the samples were kept), ``events.parquet`` and
+``shifts.parquet``: the columns and types of ``timeline.frames`` (``runs_frame``...), through
+Arrow. The samples are typed columns from end to end (numbers, booleans, times, dictionary-coded
+labels): no Python object a row. A shift's ``confounders`` (their values mix booleans, numbers
+and text) are written as JSON text. Each file is written to a temporary
+name in the folder and renamed: a reader sees the old file or the new one.
+
+Needs pyarrow (``pip install 'timeline[parquet]'``); without it ``write_parquet`` raises
+``ParquetUnavailable``, one line saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from timeline.errors import TimelineError
+from timeline.frames import events_frame, runs_frame, samples_frame, shifts_frame
+from timeline.model import Timeline
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["ParquetUnavailable", "require_pyarrow", "write_parquet", "PARQUET_TABLES"]
+
+PARQUET_TABLES = ("runs", "samples", "events", "shifts")
+JSON_COLUMNS = ("confounders",)  # lists of {"field", "from", "to"} whose values mix types: as JSON text
+
+
+class ParquetUnavailable(TimelineError):
+    """Parquet was asked for and pyarrow is not installed."""
+
+
+def require_pyarrow() -> None:
+    """Raise ``ParquetUnavailable`` unless pyarrow can be imported (checked before any work)."""
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError as missing:
+        raise ParquetUnavailable("writing Parquet needs pyarrow: pip install 'timeline[parquet]'") from missing
+
+
+def write_parquet(timeline: Timeline, folder: str | os.PathLike) -> list[Path]:
+    """Write the frames of ``timeline`` as Parquet files in ``folder`` (made if missing); the
+    samples only when the timeline kept them. Returns the files written."""
+    require_pyarrow()
+    target = Path(folder)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TimelineError(f"{target}: cannot make the folder: {exc.strerror or exc}") from exc
+    frames = {"runs": runs_frame, "samples": samples_frame, "events": events_frame, "shifts": shifts_frame}
+    kept = all(run.samples is not None for run in timeline.runs)
+    written = []
+    for name in PARQUET_TABLES:
+        if name == "samples" and not kept:
+            continue
+        path = target / f"{name}.parquet"
+        _write_table(frames[name](timeline), path)
+        written.append(path)
+    return written
+
+
+def _write_table(frame: pd.DataFrame, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = {
+        name: pa.array([json.dumps(cell, default=str) for cell in frame[name]], pa.string())
+        if name in JSON_COLUMNS
+        else pa.Array.from_pandas(frame[name])
+        for name in frame.columns
+    }
+    table = pa.table(columns)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        pq.write_table(table, temporary)
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
