@@ -46,6 +46,58 @@ def test_machine_zone_prefers_tz_then_localtime(tmp_path: Path):
     assert (zone.name, zone.source) == ("Asia/Kolkata", "machine-local")
 
 
+def zone_file(name: str) -> Path:
+    """The TZif file of zone ``name`` as the system (or the tzdata package) ships it."""
+    import zoneinfo
+
+    for folder in zoneinfo.TZPATH:
+        if (Path(folder) / name).is_file():
+            return Path(folder) / name
+    from importlib.resources import files
+
+    return Path(str(files("tzdata.zoneinfo").joinpath(name)))
+
+
+def test_copied_localtime_keeps_its_rules(tmp_path: Path):
+    """A Docker image's /etc/localtime is a copy, not a link: its name is lost, its rules are not."""
+    copied = tmp_path / "localtime"
+    copied.write_bytes(zone_file("Europe/Berlin").read_bytes())
+    zone = machine_zone({}, localtime=copied)
+    assert (zone.name, zone.source) == (str(copied), "machine-local")
+    assert datetime(2026, 7, 14, 17, 42, tzinfo=zone.tzinfo).utcoffset() == timedelta(hours=2)
+    assert datetime(2026, 1, 14, 17, 42, tzinfo=zone.tzinfo).utcoffset() == timedelta(hours=1)
+
+
+@pytest.mark.parametrize(
+    ("tz", "name", "offset_in_july"),
+    [
+        (":Europe/Berlin", "Europe/Berlin", 120),
+        ("", "UTC", 0),  # set but empty: UTC, as glibc reads it
+        ("CET-1CEST,M3.5.0,M10.5.0/3", "Asia/Kolkata", 330),  # a rule string: not read, the zone file is
+    ],
+)
+def test_machine_zone_reads_tz_as_the_c_library_does(tmp_path: Path, tz, name, offset_in_july):
+    link = tmp_path / "localtime"
+    link.symlink_to(zone_file("Asia/Kolkata"))
+    zone = machine_zone({"TZ": tz}, localtime=link)
+    assert zone.name == name
+    assert datetime(2026, 7, 1, 12, tzinfo=zone.tzinfo).utcoffset() == timedelta(minutes=offset_in_july)
+
+
+def test_tz_naming_a_zone_file_keeps_its_rules(tmp_path: Path):
+    zone = machine_zone({"TZ": str(zone_file("Europe/Berlin"))}, localtime=tmp_path / "none")
+    assert zone.name.endswith("Europe/Berlin")
+    assert datetime(2026, 7, 1, 12, tzinfo=zone.tzinfo).utcoffset() == timedelta(hours=2)
+
+
+def test_no_zone_file_is_utc_not_this_process_offset(tmp_path: Path):
+    for missing_or_bad in (tmp_path / "none", tmp_path / "not-a-zone-file"):
+        if missing_or_bad.name == "not-a-zone-file":
+            missing_or_bad.write_text("Europe/Berlin\n")
+        zone = machine_zone({}, localtime=missing_or_bad)
+        assert (zone.name, zone.tzinfo) == ("UTC", timezone.utc)
+
+
 BERLIN = ZoneInfo("Europe/Berlin")
 
 

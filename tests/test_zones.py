@@ -250,3 +250,22 @@ def test_bad_log_tz_options_print_the_flag_in_one_line(berlin_story, options, li
     result = runner.invoke(app, ["build", str(logs), *options])
     assert result.exit_code == 2
     assert result.stderr == line
+
+
+def test_a_july_berlin_log_on_a_machine_with_a_copied_localtime_is_read_at_plus_two(tmp_path):
+    """The usual Docker image: /etc/localtime is a copy of Europe/Berlin, not a link, and no TZ."""
+    from test_clock import zone_file
+
+    from timeline import build
+    from timeline.environment import Environment
+
+    localtime = tmp_path / "etc" / "localtime"
+    localtime.parent.mkdir()
+    localtime.write_bytes(zone_file("Europe/Berlin").read_bytes())
+    log = write_sglang_log(tmp_path / "logs" / "a.log", [Launch(datetime(2026, 7, 14, 17, 42), 5, 90.0)])
+    os.utime(log, (1e9, 1e9))  # copied: the mtime tells nothing
+    timeline = build([log], env=Environment(environ={}, localtime=localtime), cache=False)
+    (run,) = timeline.runs
+    assert (run.tz, run.tz_source) == (str(localtime), "machine-local")
+    assert run.start is not None and run.start.utcoffset() == timedelta(hours=2)
+    assert run.start.astimezone(timezone.utc) == datetime(2026, 7, 14, 15, 42, tzinfo=timezone.utc)

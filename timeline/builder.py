@@ -149,7 +149,7 @@ def build(
     """
     env = env or Environment()
     specs = [log_tz] if isinstance(log_tz, str) else list(log_tz or [])
-    policy = ZonePolicy(specs, env.environ)
+    policy = ZonePolicy(specs, env.environ, env.localtime)
     given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     sources = collect_logs(given)
     warnings: list[Diagnostic] = []

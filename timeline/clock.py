@@ -77,23 +77,44 @@ def parse_zone(spec: str) -> tzinfo:
         ) from None
 
 
-def machine_zone(environ: Mapping[str, str] | None = None, localtime: Path = Path("/etc/localtime")) -> Zone:
-    """The analysing machine's local zone, by name when it can be found (TZ, /etc/localtime)."""
+LOCALTIME = Path("/etc/localtime")
+
+
+def machine_zone(environ: Mapping[str, str] | None = None, localtime: Path = LOCALTIME) -> Zone:
+    """The analysing machine's local zone, with its rules (daylight saving), as the C library finds it.
+
+    ``TZ`` first (``Europe/Berlin``, ``:Europe/Berlin``, a zone file's absolute path; set but empty
+    is UTC), then ``localtime``: named after its target when it is a link into a zoneinfo folder,
+    read with ``ZoneInfo.from_file`` when it is a copied file (the usual Docker image, where a fixed
+    offset would lose summer time). No zone file: UTC, as glibc reads it. A ``TZ`` rule string
+    (``CET-1CEST,M3.5.0,M10.5.0/3``) is not understood here and falls back to ``localtime``.
+    """
     environ = os.environ if environ is None else environ
-    tz_name = environ.get("TZ", "").lstrip(":")
-    if tz_name:
+    if "TZ" in environ:
+        tz_name = environ["TZ"].lstrip(":")
+        if not tz_name:
+            return Zone("UTC", timezone.utc, "machine-local")
         try:
+            if tz_name.startswith("/"):
+                return Zone(tz_name.split("zoneinfo/", 1)[-1], _zone_file(Path(tz_name)), "machine-local")
             return Zone(tz_name, parse_zone(tz_name), "machine-local")
-        except UsageError:
+        except (UsageError, OSError, ValueError):
             pass
     try:
-        target = os.readlink(localtime)
-        name = target.split("zoneinfo/", 1)[1]
+        name = os.readlink(localtime).split("zoneinfo/", 1)[1]
         return Zone(name, ZoneInfo(name), "machine-local")
     except (OSError, IndexError, ZoneInfoNotFoundError, ValueError):
         pass
-    offset = datetime.now().astimezone().utcoffset() or timedelta(0)
-    return Zone(format_offset(offset), timezone(offset), "machine-local")
+    try:
+        return Zone(os.fspath(localtime), _zone_file(localtime), "machine-local")
+    except (OSError, ValueError):
+        return Zone("UTC", timezone.utc, "machine-local")
+
+
+def _zone_file(path: Path) -> tzinfo:
+    """A TZif zone file's rules (ValueError when it is not one)."""
+    with open(path, "rb") as handle:
+        return ZoneInfo.from_file(handle, key=os.fspath(path))
 
 
 def infer_offset(last_wall: datetime, mtime: float) -> timedelta | None:
@@ -120,7 +141,9 @@ class ZonePolicy:
     ``logs/node2/a.log``). Patterns win over the plain zone; the first matching pattern wins.
     """
 
-    def __init__(self, specs: Sequence[str] = (), environ: Mapping[str, str] | None = None):
+    def __init__(
+        self, specs: Sequence[str] = (), environ: Mapping[str, str] | None = None, localtime: Path = LOCALTIME
+    ):
         self.patterns: list[tuple[str, Zone]] = []
         self.default: Zone | None = None
         for spec in specs:
@@ -135,7 +158,7 @@ class ZonePolicy:
                 )
             else:
                 self.default = Zone(spec, parse_zone(spec), "flag")
-        self.machine = machine_zone(environ)
+        self.machine = machine_zone(environ, localtime)
 
     @property
     def summary(self) -> Zone:

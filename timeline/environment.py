@@ -1,6 +1,8 @@
-"""What the outside world looks like to a build: the clock and the process environment.
+"""What the outside world looks like to a build: the clock, the process environment, the host
+name and the machine's zone file.
 
-Passed in (httpie style) so tests can swap the clock and the machine's zone.
+Passed in (httpie style) so tests can swap the clock and the machine's zone (``TZ`` in
+``environ``, else the ``localtime`` zone file).
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
+
+from timeline.clock import LOCALTIME
 
 
 def _utc_now() -> datetime:
@@ -21,3 +26,4 @@ class Environment:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     now: Callable[[], datetime] = _utc_now
     host: Callable[[], str] = socket.gethostname
+    localtime: Path = LOCALTIME
