@@ -2,8 +2,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from timeline.correlate import attribute, head_at
-from timeline.model import CodeEvent
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from timeline.correlate import HeadIndex, assume_zone, attribute, head_at
+from timeline.model import CodeEvent, ZoneReading
 
 A, B, C = "a" * 40, "b" * 40, "c" * 40
 ZERO = "0" * 40
@@ -89,3 +92,71 @@ def test_files_may_differ_follows_the_move_that_set_the_commit():
     events = [event(1, 0, ZERO, A, "clone"), soft_reset]
     assert attribute(events, [at(90)], at(100)).files_may_differ is True
     assert attribute(events, [at(30)], at(40)).files_may_differ is False
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    times=st.lists(st.integers(0, 50), min_size=0, max_size=12),
+    commits=st.lists(st.sampled_from([A, B, C, ZERO]), min_size=12, max_size=12),
+    probe=st.integers(-5, 60),
+)
+def test_head_index_answers_as_head_at(times, commits, probe):
+    """File order is the truth, even when the reflog's clock steps backwards."""
+    events = [event(n, minutes, ZERO, commits[n], "checkout") for n, minutes in enumerate(times)]
+    assert HeadIndex(events).commit_at(at(probe).timestamp()) == head_at(events, at(probe).timestamp())
+
+
+def wall(minutes: float) -> datetime:
+    """The naive wall-clock reading of ``at(minutes)`` in UTC."""
+    return at(minutes).replace(tzinfo=None)
+
+
+DAY = 24 * 60
+# a clone, a pull two days later, a reset one day after that
+MOVES = [event(1, 0, ZERO, A, "clone"), event(2, 2 * DAY, A, B), event(3, 3 * DAY, B, C, "reset")]
+
+
+def assumed(minutes: float):
+    start = at(minutes)
+    return assume_zone(attribute(MOVES, [start], start + timedelta(minutes=10)), HeadIndex(MOVES), wall(minutes), 60)
+
+
+def test_a_start_no_offset_moves_stays_exact():
+    tied = assumed(DAY)  # a day after the clone, a day before the pull: -12:00 to +14:00 stay inside
+    assert (tied.commit, tied.attribution, tied.reasons, tied.zone_readings) == (A, "exact", [], [])
+
+
+def test_a_start_some_offset_moves_is_ambiguous_with_each_offset_span():
+    tied = assumed(2 * DAY - 5 * 60)  # five hours before the pull, read as UTC
+    assert (tied.commit, tied.attribution, tied.reasons) == (A, "ambiguous", ["zone-assumed"])
+    assert tied.candidate_commits == [A, B]
+    # at -05:00 the start is the pull's instant itself: HEAD held B from then on
+    assert tied.zone_readings == [
+        ZoneReading(B, timedelta(hours=-12), timedelta(hours=-5)),
+        ZoneReading(A, timedelta(hours=-4), timedelta(hours=14)),
+    ]
+
+
+def test_offsets_spanning_two_moves_name_three_commits_in_time_order():
+    tied = assumed(2 * DAY + 12 * 60)  # 12 hours after the pull, 12 before the reset
+    assert tied.candidate_commits == [A, B, C]
+    assert [r.commit for r in tied.zone_readings] == [C, B, A]  # west to east: later instants first
+
+
+def test_an_offset_before_the_reflog_names_no_commit():
+    tied = assumed(3 * 60)  # three hours after the clone
+    assert tied.attribution == "ambiguous" and tied.candidate_commits == [A]
+    assert tied.zone_readings[-1].commit is None and tied.zone_readings[-1].max_offset == timedelta(hours=14)
+
+
+def test_a_near_move_reason_is_kept_with_the_zone():
+    tied = assumed(2 * DAY + 0.5)  # 30 s after the pull
+    assert tied.reasons == ["clock-tolerance", "zone-assumed"]
+
+
+def test_ambiguous_reasons_without_an_assumed_zone():
+    near = attribute(EVENTS, [at(60) + timedelta(seconds=10)], at(80))
+    assert near.reasons == ["clock-tolerance"]
+    dst = attribute(EVENTS, [at(90), at(30)], at(100), tolerance_s=0)
+    assert dst.reasons == ["dst"]
+    assert attribute(EVENTS, [at(30)], at(50)).reasons == []

@@ -252,6 +252,103 @@ def test_bad_log_tz_options_print_the_flag_in_one_line(berlin_story, options, li
     assert result.stderr == line
 
 
+PACIFIC = ZoneInfo("America/Los_Angeles")
+
+
+@pytest.fixture
+def pacific_copy(tmp_path, git_script, monkeypatch):
+    """Logs written in US Pacific time (PDT, -07:00) next to a checkout whose reflog says -0700,
+    then copied to a machine in UTC: their mtimes are the copy's, days later, and tell nothing."""
+    monkeypatch.setenv("TZ", "UTC")
+    clone, pull = datetime(2026, 7, 10, 9, 0, tzinfo=PACIFIC), datetime(2026, 7, 14, 18, 10, tzinfo=PACIFIC)
+    checkout, shas = make_checkout(tmp_path, git_script, [clone, pull])
+    logs = tmp_path / "logs"
+    launches = {
+        "monday.log": Launch(datetime(2026, 7, 12, 10, 0), 10, 94.0),  # 2 days from any move: old whatever the zone
+        "before.log": Launch(datetime(2026, 7, 14, 17, 42), 10, 94.0),  # 28 minutes before the pull: old
+        "after.log": Launch(datetime(2026, 7, 14, 18, 40), 10, 60.0),  # 30 minutes after it: new
+        "friday.log": Launch(datetime(2026, 7, 17, 10, 0), 10, 60.0),  # 2.5 days after: new whatever the zone
+        "saturday.log": Launch(datetime(2026, 7, 18, 10, 0), 10, 60.0),
+    }
+    copied = datetime(2026, 7, 20, 8, 0, tzinfo=timezone.utc).timestamp()
+    for name, launch in launches.items():
+        write_sglang_log(logs / name, [launch])
+        os.utime(logs / name, (copied, copied))
+    return logs, checkout, shas
+
+
+def test_copied_pacific_logs_depend_on_the_zone_and_say_so(pacific_copy):
+    logs, checkout, (old, new) = pacific_copy
+    document = build_json(str(logs), "--repo", str(checkout))
+    runs = by_file(document)
+    assert {r["tz_source"] for r in runs.values()} == {"machine-local"}
+    # Far from the pull, no real-world offset changes the commit: exact, as before.
+    for name, commit in (("monday.log", old), ("friday.log", new), ("saturday.log", new)):
+        assert (runs[name]["commit"], runs[name]["attribution"], runs[name]["ambiguous_reasons"]) == (
+            commit,
+            "exact",
+            [],
+        )
+        assert runs[name]["zone_readings"] == []
+    # Near it, read in UTC both land on the old commit; in -07:00 "after" ran on the new one.
+    pull_utc = datetime(2026, 7, 15, 1, 10)
+    for name in ("before.log", "after.log"):
+        run = runs[name]
+        assert (run["commit"], run["attribution"], run["ambiguous_reasons"]) == (old, "ambiguous", ["zone-assumed"])
+        assert run["candidate_commits"] == [old, new]  # in time order
+        wall = datetime.strptime(run["start_local"], "%Y-%m-%d %H:%M:%S")
+        # the first offset putting the start at or after the pull, by the whole real-world list
+        spans = [(r["commit"], r["min_offset"], r["max_offset"]) for r in run["zone_readings"]]
+        assert [commit for commit, _, _ in spans] == [new, old]
+        assert spans[0][1] == "-12:00" and spans[1][2] == "+14:00"
+        last_new = datetime.strptime(spans[0][2], "%z").utcoffset()  # type: ignore[union-attr]
+        first_old = datetime.strptime(spans[1][1], "%z").utcoffset()  # type: ignore[union-attr]
+        assert wall - last_new >= pull_utc > wall - first_old
+    assert (
+        runs["after.log"]["zone_readings"][0]["max_offset"],
+        runs["after.log"]["zone_readings"][1]["min_offset"],
+    ) == (
+        "-07:00",
+        "-06:00",
+    )
+    said = [w["message"] for w in document["warnings"] if Path(w["source"]).name == "after.log"]
+    assert any("ambiguous" in m and "zone was assumed" in m for m in said)
+    # The shift is judged on the runs whose commit is firm; the others are named as left out.
+    (shift,) = document["shifts"]
+    assert (shift["from"]["commit"], shift["to"]["commit"]) == (old, new)
+    assert sorted(shift["from"]["runs"] + shift["to"]["runs"]) == sorted(
+        runs[n]["id"] for n in ("monday.log", "friday.log", "saturday.log")
+    )
+    assert any("depends on its log's zone" in note for note in shift["notes"])
+
+
+def test_copied_pacific_logs_say_zone_assumed_in_the_run_rows(pacific_copy, tmp_path):
+    logs, checkout, (old, new) = pacific_copy
+    table = runner.invoke(app, ["build", str(logs), "--repo", str(checkout)], env={"COLUMNS": "200"}).stdout
+    assert table.count("(zone assumed)") == 2
+    assert f"{new[:9]} at UTC-12:00 to -07:00, {old[:9]} at UTC-06:00 to +14:00" in table
+    markdown = runner.invoke(app, ["build", str(logs), "--repo", str(checkout), "--format", "markdown"]).stdout
+    rows = [line for line in markdown.splitlines() if "(zone assumed)" in line]
+    assert len(rows) == 2 and all(line.startswith("| r") for line in rows)
+    assert all("--log-tz settles it" in line for line in rows)
+    html = tmp_path / "report.html"
+    runner.invoke(app, ["build", str(logs), "--repo", str(checkout), "--html", str(html)])
+    assert html.read_text(encoding="utf-8").count("ambiguous (zone assumed)") >= 2
+
+
+def test_the_right_zone_makes_the_pacific_runs_exact(pacific_copy):
+    logs, checkout, (old, new) = pacific_copy
+    runs = by_file(build_json(str(logs), "--repo", str(checkout), "--log-tz", "America/Los_Angeles"))
+    assert {name: (r["commit"], r["attribution"]) for name, r in runs.items()} == {
+        "monday.log": (old, "exact"),
+        "before.log": (old, "exact"),
+        "after.log": (new, "exact"),
+        "friday.log": (new, "exact"),
+        "saturday.log": (new, "exact"),
+    }
+    assert all(r["zone_readings"] == [] and r["ambiguous_reasons"] == [] for r in runs.values())
+
+
 def test_a_july_berlin_log_on_a_machine_with_a_copied_localtime_is_read_at_plus_two(tmp_path):
     """The usual Docker image: /etc/localtime is a copy of Europe/Berlin, not a link, and no TZ."""
     from test_clock import zone_file

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from timeline import __version__
 from timeline.clock import Zone, ZonePolicy, format_offset, steady_offset, wall_candidates
 from timeline.columns import SampleRows
-from timeline.correlate import DEFAULT_TOLERANCE_S, attribute
+from timeline.correlate import DEFAULT_TOLERANCE_S, HeadIndex, assume_zone, attribute
 from timeline.detect import DEFAULT_MIN_EFFECT, Settings
 from timeline.environment import Environment
 from timeline.errors import UsageError
@@ -161,6 +161,7 @@ def build(
         history = read_history(repo)
         warnings.extend(history.diagnostics)
     events = history.events if history else None
+    heads = HeadIndex(events) if events is not None else None
 
     runs: list[Run] = []
     parse_cache = cache_of(cache, env)
@@ -173,7 +174,7 @@ def build(
             continue
         zone = _zone_of(policy, source, path, parsed.runs, events, warnings)
         for parsed_run in parsed.runs:
-            run, notes = _to_run(source, parsed_run, zone, events, tolerance_s)
+            run, notes = _to_run(source, parsed_run, zone, events, heads, tolerance_s)
             run.steady = _steady_of(parsed_run)
             runs.append(run)
             warnings.extend(notes)
@@ -437,7 +438,17 @@ def _reflog_offsets_near(events, last_wall, zone: Zone) -> set[str]:
     return {format_offset(o) for o in offsets if o is not None}
 
 
-def _to_run(source: str, parsed: ParsedRun, zone: Zone, events, tolerance_s: float) -> tuple[Run, list[Diagnostic]]:
+# How the warning about an ambiguous run says why (the views word the codes: render.wording).
+_AMBIGUOUS_BECAUSE = {
+    "clock-tolerance": "within {tolerance:g} s of a HEAD move",
+    "dst": "a DST-ambiguous time",
+    "zone-assumed": "its zone was assumed, and another UTC offset gives another commit",
+}
+
+
+def _to_run(
+    source: str, parsed: ParsedRun, zone: Zone, events, heads: HeadIndex | None, tolerance_s: float
+) -> tuple[Run, list[Diagnostic]]:
     notes: list[Diagnostic] = []
     starts: list[datetime] = []
     end = None
@@ -456,16 +467,16 @@ def _to_run(source: str, parsed: ParsedRun, zone: Zone, events, tolerance_s: flo
         # every HEAD move that could have happened during it.
         end = max(wall_candidates(parsed.end, zone.tzinfo)[0], key=lambda moment: moment.timestamp())
     tied = attribute(events, starts, end, tolerance_s)
+    if heads is not None and zone.source == "machine-local" and parsed.start is not None and not parsed.start.tzinfo:
+        tied = assume_zone(tied, heads, parsed.start, tolerance_s)
     if tied.attribution == "ambiguous":
         named = " or ".join(c[:12] for c in tied.candidate_commits) or "no commit"
+        because = "; ".join(_AMBIGUOUS_BECAUSE[r].format(tolerance=tolerance_s) for r in tied.reasons)
         notes.append(
             Diagnostic(
                 source,
                 parsed.first_line,
-                (
-                    f"run starting {parsed.start_text} is ambiguous: it may have run on {named} "
-                    f"(within {tolerance_s:g} s of a HEAD move, or a DST-ambiguous time)"
-                ),
+                f"run starting {parsed.start_text} is ambiguous: it may have run on {named} ({because})",
             )
         )
     metrics = {}
@@ -488,6 +499,8 @@ def _to_run(source: str, parsed: ParsedRun, zone: Zone, events, tolerance_s: flo
         attribution=tied.attribution,
         events_during=tied.events_during,
         candidate_commits=tied.candidate_commits,
+        ambiguous_reasons=tied.reasons,
+        zone_readings=tied.zone_readings,
         files_may_differ=tied.files_may_differ,
         nccl_versions=list(parsed.nccl_versions),
         messages=list(parsed.messages),

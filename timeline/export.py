@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
-from timeline.clock import iso, steady_offset
+from timeline.clock import format_offset, iso, steady_offset
 from timeline.columns import SampleBatch
 from timeline.model import CodeEvent, Culprit, Provenance, RepoInfo, Run, Shift, Timeline
 from timeline.render.plain import (
@@ -123,6 +123,11 @@ def run_to_dict(run: Run, *, samples: bool = True) -> dict[str, Any]:
         "attribution": run.attribution,
         "events_during": list(run.events_during),
         "candidate_commits": list(run.candidate_commits),
+        "ambiguous_reasons": list(run.ambiguous_reasons),
+        "zone_readings": [
+            {"commit": r.commit, "min_offset": format_offset(r.min_offset), "max_offset": format_offset(r.max_offset)}
+            for r in run.zone_readings
+        ],
         "files_may_differ": run.files_may_differ,
         "nccl_versions": list(run.nccl_versions),
         "config": json_safe(run.config),

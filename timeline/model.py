@@ -8,7 +8,7 @@ exporters and renderers read a ``Timeline``. Nothing here does I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from timeline.columns import SampleRows
@@ -16,6 +16,8 @@ from timeline.records import Diagnostic
 
 __all__ = [
     "Diagnostic",
+    "AmbiguousReason",
+    "ZoneReading",
     "CommitInfo",
     "CodeEvent",
     "MetricSummary",
@@ -66,7 +68,14 @@ Effect = Literal["raises", "lowers", "shown"]
 # What the test of one boundary says about itself (timeline.detect.Boundary.notes).
 BoundaryNote = Literal["spread-unknown", "too-noisy"]
 # Why a run in a shift's gap is left out: its attribution, or "no-steady" (no decode throughput).
-LeftOutReason = Literal["mixed", "ambiguous", "before-reflog", "no-repo", "no-time", "approximate", "no-steady"]
+LeftOutReason = Literal[
+    "mixed", "ambiguous", "zone-assumed", "before-reflog", "no-repo", "no-time", "approximate", "no-steady"
+]
+# Why a run is "ambiguous": its start is within the clock tolerance of a HEAD move
+# ("clock-tolerance"), is a wall-clock time that happens twice or never ("dst"), or was read in
+# an assumed zone (the machine's) and another real-world offset puts it on another commit
+# ("zone-assumed").
+AmbiguousReason = Literal["clock-tolerance", "dst", "zone-assumed"]
 ClearingReason = Literal["stayed-when-undone", "moved-with-no-change"]
 
 
@@ -129,6 +138,16 @@ class CodeEvent:
 
 
 @dataclass(frozen=True)
+class ZoneReading:
+    """The commit HEAD held at a run's start had its log been written at any UTC offset from
+    ``min_offset`` to ``max_offset`` (the real-world offsets in that span; None: before the reflog)."""
+
+    commit: str | None
+    min_offset: timedelta
+    max_offset: timedelta
+
+
+@dataclass(frozen=True)
 class MetricSummary:
     unit: str
     n: int
@@ -155,8 +174,11 @@ class Run:
     commit: str | None
     attribution: str
     events_during: list[str] = field(default_factory=list)
-    # With attribution "ambiguous": every commit the run may have started on.
+    # With attribution "ambiguous": every commit the run may have started on, and why.
     candidate_commits: list[str] = field(default_factory=list)
+    ambiguous_reasons: list[AmbiguousReason] = field(default_factory=list)
+    # With the reason "zone-assumed": the commit under each span of real-world offsets, west to east.
+    zone_readings: list[ZoneReading] = field(default_factory=list)
     # The move that put ``commit`` in place may have left other files on disk (reset of
     # unknown mode, stash, a branch moved from another worktree).
     files_may_differ: bool = False

@@ -37,11 +37,13 @@ from timeline.render.window import event_window
 from timeline.render.wording import (
     EFFECT_MARK,
     HARMLESS,
+    attribution_text,
     clearing_text,
     confounder_text,
     evidence_mark,
     evidence_text,
     rerun_text,
+    zone_readings_text,
 )
 from timeline.shifts import group_key, workload_groups
 from timeline.suspects import knob_linked
@@ -226,7 +228,7 @@ class _Report:
                 f'<td class="t">{_fmt_time(_moment(run.end), self.zone)}</td>'
                 '<td><span class="swatch" '
                 f'style="background:{self.colour(run.commit)}"></span><code>{_short(run.commit)}</code></td>'
-                f"<td>{escape(run.attribution or '')}{self._during(run)}</td>"
+                f"<td>{escape(attribution_text(run))}{self._during(run)}</td>"
                 f"<td>{escape(workload_label(run.config))}</td>"
                 f'<td class="num">{_number(decode.median if decode else None)}</td>'
                 f'<td class="num">{decode.n if decode else ""}</td>'
@@ -259,7 +261,10 @@ class _Report:
         extra = ""
         if run.events_during:
             extra += f'<br><span class="muted">HEAD moved: {escape(", ".join(run.events_during))}</span>'
-        if run.candidate_commits:
+        readings = zone_readings_text(run)
+        if readings:
+            extra += f'<br><span class="muted">{escape(readings)}</span>'
+        elif run.candidate_commits:
             extra += (
                 f'<br><span class="muted">may have run on: '
                 f"{escape(' or '.join(_short(c) for c in run.candidate_commits))}</span>"

@@ -25,6 +25,7 @@ from html import escape
 
 from timeline.model import CodeEvent, MetricSummary, Run, Shift, is_zero_sha
 from timeline.render.shifts import fmt_change
+from timeline.render.wording import attribution_text
 
 FONT_PX = 11
 CHAR_EM = 0.62  # advance of one character of the chart font (DejaVu Sans Mono: 0.602 em), rounded up
@@ -350,7 +351,7 @@ def _attribute(value: str) -> str:
 def _run_title(point: Point, metric: PanelMetric) -> str:
     run, summary = point.run, point.summary
     lines = [
-        f"{run.id} on {short_sha(run.commit)} ({run.attribution}): {metric.title} {metric.stat} "
+        f"{run.id} on {short_sha(run.commit)} ({attribution_text(run)}): {metric.title} {metric.stat} "
         f"{point.value:.4g} {summary.unit}"
         + (f", range {summary.min:.4g}-{summary.max:.4g}, n={summary.n}" if summary.n > 1 else ""),
         f"{run.source}:{run.first_line}-{run.last_line}",

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from timeline.clock import iso
-from timeline.model import Timeline
+from timeline.model import Run, Timeline
 from timeline.render.shifts import (
     fmt_change,
     fmt_p,
@@ -19,7 +19,14 @@ from timeline.render.shifts import (
     verdict_word,
 )
 from timeline.render.window import event_window
-from timeline.render.wording import equal_flags_text, evidence_mark, evidence_text, shift_notes
+from timeline.render.wording import (
+    attribution_text,
+    equal_flags_text,
+    evidence_mark,
+    evidence_text,
+    shift_notes,
+    zone_readings_text,
+)
 from timeline.suspects import knob_linked, short_sha
 from timeline.workload import workload_label
 
@@ -37,6 +44,12 @@ def _table(headers: list[str], rows: Sequence[Sequence[object]]) -> list[str]:
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
     return lines
+
+
+def _attribution(run: Run) -> str:
+    """``ambiguous (zone assumed)``, and what each span of offsets would make of it."""
+    readings = zone_readings_text(run)
+    return attribution_text(run) + (f"\n{readings}" if readings else "")
 
 
 def _time(moment: datetime | None) -> str:
@@ -66,7 +79,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
                 run.id,
                 _time(run.start),
                 short_sha(run.commit) if run.commit else "-",
-                run.attribution,
+                _attribution(run),
                 f"`{where}`",
                 workload_label(run.config) or "-",
                 ", ".join(run.nccl_versions) or "-",

@@ -14,6 +14,7 @@ from timeline.errors import UsageError
 from timeline.model import CodeEvent, Run, Timeline, is_zero_sha
 from timeline.records import DiagnosticCode
 from timeline.render.window import event_window
+from timeline.render.wording import attribution_text, zone_readings_text
 from timeline.workload import workload_label
 
 MAX_COMMITS_SHOWN = 8
@@ -129,7 +130,10 @@ def _run_details(run: Run, zone_note: bool = True) -> Text:
         text.append("\n" + " · ".join(facts))
     if run.events_during:
         text.append(f"\nHEAD moved during the run: {', '.join(run.events_during)}", style="yellow")
-    if run.candidate_commits:
+    readings = zone_readings_text(run)
+    if readings:
+        text.append(f"\n{readings}", style="yellow")
+    elif run.candidate_commits:
         text.append(f"\nmay have run on: {' or '.join(short(c) for c in run.candidate_commits)}", style="yellow")
     note = _zone_note(run) if zone_note else None
     if note:
@@ -164,7 +168,9 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events
             )
         else:
             commit = Text(short(row.commit))
-            commit.append(f"\n{row.attribution}", style=ATTRIBUTION_STYLE.get(row.attribution, "dim"))
+            # "ambiguous (zone assumed)" on two lines: the column stays narrow
+            said = attribution_text(row).replace(" (", "\n(")
+            commit.append(f"\n{said}", style=ATTRIBUTION_STYLE.get(row.attribution, "dim"))
             when = _when(row.start, zone)
             if row.end is not None:
                 when += f"\n→ {_when(row.end, zone)[11:19]}"

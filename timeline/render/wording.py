@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from timeline.clock import format_offset
 from timeline.detect import MAX_PLANNED_RUNS
-from timeline.model import Clearing, Confounder, Culprit, Evidence, Rerun, Shift
+from timeline.model import Clearing, Confounder, Culprit, Evidence, Rerun, Run, Shift
 from timeline.suspects import short_sha
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "flag_text",
     "equal_flags_text",
     "MAX_PATHS_SAID",
+    "attribution_text",
+    "zone_readings_text",
 ]
 
 MAX_PATHS_SAID = 3
@@ -37,11 +40,13 @@ HARMLESS = "docs, tests, CI, benchmarks or examples"  # suspects.path_kind's kin
 LEFT_OUT = {
     "mixed": "HEAD moved during the run (mixed)",
     "ambiguous": "the commit it ran on is ambiguous",
+    "zone-assumed": "the commit it ran on depends on its log's zone, which was assumed",
     "before-reflog": "it is older than the reflog",
     "no-repo": "no --repo",
     "no-time": "it has no time stamp",
     "no-steady": "it has no decode throughput",
 }
+AMBIGUOUS_REASONS = {"clock-tolerance": "near a HEAD move", "dst": "DST", "zone-assumed": "zone assumed"}
 BOUNDARY_NOTES = {
     "spread-unknown": "a run's own line spread is unknown (fewer than 3 steady decode lines)",
     "too-noisy": f"too close to the noise: even {MAX_PLANNED_RUNS} runs a side would hardly decide it",
@@ -64,6 +69,29 @@ def shift_notes(shift: Shift) -> list[str]:
     if notes.absorbed_by:
         said.append(f"the same change as {notes.absorbed_by}, seen through the window")
     return said
+
+
+def attribution_text(run: Run) -> str:
+    """``exact``; ``ambiguous (zone assumed)``: an ambiguous run says why."""
+    if run.attribution != "ambiguous" or not run.ambiguous_reasons:
+        return run.attribution
+    return f"{run.attribution} ({', '.join(AMBIGUOUS_REASONS[r] for r in run.ambiguous_reasons)})"
+
+
+def zone_readings_text(run: Run) -> str | None:
+    """``zone assumed (UTC): 095ee0112 at UTC-12:00 to -01:00, 8207398f9 at UTC+00:00 to +14:00;
+    --log-tz settles it``:
+    the commit under each span of real-world offsets, when the zone was assumed and it matters."""
+    if not run.zone_readings:
+        return None
+    spans = []
+    for reading in run.zone_readings:
+        offsets = format_offset(reading.min_offset)
+        if reading.max_offset != reading.min_offset:
+            offsets += f" to {format_offset(reading.max_offset)}"
+        commit = short_sha(reading.commit) if reading.commit else "before the reflog"
+        spans.append(f"{commit} at UTC{offsets}")
+    return f"zone assumed ({run.tz}): {', '.join(spans)}; --log-tz settles it"
 
 
 def shift_brief(shift: Shift) -> str:
