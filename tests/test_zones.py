@@ -14,6 +14,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from timeline.cli import app
+from timeline.export import dumps
+from timeline.loader import from_document
+from timeline.model import ZoneReading
 from timeline.scenario import Launch, sglang_launch_lines, write_sglang_log
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -320,6 +323,11 @@ def test_copied_pacific_logs_depend_on_the_zone_and_say_so(pacific_copy):
         runs[n]["id"] for n in ("monday.log", "friday.log", "saturday.log")
     )
     assert any("depends on its log's zone" in note for note in shift["notes"])
+    loaded = from_document(document)  # timeline.load reads it back as it was
+    assert {r.id: r.zone_readings for r in loaded.runs}[runs["after.log"]["id"]][0] == ZoneReading(
+        new, timedelta(hours=-12), timedelta(hours=-7)
+    )
+    assert json.loads(dumps(loaded)) == document
 
 
 def test_copied_pacific_logs_say_zone_assumed_in_the_run_rows(pacific_copy, tmp_path):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -37,6 +37,7 @@ from timeline.model import (
     SteadyValue,
     Suspect,
     Timeline,
+    ZoneReading,
 )
 from timeline.records import Diagnostic
 
@@ -169,8 +170,19 @@ def _run(run: dict[str, Any]) -> Run:
         end=_time(run["end"]),
         metrics={name: _known(MetricSummary, _finite(summary)) for name, summary in run.get("metrics", {}).items()},
         steady=None if steady is None else _known(SteadyValue, steady),
+        zone_readings=[
+            ZoneReading(r["commit"], _offset(r["min_offset"]), _offset(r["max_offset"]))
+            for r in run.get("zone_readings", [])
+        ],
         samples=None if samples is None else {kind: _sample_rows(rows) for kind, rows in samples.items()},
     )
+
+
+def _offset(text: str) -> timedelta:
+    """``-07:00`` as a timedelta."""
+    sign = -1 if text.startswith("-") else 1
+    hours, minutes = text[1:].split(":")
+    return sign * timedelta(hours=int(hours), minutes=int(minutes))
 
 
 def _finite(values: dict[str, Any]) -> dict[str, Any]:
