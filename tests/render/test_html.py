@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import struct
 import subprocess
 import zlib
+from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -386,3 +389,25 @@ def test_chromium_lays_out_the_month_without_overlap(month_report, tmp_path, wid
     assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) < 400_000
     if os.environ.get("TIMELINE_WRITE_SCREENSHOTS"):  # refresh the pictures in docs/
         (SCREENSHOTS / f"report-{width}.png").write_bytes(shot)
+
+
+def test_past_twenty_commits_colours_follow_history(demo):
+    """25 runs on 25 commits: too many colours to tell apart, so they run from oldest to
+    newest along one scale, and the legend says so."""
+    built = build([demo.logs], repo=demo.repo, log_tz="UTC")
+    first = built.runs[0]
+    assert first.start is not None
+    built.runs = [
+        replace(first, id=f"r{n + 1}", commit=f"{n + 1:040x}", start=first.start + timedelta(hours=4 * n), end=None)
+        for n in range(25)
+    ]
+    built.runs[7].metrics = dict(
+        first.metrics, decode_throughput=replace(first.metrics["decode_throughput"], median=math.inf)
+    )
+    html = timeline_html(built)
+    assert "25 commits: coloured by history order, oldest dark blue to newest yellow" in html
+    decode = html[html.index('<div class="layout-wide">') :]
+    decode = decode[: decode.index("</svg>")]  # the first panel: decode throughput over time
+    colours = re.findall(r'data-commit="([0-9a-f]+)"><title>.*?stroke="(#[0-9a-f]{6})"', decode, re.S)
+    assert colours[0][1] == "#440154" and colours[-1][1] == "#fde725"
+    assert len({colour for _, colour in colours}) == len({sha for sha, _ in colours}) == 24  # r8 is not drawn (inf)

@@ -172,7 +172,6 @@ class _Report:
             self.colour,
             self.number,
             self.zone,
-            self.zone_name,
             self.subjects,
         )
         views = []

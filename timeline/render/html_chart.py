@@ -326,8 +326,7 @@ class ChartData:
     colour: Callable[[str | None], str]
     number: Callable[[str | None], int | None]
     zone: tzinfo
-    zone_name: str
-    subjects: dict[str, str]
+    subjects: dict[str, str]  # commit sha -> subject, for hover texts
 
     def metrics(self) -> list[PanelMetric]:
         return [m for m in PANEL_METRICS if any(m.name in run.metrics for run in self.runs)]
@@ -338,9 +337,12 @@ class ChartData:
             summary = run.metrics.get(metric.name)
             if summary is None or run.start is None:
                 continue
+            value = float(getattr(summary, metric.stat))
+            if not math.isfinite(value):  # nothing to place ("inf" printed by a client)
+                continue
             start = run.start.timestamp()
             end = max(run.end.timestamp() if run.end else start, start)
-            points.append(Point(run, summary, float(getattr(summary, metric.stat)), start, end))
+            points.append(Point(run, summary, value, start, end))
         return points
 
 
@@ -348,7 +350,7 @@ def _attribute(value: str) -> str:
     return escape(value, quote=True)
 
 
-def _run_title(point: Point, metric: PanelMetric) -> str:
+def _run_title(point: Point, metric: PanelMetric, subject: str) -> str:
     run, summary = point.run, point.summary
     lines = [
         f"{run.id} on {short_sha(run.commit)} ({attribution_text(run)}): {metric.title} {metric.stat} "
@@ -356,6 +358,8 @@ def _run_title(point: Point, metric: PanelMetric) -> str:
         + (f", range {summary.min:.4g}-{summary.max:.4g}, n={summary.n}" if summary.n > 1 else ""),
         f"{run.source}:{run.first_line}-{run.last_line}",
     ]
+    if subject:
+        lines.insert(1, f"{short_sha(run.commit)} {subject}")
     return "\n".join(lines)
 
 
@@ -374,9 +378,6 @@ def _shift_label(shift: Shift) -> tuple[list[str], str]:
 class _Frame:
     """The vertical layout of one panel."""
 
-    width: int
-    left: float
-    right: float
     title_rows: int
     event_rows: int
     shift_rows: int
@@ -425,7 +426,9 @@ class Panel:
     # the y axis is from the data; ``left`` (room for its labels) is shared by a view's panels
     def y_axis(self) -> tuple[float, float, list[float], int, bool]:
         values = [p.value for p in self.points]
-        values += [v for p in self.points if p.summary.n > 1 for v in (p.summary.min, p.summary.max)]
+        values += [
+            v for p in self.points if p.summary.n > 1 for v in (p.summary.min, p.summary.max) if math.isfinite(v)
+        ]
         low, high, zero = value_range(values)
         rows = 5 if self.first else 3
         bottom, top, ticks, decimals = value_ticks(low, high, rows)
@@ -462,9 +465,6 @@ class Panel:
             placed = shift_lanes.place(texts, (band[0] + band[1]) / 2, centred=True)
             bands.append((shift, band, placed, full))
         frame = _Frame(
-            layout.width,
-            self.left,
-            self.right,
             title_rows,
             event_lanes.used(),
             shift_lanes.used(),
@@ -560,8 +560,9 @@ class Panel:
                 f'<line x1="{ex:.1f}" x2="{ex:.1f}" y1="{top_y:.1f}" y2="{plot_bottom:.1f}"/>{label}</g>'
             )
         # Runs over everything.
+        places = {id(run): (i, k, len(slot)) for i, slot in enumerate(slots or []) for k, run in enumerate(slot)}
         for point in self.points:
-            parts.append(self._run(point, axis, slots, y_of))
+            parts.append(self._run(point, axis, places, len(slots or []), y_of))
         parts.append("</svg>")
         return "".join(parts)
 
@@ -591,8 +592,10 @@ class Panel:
         return max(a, self.left), min(b, self.right)
 
     def _slot_ticks(self, slots: list[list[Run]], y: float) -> list[str]:
+        """A label under each slot (the short sha, or the commit's number in the legend when
+        there is no room), its subject on hover."""
         width = (self.right - self.left) / max(len(slots), 1)
-        use_sha = all(text_width("0" * 7) + LABEL_GAP_PX <= width for _ in slots)
+        use_sha = text_width("0" * 7) + LABEL_GAP_PX <= width
         lanes = Lanes(1, 2, self.layout.width - 2)
         parts = []
         for index, slot in enumerate(slots):
@@ -601,27 +604,34 @@ class Panel:
             label = short_sha(commit, 7) if use_sha else ("-" if number is None else str(number))
             x = self.left + (index + 0.5) * width
             if lanes.place([label], x, centred=True):
-                parts.append(f'<text x="{x:.1f}" y="{y:.1f}" class="tick" text-anchor="middle">{escape(label)}</text>')
+                about = f"{number or '-'} {short_sha(commit)} {self.data.subjects.get(commit or '', '')}".rstrip()
+                runs = ", ".join(run.id for run in slot)
+                parts.append(
+                    f'<g class="slot"><title>{escape(about)}\nruns: {escape(runs)}</title>'
+                    f'<text x="{x:.1f}" y="{y:.1f}" class="tick" text-anchor="middle">{escape(label)}</text></g>'
+                )
         return parts
 
     def _run(
         self,
         point: Point,
         axis: TimeAxis | None,
-        slots: list[list[Run]] | None,
+        places: dict[int, tuple[int, int, int]],
+        slots: int,
         y_of: Callable[[float], float],
     ) -> str:
+        """One run: its point (hollow unless exact), whisker (min-max of its lines) and, over
+        time, a bar for its duration; by commit, placed by ``places`` (slot, place, runs in it)."""
         run, summary = point.run, point.summary
         colour = self.data.colour(run.commit)
         exact = run.attribution in ("exact", "no-repo")
         radius = 5 if self.layout is WIDE else 4
         cy = y_of(point.value)
-        if slots is not None:
-            width = (self.right - self.left) / max(len(slots), 1)
-            index, slot = next((i, s) for i, s in enumerate(slots) if any(r is run for r in s))
-            share = min(width * 0.6 / len(slot), radius * 3)
-            place = next(i for i, r in enumerate(slot) if r is run)
-            cx = self.left + (index + 0.5) * width + (place - (len(slot) - 1) / 2) * share
+        if id(run) in places:
+            width = (self.right - self.left) / max(slots, 1)
+            index, place, size = places[id(run)]
+            share = min(width * 0.6 / size, radius * 3)
+            cx = self.left + (index + 0.5) * width + (place - (size - 1) / 2) * share
             span = ""
         else:
             assert axis is not None
@@ -636,9 +646,10 @@ class Panel:
             if summary.n > 1 and self.metric.stat == "median"
             else ""
         )
+        title = _run_title(point, self.metric, self.data.subjects.get(run.commit or "", ""))
         return (
             f'<g class="run" data-run="{_attribute(run.id)}" data-commit="{_attribute(run.commit or "")}">'
-            f"<title>{escape(_run_title(point, self.metric))}</title>{span}{whisker}"
+            f"<title>{escape(title)}</title>{span}{whisker}"
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{radius}" fill="{colour if exact else "#ffffff"}" '
             f'stroke="{colour}" stroke-width="2"/></g>'
         )
