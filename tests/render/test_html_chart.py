@@ -132,3 +132,13 @@ def test_colours_are_distinct_up_to_twenty_then_follow_history():
     values = list(many.values())
     assert values[0] == "#440154" and values[-1] == "#fde725"  # viridis, oldest to newest
     assert len(set(values)) == 30
+
+
+def test_reserved_lines_keep_labels_off_and_take_no_row():
+    lanes = Lanes(2, 0.0, 300.0)
+    lanes.reserve(150.0)  # an event's line passes here
+    assert lanes.used() == 0
+    assert lanes.place(["s1 -35.8%"], 150.0, centred=True) is None  # centred, it would cover the line
+    width = text_width("s1 -35.8%")
+    assert lanes.place(["s1 -35.8%"], 60.0 + width / 2, centred=True) == ("s1 -35.8%", 60.0, 0)
+    assert lanes.used() == 1

@@ -134,9 +134,15 @@ class Lanes:
     low: float
     high: float
     taken: list[list[tuple[float, float]]] = field(init=False)
+    labelled: set[int] = field(init=False, default_factory=set)
 
     def __post_init__(self) -> None:
         self.taken = [[] for _ in range(self.rows)]
+
+    def reserve(self, x: float) -> None:
+        """Keep labels off ``x`` in every row: a line from above passes there."""
+        for row in self.taken:
+            row.append((x - 1, x + 1))
 
     def _free(self, row: int, left: float, right: float) -> bool:
         return all(right + LABEL_GAP_PX <= a or left >= b + LABEL_GAP_PX for a, b in self.taken[row])
@@ -164,6 +170,7 @@ class Lanes:
             for row in range(self.rows):
                 if self._free(row, *span) and all(self._free(below, *lead) for below in range(row) for lead in leader):
                     self.taken[row].append(span)
+                    self.labelled.add(row)
                     for below in range(row):
                         self.taken[below].extend(leader)
                     return text, span[0], row
@@ -182,7 +189,7 @@ class Lanes:
         return placed
 
     def used(self) -> int:
-        return max((row + 1 for row in range(self.rows) if self.taken[row]), default=0)
+        return max((row + 1 for row in self.labelled), default=0)
 
 
 # --- axes -----------------------------------------------------------------------------------
@@ -456,13 +463,22 @@ class Panel:
                 for event, ex, placed in event_labels
             ]
         shift_lanes = Lanes(layout.label_rows, self.left, self.right)
+        for _, ex, placed in event_labels:  # the leader of a labelled event crosses the shift rows
+            if placed:
+                shift_lanes.reserve(ex)
         bands = []
         for shift in shifts:
             band = self._band(shift, axis, slots)
             if band is None:
                 continue
             texts, full = _shift_label(shift)
-            placed = shift_lanes.place(texts, (band[0] + band[1]) / 2, centred=True)
+            # Centred over its band; else flush with either edge of it, clear of event lines.
+            spots = (
+                (text, at)
+                for text in texts
+                for at in ((band[0] + band[1]) / 2, band[0] + text_width(text) / 2, band[1] - text_width(text) / 2)
+            )
+            placed = next(filter(None, (shift_lanes.place([text], at, centred=True) for text, at in spots)), None)
             bands.append((shift, band, placed, full))
         frame = _Frame(
             title_rows,
