@@ -411,3 +411,23 @@ def test_past_twenty_commits_colours_follow_history(demo):
     colours = re.findall(r'data-commit="([0-9a-f]+)"><title>.*?stroke="(#[0-9a-f]{6})"', decode, re.S)
     assert colours[0][1] == "#440154" and colours[-1][1] == "#fde725"
     assert len({colour for _, colour in colours}) == len({sha for sha, _ in colours}) == 24  # r8 is not drawn (inf)
+
+
+def test_a_run_whose_commit_depends_on_the_zone_says_so_on_hover(demo):
+    from timeline.model import ZoneReading
+
+    built = build([demo.logs], repo=demo.repo, log_tz="UTC")
+    run = built.runs[2]
+    old, new = built.runs[0].commit, run.commit
+    assert old and new
+    run.attribution, run.ambiguous_reasons = "ambiguous", ["zone-assumed"]
+    run.candidate_commits = [old, new]
+    run.zone_readings = [
+        ZoneReading(new, timedelta(hours=-12), timedelta(hours=-1)),
+        ZoneReading(old, timedelta(0), timedelta(hours=14)),
+    ]
+    html = timeline_html(built)
+    hover = re.search(rf'<g class="run" data-run="{run.id}" [^>]*><title>([^<]*)</title>', html)
+    assert hover and "(ambiguous (zone assumed))" in hover.group(1)
+    assert f"zone assumed (UTC): {new[:9]} at UTC-12:00 to -01:00, {old[:9]} at UTC+00:00 to +14:00" in hover.group(1)
+    assert re.search(rf'data-run="{run.id}" [^>]*><title>.*?fill="#ffffff"', html, re.S)  # hollow

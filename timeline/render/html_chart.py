@@ -25,7 +25,7 @@ from html import escape
 
 from timeline.model import CodeEvent, MetricSummary, Run, Shift, is_zero_sha
 from timeline.render.shifts import fmt_change
-from timeline.render.wording import attribution_text
+from timeline.render.wording import attribution_text, zone_readings_text
 
 FONT_PX = 11
 CHAR_EM = 0.62  # advance of one character of the chart font (DejaVu Sans Mono: 0.602 em), rounded up
@@ -367,6 +367,13 @@ def _run_title(point: Point, metric: PanelMetric, subject: str) -> str:
     ]
     if subject:
         lines.insert(1, f"{short_sha(run.commit)} {subject}")
+    readings = zone_readings_text(run)
+    if readings:
+        lines.append(readings)
+    elif run.candidate_commits:
+        lines.append(f"may have run on: {' or '.join(short_sha(c) for c in run.candidate_commits)}")
+    if run.events_during:
+        lines.append(f"HEAD moved during the run: {', '.join(run.events_during)}")
     return "\n".join(lines)
 
 
