@@ -182,10 +182,19 @@ def test_unknown_zone_is_one_line_and_exit_2(demo):
     )
 
 
-def test_not_a_repository_is_one_line_and_exit_1(demo, tmp_path):
+def test_not_a_repository_is_one_line_and_exit_2(demo, tmp_path):
     result = invoke("build", str(demo.logs), "--repo", str(tmp_path), "--log-tz", "UTC")
-    assert result.exit_code == ExitCode.ERROR
-    assert result.stderr.count("\n") == 1 and str(tmp_path) in result.stderr
+    assert result.exit_code == ExitCode.USAGE
+    assert result.stderr == f"timeline: error: --repo {tmp_path}: not a git repository (nor any parent folder)\n"
+
+
+def test_a_missing_repo_has_the_status_of_a_missing_log_path(demo, tmp_path):
+    """The same kind of mistake, the same status: a path on the command line that is not there."""
+    missing_repo = invoke("build", str(demo.logs), "--repo", str(tmp_path / "nope"), "--log-tz", "UTC")
+    missing_log = invoke("build", str(tmp_path / "nope"), "--log-tz", "UTC")
+    assert missing_repo.exit_code == missing_log.exit_code == ExitCode.USAGE
+    assert missing_repo.stderr == f"timeline: error: --repo {tmp_path / 'nope'}: no such file or folder\n"
+    assert missing_log.stderr == f"timeline: error: {tmp_path / 'nope'}: no such file or folder\n"
 
 
 def test_bad_files_are_warnings_and_the_others_are_still_analysed(demo, tmp_path):

@@ -82,3 +82,29 @@ def test_tables_fit_an_80_column_terminal(demo):
     widths = [cell_len(line) for line in result.stdout.splitlines()]
     assert widths and max(widths) <= 80, max(widths)
     assert "Fix PCG MoE Error" in result.stdout
+
+
+@pytest.mark.parametrize("command", [[], ["build"], ["demo"], ["bisect"], ["schema"]])
+def test_every_help_ends_with_the_exit_status_table_of_the_enum(command):
+    from timeline.exitcodes import ExitCode
+
+    text = docgen.help_text(command)
+    table = text.split("Exit status:\n", 1)[1]
+    listed = [
+        int(line.split()[0]) for line in table.splitlines() if line.startswith("  ") and line.split()[0].isdigit()
+    ]
+    assert listed == [int(code) for code in ExitCode]
+    flat = " ".join(table.split())
+    for code in ExitCode:
+        assert f"{int(code)} {code.meaning}" in flat
+    assert max(map(len, text.splitlines())) <= docgen.WIDTH
+
+
+def test_the_readme_exit_status_table_is_the_enum():
+    from pathlib import Path
+
+    from timeline.exitcodes import exit_code_table
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\d+)` \| (.+) \|$", readme, flags=re.MULTILINE)
+    assert [(int(code), meaning) for code, meaning in rows] == exit_code_table()

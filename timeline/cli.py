@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import textwrap
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -10,13 +15,22 @@ from rich.console import Console
 
 from timeline import __version__
 from timeline.errors import TimelineError, UsageError
-from timeline.exitcodes import ExitCode
+from timeline.exitcodes import ExitCode, exit_code_table
+from timeline.render.safe import visible
+
+# Under every command's help: the exit statuses, from the enum, fitted to 80 columns (\b keeps
+# click from rewrapping them).
+EXIT_CODES_EPILOG = "\b\nExit status:\n" + "\n".join(
+    textwrap.fill(meaning, 76, initial_indent=f"  {status:<4} ", subsequent_indent=" " * 7)
+    for status, meaning in exit_code_table()
+)
 
 app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain help: wraps to the terminal, fits 80 columns, copies cleanly (docs/cli.md)
+    epilog=EXIT_CODES_EPILOG,
 )
 
 
@@ -24,14 +38,53 @@ def _consoles() -> tuple[Console, Console]:
     return Console(file=sys.stdout, highlight=False), Console(file=sys.stderr, highlight=False)
 
 
-def _fail(error: TimelineError) -> typer.Exit:
-    code = ExitCode.USAGE if isinstance(error, UsageError) else ExitCode.ERROR
+def _flag(context: typer.Context, option: str) -> str:
+    """The flag of the command's parameter named ``option`` (``json_path``: ``--json``)."""
+    for parameter in context.command.params:
+        if parameter.name == option and parameter.opts:
+            return max(parameter.opts, key=len)
+    return "--" + option.replace("_", "-")
+
+
+def _fail(context: typer.Context, error: TimelineError) -> typer.Exit:
     message = str(error)
     if isinstance(error, UsageError) and error.option is not None:
-        # the library names a parameter by its Python name; every option is that name as a flag
-        message = error.subject_as("--" + error.option.replace("_", "-"))
-    print(f"timeline: error: {message}", file=sys.stderr)
-    return typer.Exit(int(code))
+        # the library names a parameter by its Python name; the CLI says its flag
+        message = error.subject_as(_flag(context, error.option))
+    print(f"timeline: error: {visible(message)}", file=sys.stderr)
+    return typer.Exit(int(error.exit_code))
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _stopped_like_ctrl_c() -> Iterator[None]:
+    """SIGTERM and SIGHUP stop the command as Ctrl-C does, so what it was writing is cleaned up
+    (their default action ends the process on the spot, temporary files and all)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run(context: typer.Context, command: Callable[[], ExitCode]) -> typer.Exit:
+    """Run a command: its exit status, a ``TimelineError`` as one line and its status, an
+    interruption as one line and ``INTERRUPTED``."""
+    try:
+        with _stopped_like_ctrl_c():
+            return typer.Exit(int(command()))
+    except TimelineError as error:
+        return _fail(context, error)
+    except KeyboardInterrupt:
+        print("timeline: interrupted; no file was left half-written", file=sys.stderr)
+        return typer.Exit(int(ExitCode.INTERRUPTED))
 
 
 def _version(value: bool) -> None:
@@ -56,8 +109,11 @@ def main_options(
     """
 
 
-@app.command("build", short_help="Tie each run in the logs to its commit, next to the code events.")
+@app.command(
+    "build", short_help="Tie each run in the logs to its commit, next to the code events.", epilog=EXIT_CODES_EPILOG
+)
 def build_command(
+    context: typer.Context,
     paths: list[str] | None = typer.Argument(
         None,
         metavar="PATHS",
@@ -170,9 +226,13 @@ def build_command(
 
     out, err = _consoles()
     if confirmed_only and not fail_on_regression:
-        raise _fail(UsageError("--confirmed-only needs --fail-on-regression: it says which regressions fail the build"))
-    try:
-        code = build.run(
+        raise _fail(
+            context,
+            UsageError("--confirmed-only needs --fail-on-regression: it says which regressions fail the build"),
+        )
+    raise _run(
+        context,
+        lambda: build.run(
             paths or ["."],
             repo=repo,
             log_tz=log_tz or [],
@@ -193,14 +253,15 @@ def build_command(
             cache=not no_cache,
             all_events=all_events,
             entries=entry or [],
-        )
-    except TimelineError as error:
-        raise _fail(error) from None
-    raise typer.Exit(int(code))
+        ),
+    )
 
 
-@app.command("demo", short_help="Run build on a small real repository and logs made on the spot.")
+@app.command(
+    "demo", short_help="Run build on a small real repository and logs made on the spot.", epilog=EXIT_CODES_EPILOG
+)
 def demo_command(
+    context: typer.Context,
     keep: Path | None = typer.Option(
         None, "--keep", metavar="DIR", help="Build the demo in this (new) folder and keep it."
     ),
@@ -215,15 +276,14 @@ def demo_command(
     from timeline.commands import demo
 
     out, err = _consoles()
-    try:
-        code = demo.run(out=out, err=err, keep=keep)
-    except TimelineError as error:
-        raise _fail(error) from None
-    raise typer.Exit(int(code))
+    raise _run(context, lambda: demo.run(out=out, err=err, keep=keep))
 
 
-@app.command("bisect", short_help="Run a benchmark on commits in between; name the one that slowed it.")
+@app.command(
+    "bisect", short_help="Run a benchmark on commits in between; name the one that slowed it.", epilog=EXIT_CODES_EPILOG
+)
 def bisect_command(
+    context: typer.Context,
     command: list[str] = typer.Argument(
         ..., metavar="COMMAND...", help="The benchmark to run in each checkout, after --."
     ),
@@ -270,8 +330,9 @@ def bisect_command(
     from timeline.commands import bisect
 
     out, err = _consoles()
-    try:
-        code = bisect.run(
+    raise _run(
+        context,
+        lambda: bisect.run(
             repo,
             command,
             good=good,
@@ -282,13 +343,11 @@ def bisect_command(
             json_path=json_path,
             out=out,
             err=err,
-        )
-    except TimelineError as error:
-        raise _fail(error) from None
-    raise typer.Exit(int(code))
+        ),
+    )
 
 
-@app.command("schema", short_help="Print the JSON Schema of the JSON v1 document.")
+@app.command("schema", short_help="Print the JSON Schema of the JSON v1 document.", epilog=EXIT_CODES_EPILOG)
 def schema_command() -> None:
     """Print the JSON Schema (draft 2020-12) of the JSON v1 document that --json writes.
 

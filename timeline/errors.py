@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import errno
+
+from timeline.exitcodes import ExitCode
+
 
 class TimelineError(Exception):
-    """Something stopped the work; the message is one line naming the file involved."""
+    """Something stopped the work; the message is one line naming the file involved.
+    ``exit_code``: the status the CLI exits with (one per kind of mistake)."""
+
+    exit_code = ExitCode.ERROR
 
 
 class UsageError(TimelineError):
@@ -15,6 +22,8 @@ class UsageError(TimelineError):
     the parameter's name (``log_tz 'x': empty pattern before '='``); the CLI puts the flag there
     instead. The library names no flag.
     """
+
+    exit_code = ExitCode.USAGE
 
     def __init__(self, message: str, *, option: str | None = None, value: str | None = None):
         super().__init__(message)
@@ -35,3 +44,30 @@ class UsageError(TimelineError):
 
 def _usage_error(cls: type[UsageError], message: str, option: str | None, value: str | None) -> UsageError:
     return cls(message, option=option, value=value)
+
+
+# A path the user named that cannot be written, whatever the data: a mistake on the command line.
+# The rest (ENOSPC, EDQUOT, EFBIG, EIO...) is the machine failing on the way.
+PATH_ERRNOS = frozenset(
+    {errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENAMETOOLONG, errno.ELOOP}
+)
+
+
+class OutputError(UsageError):
+    """A file the user asked for could not be written; nothing half-written was left.
+
+    ``errno`` says which kind: a path that cannot take the file (``PATH_ERRNOS``: exit status
+    ``USAGE``) or a failure on the way (a full disk: ``ERROR``).
+    """
+
+    def __init__(self, message: str, error_number: int | None, *, option: str | None = None):
+        super().__init__(message, option=option)
+        self.errno = error_number
+        self.exit_code = ExitCode.USAGE if error_number in PATH_ERRNOS else ExitCode.ERROR
+
+    def __reduce__(self):
+        return _output_error, (self.detail, self.errno, self.option)
+
+
+def _output_error(message: str, error_number: int | None, option: str | None) -> OutputError:
+    return OutputError(message, error_number, option=option)

@@ -6,13 +6,18 @@ without a new ``schema_version``. Every field is documented in docs/json-v1.md.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import signal
+import stat
 import sys
 import tempfile
+import threading
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
@@ -20,6 +25,7 @@ from typing import Any
 
 from timeline.clock import format_offset, iso, steady_offset
 from timeline.columns import SampleBatch
+from timeline.errors import PATH_ERRNOS, OutputError
 from timeline.model import CodeEvent, Culprit, Provenance, RepoInfo, Run, Shift, Timeline
 from timeline.render.plain import (
     clearing_values,
@@ -48,7 +54,7 @@ def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
 
 def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
     shifts = {s.id: s for s in timeline.shifts}
-    return {
+    document = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": iso(timeline.generated_at),
         **({} if timeline.provenance is None else provenance_to_dict(timeline.provenance)),
@@ -64,6 +70,20 @@ def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
         "shifts": [shift_to_dict(s, timeline.culprits) for s in timeline.shifts],
         "culprits": [culprit_to_dict(c, shifts) for c in timeline.culprits],
     }
+    return _finite(document)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with each non-finite float made null: a number computed from finite ones that a
+    double cannot hold (the change from 50 to 1e308 tok/s) has no JSON form, and one left in
+    stopped the writer halfway through the document."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
 
 
 def provenance_to_dict(provenance: Provenance) -> dict[str, Any]:
@@ -364,30 +384,109 @@ def _umask() -> int:
     return current
 
 
-def write_text_atomic(path: str | os.PathLike, text: str | Iterable[str]) -> None:
-    """Write ``text`` (a string, or its pieces) to ``path`` so a reader sees the old file or the
-    new one, never a part.
+# Signals that stop a write halfway: held back while a temporary file is made or removed, so
+# the handler (Ctrl-C, or the CLI's SIGTERM handler) never runs between creating it and
+# knowing its name.
+_DEFERRED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
-    ``-`` means standard output.
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def output_target(path: str | os.PathLike, *, option: str | None = None) -> Path:
+    """The file a write to ``path`` replaces (a symlink's target, so the link stays), checked
+    before any work: ``OutputError`` (one line naming ``path``) when its folder is missing, it
+    is a folder, or its folder cannot be written; ``option``: the parameter that named it."""
+    given = os.fspath(path)
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    if target.is_dir():
+        raise OutputError(f"{given}: is a folder (give a file name)", errno.EISDIR, option=option)
+    if target.is_char_device() or target.is_fifo():  # /dev/null, a pipe: written in place
+        return target
+    folder = target.parent
+    if not folder.exists():
+        raise OutputError(f"{given}: no such folder: {folder}", errno.ENOENT, option=option)
+    if not folder.is_dir():
+        raise OutputError(f"{given}: {folder} is not a folder", errno.ENOTDIR, option=option)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+        why = "a read-only file system" if read_only else "no permission to write there"
+        raise OutputError(
+            f"{given}: cannot write in {folder}: {why}", errno.EROFS if read_only else errno.EACCES, option=option
+        )
+    return target
+
+
+def write_text_atomic(
+    path: str | os.PathLike, text: str | Iterable[str], *, errors: str = "strict", option: str | None = None
+) -> None:
+    """Write ``text`` (a string, or its pieces) to ``path`` (``-``: standard output) so a reader
+    sees the old file or the new one, never a part: into a temporary file beside it, then
+    renamed over it. The one writer of every file the CLI writes.
+
+    An existing file keeps its permission bits (a 0600 output stays 0600); a new one gets
+    0666 less the umask, as ``open`` would. Whatever stops the write (a full disk, Ctrl-C,
+    SIGTERM through the CLI's handler, an exception in the pieces) removes the temporary file
+    and leaves the old file as it was; an ``OSError`` becomes an ``OutputError`` naming ``path``.
+    ``errors``: how text that UTF-8 cannot encode is written (``encode``'s argument); ``option``:
+    the parameter that named ``path``, for the error.
     """
     pieces = [text] if isinstance(text, str) else text
-    if os.fspath(path) == "-":
-        sys.stdout.writelines(pieces)
-        sys.stdout.flush()
+    given = os.fspath(path)
+    if given == "-":
+        _write_stdout(pieces, errors)
         return
-    target = Path(path)
-    if target.is_char_device() or target.is_fifo():  # /dev/null, a pipe: nothing to replace
-        with open(target, "w", encoding="utf-8") as handle:
-            handle.writelines(pieces)
+    target = output_target(path, option=option)
+    if target.is_char_device() or target.is_fifo():
+        try:
+            with open(target, "w", encoding="utf-8", errors=errors) as handle:
+                handle.writelines(pieces)
+        except OSError as exc:
+            raise OutputError(f"{given}: not written ({exc.strerror or exc})", exc.errno, option=option) from None
         return
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        mode = stat.S_IMODE(target.stat().st_mode)
+        kept = "the previous file is unchanged"
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+        kept = "nothing was left"
+    temporary = None
+    try:
+        with _signals_held():
+            fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8", errors=errors) as handle:
             handle.writelines(pieces)
             handle.flush()
+            os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
-        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        temporary = None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.errno in PATH_ERRNOS:
+            raise OutputError(f"{given}: cannot write in {target.parent}: {reason}", exc.errno, option=option) from None
+        raise OutputError(f"{given}: not written ({reason}); {kept}", exc.errno, option=option) from None
+    finally:
+        if temporary is not None:
+            with _signals_held():
+                Path(temporary).unlink(missing_ok=True)
+
+
+def _write_stdout(pieces: Iterable[str], errors: str) -> None:
+    try:
+        sys.stdout.flush()
+        stream = sys.stdout.buffer
+        for piece in pieces:
+            stream.write(piece.encode("utf-8", errors))
+        stream.flush()
+    except OSError as exc:
+        raise OutputError(f"standard output: not written ({exc.strerror or exc})", exc.errno) from None

@@ -59,7 +59,7 @@ def test_not_a_repository_raises_one_line_naming_the_path(tmp_path):
     msg = str(err.value)
     assert str(plain) in msg and "not a git repository" in msg and "\n" not in msg
 
-    with pytest.raises(GitError, match="no such file or directory"):
+    with pytest.raises(GitError, match="no such file or folder"):
         read_history(tmp_path / "missing")
 
 

@@ -22,7 +22,7 @@ from rich.console import Console
 from timeline.bisection import Bisection, Failure, Level, Levels, Progress, Sample, Step, bisect, bisect_steps
 from timeline.errors import TimelineError, UsageError
 from timeline.exitcodes import ExitCode
-from timeline.export import write_text_atomic
+from timeline.export import output_target, write_text_atomic
 from timeline.git.checkout import ScratchCheckout
 from timeline.git.locate import locate, path_inside, resolve_head
 from timeline.git.objects import ObjectStoreError
@@ -360,6 +360,8 @@ def run(
     out: Console,
     err: Console,
 ) -> ExitCode:
+    if json_path not in (None, "-"):  # fails now, not after an hour of benchmarks
+        output_target(json_path, option="json_path")
     previous = signal.signal(signal.SIGTERM, _raise_interrupted)
     try:
         result, subjects = bisect_repository(
@@ -383,7 +385,8 @@ def run(
     finally:
         signal.signal(signal.SIGTERM, previous)
     if json_path is not None:
-        write_text_atomic(json_path, json.dumps(bisect_document(result, subjects, repo, command), indent=1) + "\n")
+        document = json.dumps(bisect_document(result, subjects, repo, command), indent=1) + "\n"
+        write_text_atomic(json_path, document, option="json_path")
     if json_path != "-":
         for line in summary_lines(result, subjects):
             out.print(line, markup=False, highlight=False, soft_wrap=True)

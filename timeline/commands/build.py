@@ -14,7 +14,7 @@ from timeline.detect import DEFAULT_MIN_EFFECT
 from timeline.environment import Environment
 from timeline.errors import TimelineError, UsageError
 from timeline.exitcodes import ExitCode
-from timeline.export import write_text_atomic
+from timeline.export import output_target, write_text_atomic
 from timeline.model import Timeline
 from timeline.parquet import require_pyarrow, write_parquet
 from timeline.records import DiagnosticCode
@@ -55,6 +55,8 @@ def run(
     if parquet_dir is not None:
         require_pyarrow()  # before the work, not after it
     to_stdout, files = plan_outputs(output_format, {"json": json_path, "csv": csv_path, "html": html_path})
+    for fmt, path in files.items():  # a path that cannot take the file fails now, not after the build
+        output_target(path, option=f"{fmt}_path")
     # A progress bar for large inputs, on stderr when it is a terminal; never with JSON on stdout.
     bar = ProgressBar(err) if err.is_terminal and to_stdout != "json" else None
     env = env or Environment()
@@ -82,14 +84,16 @@ def run(
             for run in timeline.runs:
                 run.samples = None
     for fmt, path in files.items():
-        write_text_atomic(path, render_text(timeline, fmt, display, all_events))
+        write_text_atomic(
+            path, render_text(timeline, fmt, display, all_events), errors=TEXT_ERRORS[fmt], option=f"{fmt}_path"
+        )
     if to_stdout == "table":
         render_timeline(timeline, out, display, all_events)
     elif to_stdout == "github":
         write_text_atomic("-", github_annotations(timeline))
         _append_step_summary(env, timeline, all_events, err)
     else:
-        write_text_atomic("-", render_text(timeline, to_stdout, display, all_events))
+        write_text_atomic("-", render_text(timeline, to_stdout, display, all_events), errors=TEXT_ERRORS[to_stdout])
     render_warnings(timeline, err, FLAG_HINTS)
     if parse_cache is not None and parse_cache.problem:  # about this machine, not the logs: not in the JSON
         err.print(
@@ -171,6 +175,10 @@ class ProgressBar:
 
 
 STDOUT_FORMATS = ("table", "json", "csv", "markdown", "github")  # --format
+# A non-UTF-8 file name is kept in the JSON as Python's surrogate escape (PEP 383), which
+# backslashreplace writes as the JSON escape "\udcff": valid JSON, and os.fsencode of the string
+# read back gives the name's bytes. The other formats show it as "\xff" (render.safe).
+TEXT_ERRORS = {"json": "backslashreplace", "csv": "strict", "markdown": "strict", "html": "strict"}
 FILE_OPTIONS = {"json": "--json", "csv": "--csv", "html": "--html"}  # --json FILE, --csv FILE, --html FILE
 
 

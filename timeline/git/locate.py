@@ -22,7 +22,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from timeline.git.errors import GitError
+from timeline.git.errors import GitError, NoRepositoryError
 from timeline.records import Diagnostic
 
 __all__ = [
@@ -292,13 +292,13 @@ def locate(repo: str | os.PathLike) -> GitLocation:
     """
     given = Path(os.path.expanduser(os.fspath(repo)))
     if not given.exists():
-        raise GitError(f"{given}: no such file or directory")
+        raise NoRepositoryError(f"{given}: no such file or folder", option="repo")
     start = Path(os.path.realpath(given))
     if not start.is_dir():
         start = start.parent
     found = _find_git_dir(start)
     if found is None:
-        raise GitError(f"{given}: not a git repository (nor any parent folder)")
+        raise NoRepositoryError(f"{given}: not a git repository (nor any parent folder)", option="repo")
     worktree, git_dir, bare = found
     common_dir = _common_dir(git_dir)
 
