@@ -18,7 +18,7 @@ from timeline import __version__
 from timeline.clock import Zone, ZonePolicy, format_offset, steady_offset, wall_candidates
 from timeline.columns import SampleRows
 from timeline.correlate import DEFAULT_TOLERANCE_S, HeadIndex, assume_zone, attribute
-from timeline.detect import DEFAULT_MIN_EFFECT, Settings
+from timeline.detect import DEFAULT_MIN_EFFECT, Settings, median
 from timeline.environment import Environment
 from timeline.errors import UsageError
 from timeline.model import Diagnostic, MetricSummary, Provenance, RepoInfo, Run, Timeline
@@ -84,7 +84,7 @@ def summarize(values: Iterable[float], unit: str) -> MetricSummary | None:
         mean = statistics.fmean(data)
     except OverflowError:  # finite values whose sum is not (1e308 twice)
         mean = math.fsum(value / len(data) for value in data)
-    return MetricSummary(unit, len(data), statistics.median(data), min(max(mean, low), high), low, high)
+    return MetricSummary(unit, len(data), median(data), min(max(mean, low), high), low, high)
 
 
 def _summarize_array(values, unit: str) -> MetricSummary | None:
@@ -103,17 +103,17 @@ def _summarize_array(values, unit: str) -> MetricSummary | None:
     n = len(data)
     half = n // 2
     if n % 2:
-        median = float(np.partition(data, half)[half])
+        middle = float(np.partition(data, half)[half])
     else:
         part = np.partition(data, (half - 1, half))
-        median = (float(part[half - 1]) + float(part[half])) / 2
+        middle = median([float(part[half - 1]), float(part[half])])
     low, high = float(data.min()), float(data.max())
     with np.errstate(over="ignore"):
         mean = float(data.mean())
     if not math.isfinite(mean):  # finite values whose sum is not (1e308 twice)
         mean = float((data / n).sum())
     # numpy's pairwise mean of a constant series can miss it by an ulp: never outside [min, max]
-    return MetricSummary(unit, n, median, min(max(mean, low), high), low, high)
+    return MetricSummary(unit, n, middle, min(max(mean, low), high), low, high)
 
 
 def build(

@@ -177,6 +177,16 @@ def robust_spread(logs: Sequence[float]) -> float:
     return 1.4826 * statistics.median(abs(v - center) for v in logs)
 
 
+def median(values: Sequence[float]) -> float:
+    """``statistics.median`` of finite values, finite: the midpoint of two middle values whose
+    sum a double cannot hold (1e308 twice) is taken half by half."""
+    middle = statistics.median(values)
+    if math.isinf(middle):
+        ordered = sorted(values)
+        middle = ordered[len(ordered) // 2 - 1] / 2 + ordered[len(ordered) // 2] / 2
+    return middle
+
+
 def steady_decode(
     values: Sequence[float],
     running: Sequence[object] | None = None,
@@ -222,7 +232,7 @@ def steady_decode(
     return SteadyValue(
         metric="decode_throughput",
         unit=unit,
-        value=statistics.median(kept),
+        value=median(kept),
         n=len(kept),
         skipped=skipped,
         spread=spread,

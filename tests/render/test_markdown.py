@@ -124,7 +124,7 @@ def test_every_section_is_there_in_order():
 def test_pipes_and_newlines_cannot_break_a_table():
     text = timeline_markdown(hand_made())
     (event,) = table_rows(section(text, "## Code events"))
-    assert event[-1] == "+ bbbbbbbbb Fix \\| the<br>MoE path"
+    assert event[-1] == "+ bbbbbbbbb Fix \\| the\\\\x0aMoE path"  # a newline in a subject: shown, escaped
     (run,) = table_rows(section(text, "## Runs"))
     assert len(run) == 8 and run[4] == "`logs/a\\|b.log:1-9`"
     for title in SECTIONS:
@@ -152,7 +152,7 @@ def test_the_cells_say_what_the_shift_says():
     (confounder,) = table_rows(section(text, "## Confounders"))
     assert confounder == ["s1", "`disable_custom_all_reduce`", "False", "True", "-"]
     (culprit,) = table_rows(section(text, "## Culprits"))
-    assert culprit[:5] == ["1", "`bbbbbbbbb`", "Fix \\| the<br>MoE path", "sole", "s1"]
+    assert culprit[:5] == ["1", "`bbbbbbbbb`", "Fix \\| the\\\\x0aMoE path", "sole", "s1"]
 
 
 def test_empty_sections_say_none():
@@ -186,3 +186,34 @@ def test_markdown_of_a_real_story_agrees_with_the_json(story):
     assert culprits[0][1] == f"`{story.shas['c5'][:9]}`"
     runs = table_rows(section(text, "## Runs"))
     assert [row[0] for row in runs] == [r["id"] for r in document["runs"]]
+
+
+def test_untrusted_text_is_text_in_markdown():
+    from timeline.render.markdown import code, text
+
+    assert text("<img src=x onerror=alert(1)>") == "\\<img src=x onerror=alert(1)\\>"
+    assert text("**bold** _it_ [link](http://x) ~~s~~ &amp;") == (
+        "\\*\\*bold\\*\\* \\_it\\_ \\[link\\](http://x) \\~\\~s\\~\\~ \\&amp;"
+    )
+    assert text("cc @octocat and @org/team, fixes #12, not a#b") == (
+        "cc @&#8203;octocat and @&#8203;org/team, fixes #&#8203;12, not a#b"
+    )
+    assert text("back\\slash") == "back\\\\slash"
+    assert code("a`b") == "``a`b``" and code("`x`") == "`` `x` ``"
+
+
+def test_a_pipe_in_a_code_span_does_not_split_the_cell():
+    from timeline.render.markdown import _cell, code
+
+    assert _cell(code("a|b")) == "`a\\|b`"
+
+
+def test_paths_show_relative_to_the_folder_given():
+    from timeline.render.markdown import shown_path
+
+    assert shown_path("/tmp/tmpab12/logs/a/b.log", ["/tmp/tmpab12/logs"]) == "logs/a/b.log"
+    assert shown_path("/tmp/tmpab12/logs/a/b.log", ["/tmp/tmpab12/logs/"]) == "logs/a/b.log"
+    assert shown_path("/tmp/tmpab12/one.log", ["/tmp/tmpab12/one.log"]) == "one.log"
+    assert shown_path("logs/x.log", ["logs"]) == "logs/x.log"
+    assert shown_path("./x.log", ["."]) == "x.log" or shown_path("./x.log", ["."]).endswith("x.log")
+    assert shown_path("/elsewhere/x.log", ["/tmp/logs"]) == "/elsewhere/x.log"

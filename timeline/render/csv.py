@@ -20,6 +20,11 @@ Columns, in order (README, "CSV and the HTML report"; ``plain.RUN_LEADING``):
 - per core metric (``decode_throughput``, ``accept_len``, ``prefill_input_throughput``):
   ``<metric>_n``, ``_median``, ``_mean``, ``_min``, ``_max``; then any other metric, in name
   order, as ``metric.<name>.<stat>``
+
+The text comes from someone else's files, and a spreadsheet runs a cell that starts with ``=``,
+``+``, ``-`` or ``@`` as a formula (``=HYPERLINK(...)`` as a model path): such a text cell starts
+with ``'`` instead, as OWASP's CSV Injection page advises; numbers are written as they are.
+Control characters show as their escapes (``timeline.render.safe``).
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ from typing import Any
 
 from timeline.model import Timeline
 from timeline.render.plain import run_columns, run_records
+from timeline.render.safe import displayable
+
+# A text cell a spreadsheet would run as a formula (https://owasp.org/www-community/attacks/CSV_Injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _cell(value: Any) -> Any:
@@ -38,15 +47,19 @@ def _cell(value: Any) -> Any:
         return ""
     if isinstance(value, datetime):
         return value.isoformat()
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value)
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, list):
+        value = " ".join(str(v) for v in value)
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
     return value
 
 
 def timeline_csv(timeline: Timeline) -> str:
-    """The runs as CSV text (RFC 4180 quoting, ``\\n`` line ends, a header row)."""
+    """The runs as CSV text (RFC 4180 quoting, ``\\n`` line ends, a header row); text that a
+    spreadsheet would run as a formula starts with ``'``."""
+    timeline = displayable(timeline)
     header = run_columns(timeline)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

@@ -32,6 +32,7 @@ from timeline.render.html_chart import (
     commit_colours,
     view_svgs,
 )
+from timeline.render.safe import displayable
 from timeline.render.shifts import fmt_change
 from timeline.render.window import event_window
 from timeline.render.wording import (
@@ -428,6 +429,7 @@ def _zone(timeline: Timeline, display: tzinfo | None) -> tuple[tzinfo, str]:
 def timeline_html(timeline: Timeline, display: tzinfo | None = None, all_events: bool = False) -> str:
     """The report as one HTML document (str). Times are shown in ``display``, else in the logs'
     common zone, else in UTC; the code events around the runs (``render.window``), or all."""
+    timeline = displayable(timeline)
     zone, name = _zone(timeline, display)
     window = event_window(timeline, all_events)
     return _Report(timeline, zone, name, {e.id for e in window.events}, window.note()).page()

@@ -1,14 +1,24 @@
 """The timeline as GitHub-flavoured markdown, to paste in an issue: one table each for the runs, the
 code events, the shifts, the suspects, the confounders and the culprits.
+
+Every value is text from someone else's files (commit subjects, reflog messages, log lines,
+file names), so none of it is markup here: the markdown and HTML characters are
+backslash-escaped (a subject ``<script>`` shows as text), ``@name`` and ``#123`` get a zero-width
+space so GitHub neither notifies nor cross-links (as Renovate does, renovatebot/renovate
+lib/util/markdown.ts), code spans are fenced by more backticks than they hold. Paths show relative
+to the folder given (``logs/a.log`` for ``/tmp/tmpab12/logs``), the checkout by its name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import re
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from timeline.clock import iso
 from timeline.model import Run, Timeline
+from timeline.render.safe import displayable
 from timeline.render.shifts import (
     fmt_change,
     fmt_p,
@@ -30,12 +40,57 @@ from timeline.render.wording import (
 from timeline.suspects import knob_linked, short_sha
 from timeline.workload import workload_label
 
-__all__ = ["timeline_markdown"]
+__all__ = ["Markdown", "code", "lines", "shown_path", "text", "timeline_markdown"]
+
+
+class Markdown(str):
+    """Markdown this module wrote (emphasis, code spans, line breaks), not to be escaped again."""
+
+
+_INLINE = re.compile(r"([\\`*_\[\]<>&~])")  # what starts emphasis, code, links, HTML or entities
+_MENTION = re.compile(r"@|#(?=\d)")  # @user, @org/team and #123: GitHub notifies and cross-links
+
+
+def text(value: object) -> Markdown:
+    """``value`` as plain text in markdown: shown, never obeyed."""
+    escaped = _INLINE.sub(r"\\\1", str(value))
+    return Markdown(_MENTION.sub(lambda m: m.group() + "&#8203;", escaped))
+
+
+def code(value: object) -> Markdown:
+    """``value`` in a code span, fenced by more backticks than any run of them inside it."""
+    content = str(value)
+    fence = "`" * (1 + max((len(run) for run in re.findall("`+", content)), default=0))
+    pad = " " if content.startswith("`") or content.endswith("`") else ""
+    return Markdown(f"{fence}{pad}{content}{pad}{fence}")
+
+
+def lines(items: Iterable[object]) -> Markdown:
+    """One line each, in one cell."""
+    return Markdown("<br>".join(item if isinstance(item, Markdown) else text(item) for item in items))
+
+
+def shown_path(path: str, inputs: Sequence[str]) -> str:
+    """``path`` relative to the folder given that holds it, that folder's name first
+    (``/tmp/tmpab12/logs/a.log`` given as ``/tmp/tmpab12/logs``: ``logs/a.log``); a file given
+    by itself: its name."""
+    for given in inputs:
+        root = os.path.normpath(given)
+        if os.path.normpath(path) == root:
+            return os.path.basename(root) or path
+        if path.startswith(root.rstrip(os.sep) + os.sep):
+            name = os.path.basename(os.path.abspath(root))
+            return os.path.join(name, os.path.relpath(path, root)) if name else os.path.relpath(path, root)
+    return path
 
 
 def _cell(value: object) -> str:
-    text = "-" if value is None or value == "" else str(value)
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+    if value is None or value == "":
+        return "-"
+    markdown = value if isinstance(value, Markdown) else text(value)
+    # a table's own escape, inside code spans too (GFM); the line breaks are ours (displayable
+    # escaped any in the data)
+    return markdown.replace("|", "\\|").replace("\n", "<br>")
 
 
 def _table(headers: list[str], rows: Sequence[Sequence[object]]) -> list[str]:
@@ -59,20 +114,24 @@ def _time(moment: datetime | None) -> str:
 def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
     """Runs, events (those around the runs, ``render.window``, or all), shifts, suspects,
     confounders and culprits, one markdown table each."""
+    timeline = displayable(timeline)
     out: list[str] = ["# Timeline", ""]
     if timeline.repo is not None:
+        checkout = os.path.basename(os.path.normpath(timeline.repo.path)) or timeline.repo.path
         out += [
-            f"Checkout `{timeline.repo.path}`, HEAD `{short_sha(timeline.repo.head)}`; log times read in "
-            f"{timeline.log_tz}.",
+            f"Checkout {code(checkout)}, HEAD {code(short_sha(timeline.repo.head))}; log times read in "
+            f"{text(timeline.log_tz)}.",
             "",
         ]
     else:
         out += ["No --repo given: runs are listed without commits.", ""]
 
     out += ["## Runs", ""]
+    given = [] if timeline.provenance is None else timeline.provenance.options.get("paths", [])
     rows: list[list[object]] = []
     for run in timeline.runs:
-        where = run.source if run.first_line is None else f"{run.source}:{run.first_line}-{run.last_line}"
+        source = shown_path(run.source, given)
+        where = source if run.first_line is None else f"{source}:{run.first_line}-{run.last_line}"
         steady = run.steady
         rows.append(
             [
@@ -80,7 +139,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
                 _time(run.start),
                 short_sha(run.commit) if run.commit else "-",
                 _attribution(run),
-                f"`{where}`",
+                code(where),
                 workload_label(run.config) or "-",
                 ", ".join(run.nccl_versions) or "-",
                 "-" if steady is None else f"{fmt_value(steady.value)} {steady.unit} (n={steady.n})",
@@ -95,23 +154,23 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
         move = f"{short_sha(event.old)} → {short_sha(event.new)}" if event.changes_commit else short_sha(event.new)
         commits = [f"+ {short_sha(c.sha)} {c.subject}" for c in event.commits]
         commits += [f"- {short_sha(c.sha)} {c.subject}" for c in event.commits_removed]
-        rows.append([event.id, _time(event.time), event.kind, move, event.message, "\n".join(commits) or "-"])
+        rows.append([event.id, _time(event.time), event.kind, move, event.message, lines(commits)])
     out += _table(["Event", "Time", "Kind", "Move", "Message", "Commits"], rows)
     note = window.note()
     if note:
-        out += ["", f"_{note}_"]
+        out += ["", f"_{text(note)}_"]
 
     out += ["", "## Shifts", ""]
     rows = []
     for shift in timeline.shifts:
         verdict = (
-            f"**{verdict_word(shift)}**"
+            f"**{text(verdict_word(shift))}**"
             if shift.verdict in ("regression", "improvement", "confounded")
-            else verdict_word(shift)
+            else text(verdict_word(shift))
         )
         detail = verdict_detail(shift)
         if detail:
-            verdict += f" ({detail})"
+            verdict += f" ({text(detail)})"
         rows.append(
             [
                 shift.id,
@@ -120,9 +179,9 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
                 side_text(shift.to_side.commit, shift.to_side.runs, shift.to_side.value, shift.unit),
                 fmt_change(shift.change_pct),
                 fmt_p(shift.p_value),
-                verdict,
+                Markdown(verdict),
                 ", ".join(shift.events) or "-",
-                "\n".join(filter(None, [equal_flags_text(shift), *shift_notes(shift)])) or "-",
+                lines(filter(None, [equal_flags_text(shift), *shift_notes(shift)])),
             ]
         )
     out += _table(["Shift", "Workload", "From", "To", "Change", "p", "Verdict", "Events", "Notes"], rows)
@@ -132,7 +191,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
         for shift in bisects:
             assert shift.bisect is not None
             out.append(
-                f"- {shift.id}: `{shift.bisect.command}` "
+                f"- {text(shift.id)}: {code(shift.bisect.command)} "
                 f"({shift.bisect.commits} commits, about {shift.bisect.steps} steps)"
             )
 
@@ -144,11 +203,11 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
             rows.append(
                 [
                     shift.id,
-                    f"`{short_sha(suspect.sha)}`",
+                    code(short_sha(suspect.sha)),
                     suspect.subject,
                     suspect.change,
                     _time(suspect.author_date) if suspect.author_date is not None else "-",
-                    "-" if suspect.paths is None else "\n".join(f"`{p}`" for p in suspect.paths) or "-",
+                    "-" if suspect.paths is None else lines(code(p) for p in suspect.paths),
                     suspect_status(suspect, culprits.get(suspect.sha)),
                 ]
             )
@@ -158,10 +217,10 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
     rows = [
         [
             shift.id,
-            f"`{c.field}`",
+            code(c.field),
             repr(c.from_value),
             repr(c.to_value),
-            ", ".join(f"`{short_sha(sha)}`" for sha in knob_linked(timeline.culprits, shift, c)) or "-",
+            Markdown(", ".join(code(short_sha(sha)) for sha in knob_linked(timeline.culprits, shift, c))),
         ]
         for shift in timeline.shifts
         for c in shift.confounders
@@ -173,11 +232,11 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
     rows = [
         [
             number,
-            f"`{short_sha(c.sha)}`",
+            code(short_sha(c.sha)),
             c.subject,
             c.likelihood,
             ", ".join(c.shifts),
-            "\n".join(f"{evidence_mark(e)} {evidence_text(e, c, shifts)}" for e in c.evidence),
+            lines(f"{evidence_mark(e)} {evidence_text(e, c, shifts)}" for e in c.evidence),
         ]
         for number, c in enumerate(timeline.culprits, 1)
     ]

@@ -90,7 +90,10 @@ def run_columns(timeline: Timeline) -> list[str]:
 
 
 def utc(moment: datetime | None) -> datetime | None:
-    return None if moment is None else moment.astimezone(timezone.utc)
+    try:
+        return None if moment is None else moment.astimezone(timezone.utc)
+    except OverflowError:  # past 9999-12-31 in UTC: kept in its own offset, the same instant
+        return moment
 
 
 def scalar(value: Any) -> Any:

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from timeline.model import Culprit, Shift, Suspect, Timeline
+from timeline.render.safe import displayable
 from timeline.render.wording import (
     HARMLESS,
     clearing_text,
@@ -172,6 +173,7 @@ def render_shifts(timeline: Timeline, console: Console) -> None:
     """The Shifts table, each shift's suspects and notes, and the culprits (nothing without shifts)."""
     if not timeline.shifts:
         return
+    timeline = displayable(timeline)
     console.print(shifts_table(timeline))
     culprits = {c.sha: c for c in timeline.culprits}
     for shift in timeline.shifts:

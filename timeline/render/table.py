@@ -13,6 +13,7 @@ from timeline.clock import parse_zone
 from timeline.errors import UsageError
 from timeline.model import CodeEvent, Run, Timeline, is_zero_sha
 from timeline.records import DiagnosticCode
+from timeline.render.safe import displayable
 from timeline.render.window import event_window
 from timeline.render.wording import attribution_text, zone_readings_text
 from timeline.workload import workload_label
@@ -72,7 +73,10 @@ def _when(moment: datetime | None, zone: tzinfo | None) -> str:
         return "(no time)"
     if zone is None:  # rows keep their own zone: say which
         return moment.strftime("%Y-%m-%d %H:%M:%S %z")
-    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+    except OverflowError:  # past 9999-12-31 in that zone: shown as recorded, with its offset
+        return moment.strftime("%Y-%m-%d %H:%M:%S %z")
 
 
 def _event_details(event: CodeEvent, keep: set[str] | None) -> Text:
@@ -142,6 +146,7 @@ def _run_details(run: Run, zone_note: bool = True) -> Text:
 
 
 def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events: bool = False) -> Table:
+    timeline = displayable(timeline)
     zone, zone_name = display_zone(timeline, display)
     window = event_window(timeline, all_events)
     # One zone note shared by every run is said once, under the table, not on every row.
@@ -181,6 +186,7 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events
 def render_timeline(
     timeline: Timeline, console: Console, display: tzinfo | None = None, all_events: bool = False
 ) -> None:
+    timeline = displayable(timeline)
     console.print(timeline_table(timeline, display, all_events))
     from timeline.render.shifts import render_shifts
 
@@ -198,7 +204,7 @@ def render_warnings(timeline: Timeline, console: Console, hints: Mapping[Diagnos
         console.file.write(
             "".join(
                 f"warning: {warning}{f' ({hints[warning.code]})' if warning.code in hints else ''}\n"
-                for warning in timeline.warnings
+                for warning in displayable(timeline.warnings)
             )
         )
         console.file.flush()
