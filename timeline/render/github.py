@@ -11,6 +11,7 @@ property must not end the command early or start another line.
 from __future__ import annotations
 
 from timeline.model import Shift, Timeline
+from timeline.render.safe import displayable
 from timeline.render.shifts import fmt_change, side_text, verdict_detail
 from timeline.suspects import short_sha
 
@@ -32,7 +33,9 @@ def escape_property(text: str) -> str:
 
 def github_annotations(timeline: Timeline) -> str:
     """One ``::warning`` (regression, confounded) or ``::notice`` (improvement) line per shift
-    with that verdict, in the order of the shifts; empty when there is none."""
+    with that verdict, in the order of the shifts; empty when there is none. The log viewer obeys
+    ANSI escapes: untrusted text is shown escaped (``render.safe``)."""
+    timeline = displayable(timeline)
     lines = []
     for shift in timeline.shifts:
         if shift.verdict not in LEVEL:
