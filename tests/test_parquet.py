@@ -105,3 +105,17 @@ def test_the_readme_query_runs_on_the_files(tables):
         (run["id"], pytest.approx(run["metrics"]["decode_throughput"]["median"])) for run in document["runs"]
     ]
     assert rows[2][:2] == (document["shifts"][0]["to"]["commit"][:9], "Fix PCG MoE Error")
+
+
+def test_a_field_of_mixed_types_is_written_as_text(captured_log, tmp_path):
+    # a damaged line's gen_throughput is text among numbers: Arrow cannot type the column
+    built = timeline.build(
+        [captured_log("bad-invalid-utf8"), captured_log("sglang-0.5-eagle3")], log_tz="UTC", keep_samples=True
+    )
+    frame = timeline.samples_frame(built)
+    assert frame["gen_throughput"].dtype == object
+    assert {type(v) for v in frame["gen_throughput"] if v is not None} == {float, str}
+    written = write_parquet(built, tmp_path / "tables")
+    column = pq.read_table(written[1]).column("gen_throughput")
+    assert column.type == pa.string()
+    assert column.to_pylist() == [None if v is None else str(v) for v in frame["gen_throughput"]]

@@ -4,7 +4,8 @@
 ``shifts.parquet``: the columns and types of ``timeline.frames`` (``runs_frame``...), through
 Arrow. The samples are typed columns from end to end (numbers, booleans, times, dictionary-coded
 labels): no Python object a row. A shift's ``confounders`` (their values mix booleans, numbers
-and text) are written as JSON text. Each file is written to a temporary
+and text) are written as JSON text, and so is a column Arrow cannot type (a field whose values
+mix types, as a damaged line's text among numbers): each value as text. Each file is written to a temporary
 name in the folder and renamed: a reader sees the old file or the new one.
 
 Needs pyarrow (``pip install 'timeline[parquet]'``); without it ``write_parquet`` raises
@@ -17,7 +18,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from timeline.errors import TimelineError
 from timeline.frames import events_frame, runs_frame, samples_frame, shifts_frame
@@ -70,12 +71,7 @@ def _write_table(frame: pd.DataFrame, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    columns = {
-        name: pa.array([json.dumps(cell, default=str) for cell in frame[name]], pa.string())
-        if name in JSON_COLUMNS
-        else pa.Array.from_pandas(frame[name])
-        for name in frame.columns
-    }
+    columns = {name: _arrow_column(frame[name]) for name in frame.columns}
     table = pa.table(columns)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
@@ -86,6 +82,25 @@ def _write_table(frame: pd.DataFrame, path: Path) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _arrow_column(column: pd.Series):
+    """``column`` as an Arrow array of its own type; as text when Arrow cannot type it (values of
+    mixed types: a damaged line's text among numbers) and for ``JSON_COLUMNS``."""
+    import pyarrow as pa
+
+    if column.name not in JSON_COLUMNS:
+        try:
+            return pa.Array.from_pandas(column)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            pass
+    return pa.array([_text(cell) for cell in column], pa.string())
+
+
+def _text(cell: Any) -> str | None:
+    if cell is None:
+        return None
+    return json.dumps(cell, default=str) if isinstance(cell, (list, dict)) else str(cell)
 
 
 def _umask() -> int:
