@@ -52,3 +52,31 @@ def test_finite_values_too_large_to_add_up_have_their_mean() -> None:
         for held in (values, array("d", values)):
             summary = summarize(held, "tok/s")
             assert (summary.n, summary.mean, summary.max) == (len(values), 1e308, 1e308)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(min_value=-1e6, max_value=1e6), min_size=1, max_size=300))
+def test_the_spread_is_numpys_on_both_paths(values: list[float]) -> None:
+    """stddev with n - 1 and the percentiles by numpy's default (linear) method, list or array."""
+    import numpy as np
+
+    expected = np.quantile(values, [0.10, 0.25, 0.75, 0.90])
+    for held in (list(values), array("d", values)):
+        summary = summarize(held, "tok/s")
+        assert summary is not None
+        got = [summary.p10, summary.p25, summary.p75, summary.p90]
+        assert got == pytest.approx(list(expected), rel=1e-12, abs=1e-9)
+        assert summary.iqr == pytest.approx(summary.p75 - summary.p25)
+        if len(values) == 1:
+            assert summary.stddev is None
+        else:
+            assert summary.stddev == pytest.approx(float(np.std(values, ddof=1)), rel=1e-9, abs=1e-9)
+
+
+def test_the_spread_of_values_at_the_float_limits_stays_finite_or_unknown() -> None:
+    for values in ([1e308, -1e308, 5.0], [1e308, -1e308] * 40):
+        for held in (values, array("d", values)):
+            summary = summarize(held, "tok/s")
+            assert summary.stddev is not None and math.isfinite(summary.stddev)
+            assert all(math.isfinite(q) for q in (summary.p10, summary.p25, summary.p75, summary.p90))
+            assert summary.iqr is None or math.isfinite(summary.iqr)

@@ -79,7 +79,20 @@ def test_json_document_has_the_v1_shape(demo):
     datetime.fromisoformat(document["generated_at"])
     for run in document["runs"]:
         assert run["kind"] == "sglang-server"
-        assert set(run["metrics"]["decode_throughput"]) == {"unit", "n", "median", "mean", "min", "max"}
+        assert set(run["metrics"]["decode_throughput"]) == {
+            "unit",
+            "n",
+            "median",
+            "mean",
+            "min",
+            "max",
+            "stddev",
+            "p10",
+            "p25",
+            "p75",
+            "p90",
+            "iqr",
+        }
         decode = run["samples"]["decode"]
         assert len(decode) == run["metrics"]["decode_throughput"]["n"]
         assert all(datetime.fromisoformat(s["time"]).utcoffset() == timedelta(0) for s in decode)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
@@ -76,15 +77,57 @@ def summarize(values: Iterable[float], unit: str) -> MetricSummary | None:
             fast = _summarize_array(series, unit)
             if fast is not None:
                 return fast
-    data = [value for value in values if math.isfinite(value)]
+    data = sorted(value for value in values if math.isfinite(value))
     if not data:
         return None
-    low, high = min(data), max(data)
+    low, high = data[0], data[-1]
     try:
         mean = statistics.fmean(data)
     except OverflowError:  # finite values whose sum is not (1e308 twice)
         mean = math.fsum(value / len(data) for value in data)
-    return MetricSummary(unit, len(data), median(data), min(max(mean, low), high), low, high)
+    try:
+        stddev = statistics.stdev(data) if len(data) > 1 else None
+    except OverflowError:
+        scale = max(-low, high)
+        stddev = statistics.stdev([value / scale for value in data]) * scale
+    return _with_spread(
+        MetricSummary(unit, len(data), median(data), min(max(mean, low), high), low, high),
+        stddev,
+        lambda rank: data[rank],
+    )
+
+
+SPREAD_QUANTILES = (0.10, 0.25, 0.75, 0.90)
+
+
+def _quantile_ranks(n: int) -> list[int]:
+    """The order statistics (0-based) the spread's quantiles interpolate between."""
+    ranks: set[int] = set()
+    for q in SPREAD_QUANTILES:
+        position = (n - 1) * q
+        ranks.update((math.floor(position), min(math.floor(position) + 1, n - 1)))
+    return sorted(ranks)
+
+
+def _with_spread(summary: MetricSummary, stddev: float | None, ranked: Callable[[int], float]) -> MetricSummary:
+    """``summary`` with its stddev and quantiles; ``ranked(k)`` is the k-th smallest value (0-based).
+    Quantile q sits at (n - 1) q between order statistics (Hyndman and Fan 1996, definition 7)."""
+    quantiles = []
+    for q in SPREAD_QUANTILES:
+        position = (summary.n - 1) * q
+        below = math.floor(position)
+        fraction = position - below
+        a, b = ranked(below), ranked(min(below + 1, summary.n - 1))
+        value = a + (b - a) * fraction if fraction else a
+        if not math.isfinite(value):  # b - a overflows (-1e308 and 1e308)
+            value = a * (1 - fraction) + b * fraction
+        quantiles.append(value)
+    p10, p25, p75, p90 = quantiles
+    iqr = p75 - p25
+    # beyond the float range (p25 -1e308, p75 1e308): JSON has no number for it
+    return dataclasses.replace(
+        summary, stddev=stddev, p10=p10, p25=p25, p75=p75, p90=p90, iqr=iqr if math.isfinite(iqr) else None
+    )
 
 
 def _summarize_array(values, unit: str) -> MetricSummary | None:
@@ -108,12 +151,19 @@ def _summarize_array(values, unit: str) -> MetricSummary | None:
         part = np.partition(data, (half - 1, half))
         middle = median([float(part[half - 1]), float(part[half])])
     low, high = float(data.min()), float(data.max())
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         mean = float(data.mean())
+        stddev = float(data.std(ddof=1))
     if not math.isfinite(mean):  # finite values whose sum is not (1e308 twice)
         mean = float((data / n).sum())
+    if not math.isfinite(stddev):  # squares beyond the float range: scaled down first
+        scale = max(-low, high)
+        stddev = float((data / scale).std(ddof=1)) * scale
+    ranks = _quantile_ranks(n)
+    picked = dict(zip(ranks, np.partition(data, ranks)[ranks].tolist(), strict=True))
     # numpy's pairwise mean of a constant series can miss it by an ulp: never outside [min, max]
-    return MetricSummary(unit, n, middle, min(max(mean, low), high), low, high)
+    summary = MetricSummary(unit, n, middle, min(max(mean, low), high), low, high)
+    return _with_spread(summary, stddev, picked.__getitem__)
 
 
 def build(

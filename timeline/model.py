@@ -149,12 +149,22 @@ class ZoneReading:
 
 @dataclass(frozen=True)
 class MetricSummary:
+    """One metric over a run's lines. The spread: ``stddev`` (sample, n - 1; None for one line),
+    the 10th/25th/75th/90th percentiles (linear interpolation between order statistics, Hyndman
+    and Fan's definition 7, numpy's default) and ``iqr`` = p75 - p25."""
+
     unit: str
     n: int
     median: float
     mean: float
     min: float
     max: float
+    stddev: float | None = None
+    p10: float | None = None
+    p25: float | None = None
+    p75: float | None = None
+    p90: float | None = None
+    iqr: float | None = None
 
 
 @dataclass

@@ -64,6 +64,13 @@ def test_sglang_server(tmp_path: Path) -> None:
         "mean": pytest.approx(2.835),
         "min": 2.79,
         "max": 2.90,
+        # the spread of 2.79, 2.81, 2.84, 2.90 by hand: positions 0.3, 0.75, 2.25, 2.7 between them
+        "stddev": pytest.approx(0.047958, rel=1e-4),
+        "p10": pytest.approx(2.796),
+        "p25": pytest.approx(2.805),
+        "p75": pytest.approx(2.855),
+        "p90": pytest.approx(2.882),
+        "iqr": pytest.approx(0.05),
     }
 
 
@@ -103,6 +110,12 @@ def test_bench_serving(tmp_path: Path) -> None:
         "mean": 836.19,
         "min": 836.19,
         "max": 836.19,
+        "stddev": None,  # one result row: no spread
+        "p10": 836.19,
+        "p25": 836.19,
+        "p75": 836.19,
+        "p90": 836.19,
+        "iqr": 0.0,
     }
     assert second["metrics"]["output_throughput"]["median"] == 1462.44
     assert first["metrics"]["ttft_median"]["unit"] == "ms" and first["metrics"]["ttft_median"]["median"] == 110.0

@@ -43,7 +43,7 @@ KEY_CONFIG = (
 )
 # The metrics whose summaries are core columns, ``<metric>_<stat>``; any other is ``metric.<name>.<stat>``.
 KNOWN_METRICS = ("decode_throughput", "accept_len", "prefill_input_throughput")
-STATS = ("n", "median", "mean", "min", "max")
+STATS = ("n", "median", "mean", "min", "max", "stddev", "p10", "p25", "p75", "p90", "iqr")
 # What says which commit a row is about: every frame that has ``commit`` has these beside it.
 COMMIT_COLUMNS = ("commit", "commit_short", "commit_subject")
 RUN_LEADING = (
