@@ -239,6 +239,8 @@ def test_demo_runs_on_a_fresh_machine():
     assert result.exit_code == 0, result.output
     assert "Fix PCG MoE Error" in result.stdout
     assert "mixed" in result.stdout
+    # its warnings end as `timeline build`'s do, with the flag that settles them
+    assert "imports not judged (--entry names the server's)" in result.stderr
 
 
 def test_version():

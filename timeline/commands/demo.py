@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from timeline.builder import build
+from timeline.commands.build import FLAG_HINTS
 from timeline.environment import Environment
 from timeline.errors import UsageError
 from timeline.exitcodes import ExitCode
@@ -38,5 +39,5 @@ def run(*, out: Console, err: Console, keep: Path | None = None, env: Environmen
         finally:
             os.chdir(previous)
         render_timeline(timeline, out)
-        render_warnings(timeline, err)
+        render_warnings(timeline, err, FLAG_HINTS)  # as `timeline build` would say them
     return ExitCode.OK
