@@ -186,10 +186,12 @@ def test_several_suspects_left_get_a_bisect_line(tmp_path):
         "commits": 3,
     }
     assert [c["likelihood"] for c in document["culprits"]] == ["possible"] * 3
-    table = runner.invoke(
-        app, ["build", str(story.logs), "--repo", str(story.repo), "--log-tz", "UTC"], env={"COLUMNS": "220"}
-    ).stdout
-    assert regression["bisect"]["command"] in table
+    for width in ("220", "80", "40"):  # piped output is 80 wide: the command must still paste whole
+        table = runner.invoke(
+            app, ["build", str(story.logs), "--repo", str(story.repo), "--log-tz", "UTC"], env={"COLUMNS": width}
+        ).stdout
+        assert "    " + regression["bisect"]["command"] in table.splitlines(), width
+        assert "  bisect (3 commits, about 2 steps):" in table.splitlines()
 
 
 def test_confounders_are_reported_not_hidden(tmp_path):

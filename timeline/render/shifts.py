@@ -113,7 +113,7 @@ def culprit_lines(timeline: Timeline, width: int) -> list[str]:
 
 
 def shift_details(shift: Shift, culprits: dict[str, Culprit] | None = None) -> list[str]:
-    """What the views list under a shift: suspects (with a verdict), confounders, reruns, bisect, notes."""
+    """What the views list under a shift: suspects (with a verdict), confounders, reruns, notes."""
     lines: list[str] = []
     culprits = culprits or {}
     if shift.verdict is not None:
@@ -130,12 +130,15 @@ def shift_details(shift: Shift, culprits: dict[str, Culprit] | None = None) -> l
     settled = equal_flags_text(shift)
     if settled:
         lines.append(f"note: {settled}")
-    if shift.bisect is not None:
-        lines.append(
-            f"bisect: {shift.bisect.command}  ({shift.bisect.commits} commits, about {shift.bisect.steps} steps)"
-        )
     lines.extend(f"note: {note}" for note in shift_notes(shift))
     return lines
+
+
+def bisect_lines(shift: Shift) -> list[str]:
+    """The bisect hint under a shift: what it costs, then the command alone on its line (to copy)."""
+    if shift.bisect is None:
+        return []
+    return [f"bisect ({shift.bisect.commits} commits, about {shift.bisect.steps} steps):", shift.bisect.command]
 
 
 def shifts_table(timeline: Timeline) -> Table:
@@ -178,7 +181,8 @@ def render_shifts(timeline: Timeline, console: Console) -> None:
     culprits = {c.sha: c for c in timeline.culprits}
     for shift in timeline.shifts:
         lines = shift_details(shift, culprits)
-        if not lines:
+        bisect = bisect_lines(shift)
+        if not lines and not bisect:
             continue
         head = Text(f"{shift.id} ", style="bold")
         head.append(
@@ -188,6 +192,11 @@ def render_shifts(timeline: Timeline, console: Console) -> None:
         console.print(head)
         for line in lines:
             console.print(Text("  " + line, style="dim" if line.startswith("note:") else ""), highlight=False)
+        if bisect:
+            cost, command = bisect
+            console.print(Text("  " + cost), highlight=False)
+            # never wrapped, even piped at 80 columns: a wrapped command cannot be pasted
+            console.print(Text("    " + command), highlight=False, soft_wrap=True)
     if timeline.culprits:
         console.print(Text("Culprits, most likely first:", style="bold"))
         for line in culprit_lines(timeline, console.width):

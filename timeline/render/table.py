@@ -178,7 +178,9 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events
             commit.append(f"\n{said}", style=ATTRIBUTION_STYLE.get(row.attribution, "dim"))
             when = _when(row.start, zone)
             if row.end is not None:
-                when += f"\n→ {_when(row.end, zone)[11:19]}"
+                end = _when(row.end, zone)
+                # the end's time alone when it is the same day; its date too across midnight
+                when += f"\n→ {end[11:19] if end[:10] == when[:10] else end}"
             table.add_row(when, Text(f"{row.id} run"), commit, _run_details(row, zone_note=shared is None))
     return table
 
