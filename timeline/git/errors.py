@@ -1,4 +1,4 @@
-"""The one exception the git package raises to its callers."""
+"""The exceptions the git package raises to its callers."""
 
 from __future__ import annotations
 

@@ -287,8 +287,9 @@ def locate(repo: str | os.PathLike) -> GitLocation:
     """Find the git dirs for ``repo``: a checkout root, any folder inside one (we walk upward),
     a linked worktree or submodule (``.git`` file), or a git dir itself.
 
-    Raises ``GitError`` (one line, naming the path) when there is no usable repository,
-    including for the reftable ref backend, which has no reflog files.
+    Raises ``NoRepositoryError`` (a ``GitError`` and a ``UsageError``) when ``repo`` does not exist
+    or no repository holds it, ``GitError`` (one line, naming the path) when the repository is
+    not usable.
     """
     given = Path(os.path.expanduser(os.fspath(repo)))
     if not given.exists():
