@@ -26,6 +26,7 @@ import gzip
 import lzma
 import os
 import re
+import stat
 import zlib
 from collections.abc import Callable, Iterator
 from itertools import count
@@ -132,11 +133,27 @@ class _ByteStream(Protocol):
     def close(self) -> None: ...
 
 
+def _open_regular(path: str | os.PathLike) -> BinaryIO:
+    """``open(path, "rb")`` of a regular file only: opened non-blocking and checked with ``fstat``
+    first, so a FIFO (even one swapped in after the caller looked) never blocks the read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a socket or device"
+            raise NotTextError(f"not a regular file ({kind}), skipped, never read", "not-a-file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class LogLines:
     """An open text log: iterate to get ``(line_number, text)``. Use as a context manager."""
 
     def __init__(self, path: str | os.PathLike) -> None:
-        raw: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed in close()
+        raw: BinaryIO = _open_regular(path)
         self._raw = raw
         self.compression: str | None = None
         self.notes: list[tuple[int | None, str]] = []  # (line, message) worth a diagnostic

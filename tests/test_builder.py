@@ -1,16 +1,23 @@
 """A run's metric summary is the same whether its values come as the parsers' compact
-``array("d")`` (numpy) or as a list (the standard library)."""
+``array("d")`` (numpy) or as a list (the standard library); which files ``collect_logs`` reads."""
 
 from __future__ import annotations
 
 import math
+import os
+import socket
+import threading
 from array import array
+from datetime import datetime
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timeline.builder import summarize
+from timeline.builder import build, collect_logs, summarize
+from timeline.errors import NoLogsError
+from timeline.scenario import Launch, write_sglang_log
 
 
 @settings(max_examples=200, deadline=None)
@@ -80,3 +87,88 @@ def test_the_spread_of_values_at_the_float_limits_stays_finite_or_unknown() -> N
             assert summary.stddev is not None and math.isfinite(summary.stddev)
             assert all(math.isfinite(q) for q in (summary.p10, summary.p25, summary.p75, summary.p90))
             assert summary.iqr is None or math.isfinite(summary.iqr)
+
+
+def one_run_log(path: Path) -> Path:
+    write_sglang_log(path, [Launch(datetime(2026, 3, 2, 10, 0), 10, 94.0)])
+    return path
+
+
+def said(inputs) -> dict[str, tuple[str, str]]:
+    return {Path(d.source).name: (d.code, d.message) for d in inputs.diagnostics}
+
+
+def test_a_fifo_among_the_logs_is_named_and_never_opened(tmp_path):
+    logs = tmp_path / "logs"
+    one_run_log(logs / "a.log")
+    os.mkfifo(logs / "x.log")
+    # Before: open() of the FIFO blocked until a writer came, forever. Run in a thread so a
+    # regression fails the test instead of hanging the suite.
+    result: list = []
+    reader = threading.Thread(target=lambda: result.append(build([logs], log_tz="UTC", cache=False)), daemon=True)
+    reader.start()
+    reader.join(60)
+    assert result, "build blocked on the FIFO"
+    (timeline,) = result
+    assert [Path(r.source).name for r in timeline.runs] == ["a.log"]
+    (warning,) = [w for w in timeline.warnings if w.source.endswith("x.log")]
+    assert warning.code == "not-a-file" and "a FIFO" in warning.message and "never opened" in warning.message
+
+
+def test_sockets_devices_and_link_loops_are_skipped_with_their_kind(tmp_path):
+    logs = tmp_path / "logs"
+    one_run_log(logs / "a.log")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(logs / "s.log"))
+    (logs / "zero.log").symlink_to("/dev/null")
+    (logs / "loop.log").symlink_to("loop.log")
+    (logs / "gone.log").symlink_to(tmp_path / "nowhere.log")
+    try:
+        inputs = collect_logs([logs])
+    finally:
+        sock.close()
+    assert [Path(p).name for _, p in inputs.files] == ["a.log"]
+    found = said(inputs)
+    assert {name: code for name, (code, _) in found.items()} == dict.fromkeys(
+        ["s.log", "zero.log", "loop.log", "gone.log"], "not-a-file"
+    )
+    assert "a socket" in found["s.log"][1] and "a character device" in found["zero.log"][1]
+    assert "symbolic link loop" in found["loop.log"][1] and "to nothing" in found["gone.log"][1]
+
+
+def test_the_same_file_through_two_paths_or_links_is_read_once(tmp_path):
+    logs = tmp_path / "logs"
+    log = one_run_log(logs / "a.log")
+    os.link(log, logs / "hard.log")
+    (logs / "soft.log").symlink_to("a.log")
+    timeline = build([logs, log, tmp_path / "logs" / ".." / "logs" / "a.log"], log_tz="UTC", cache=False)
+    assert [r.source for r in timeline.runs] == [os.fspath(log)]
+    duplicates = sorted(Path(w.source).name for w in timeline.warnings if w.code == "duplicate-input")
+    assert duplicates == ["a.log", "a.log", "hard.log", "soft.log"]
+
+
+def test_a_folder_that_cannot_be_listed_is_reported(tmp_path, monkeypatch):
+    logs = tmp_path / "logs"
+    one_run_log(logs / "a.log")
+    one_run_log(logs / "locked" / "b.log")
+    listing = os.scandir
+
+    def refuse(path="."):  # as a folder of mode 000 does for anyone but root (the tests may run as root)
+        if os.fspath(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return listing(path)
+
+    monkeypatch.setattr(os, "scandir", refuse)
+    inputs = collect_logs([logs])
+    assert [Path(p).name for _, p in inputs.files] == ["a.log"]
+    (problem,) = inputs.diagnostics
+    assert problem.source == os.fspath(logs / "locked") and problem.code == "unreadable-folder"
+    assert problem.message == "cannot list this folder: permission denied; its logs are not read"
+
+
+def test_no_logs_is_an_error_naming_the_path_unless_allowed(tmp_path):
+    os.mkfifo(tmp_path / "x.log")
+    with pytest.raises(NoLogsError, match=rf"^no logs found in {tmp_path} .*skipped: {tmp_path}/x.log: a FIFO"):
+        build([tmp_path], log_tz="UTC", cache=False)
+    timeline = build([tmp_path], log_tz="UTC", cache=False, allow_empty=True)
+    assert timeline.runs == [] and [w.code for w in timeline.warnings] == ["not-a-file"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -229,9 +230,25 @@ def test_json_to_stdout_is_only_json(demo):
     assert "(--log-tz sets it)" in result.stderr  # warnings go to stderr, never into the document stream
 
 
-def test_empty_folder_builds_an_empty_timeline(tmp_path):
-    document = build_json(str(tmp_path), "--log-tz", "UTC")
+def test_no_logs_says_so_and_exits_1_unless_allowed(tmp_path):
+    # Before: a folder with no logs exited 0 and said nothing.
+    (tmp_path / "notes.md").write_text("not a log\n")
+    result = invoke("build", str(tmp_path), "--log-tz", "UTC")
+    assert result.exit_code == ExitCode.ERROR
+    assert (
+        result.stderr.startswith(f"timeline: error: no logs found in {tmp_path} (") and result.stderr.count("\n") == 1
+    )
+    document = build_json(str(tmp_path), "--log-tz", "UTC", "--allow-empty")
     assert document["runs"] == [] and document["events"] == []
+
+
+def test_a_fifo_named_like_a_log_is_a_warning_not_a_hang(demo, tmp_path):
+    logs = tmp_path / "logs"
+    shutil.copytree(demo.logs, logs)
+    os.mkfifo(logs / "x.log")
+    result = invoke("build", str(logs), "--log-tz", "UTC", "--json", "-")
+    assert result.exit_code == 0 and len(json.loads(result.stdout)["runs"]) == 4
+    assert f"warning: {logs / 'x.log'}: a FIFO, not a regular file: skipped, never opened" in result.stderr
 
 
 def test_demo_runs_on_a_fresh_machine():
@@ -270,7 +287,6 @@ def test_repo_coverage_and_context_are_in_the_document(demo):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to hand the checkout to another user")
 def test_checkout_owned_by_another_user_works_without_safe_directory(demo, tmp_path):
-    import shutil
 
     foreign = tmp_path / "foreign"
     shutil.copytree(demo.repo, foreign, symlinks=True)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
 import math
 import os
 import platform
 import re
+import stat
 import statistics
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -21,7 +24,7 @@ from timeline.columns import SampleRows
 from timeline.correlate import DEFAULT_TOLERANCE_S, HeadIndex, assume_zone, attribute
 from timeline.detect import DEFAULT_MIN_EFFECT, Settings, median
 from timeline.environment import Environment
-from timeline.errors import UsageError
+from timeline.errors import NoLogsError, UsageError
 from timeline.model import Diagnostic, MetricSummary, Provenance, RepoInfo, Run, Timeline
 from timeline.parsers import parse_file
 from timeline.records import ParsedRun
@@ -45,27 +48,103 @@ def is_log_name(name: str) -> bool:
     return name.endswith(LOG_SUFFIXES) or _ROTATED.sub("", name).endswith(LOG_SUFFIXES)
 
 
-def collect_logs(paths: Sequence[str | os.PathLike]) -> list[tuple[str, Path]]:
+@dataclass
+class LogInputs:
+    """The logs to read, as (source as the user would recognise it, path) pairs, and what was
+    said about the paths that are not read (``collect_logs``)."""
+
+    files: list[tuple[str, Path]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def collect_logs(paths: Sequence[str | os.PathLike]) -> LogInputs:
     """Files as given, and folders searched recursively for logs (hidden folders skipped).
 
-    Returns (source as the user would recognise it, path) pairs; raises UsageError for a
-    path that does not exist.
+    Only regular files are kept: a FIFO, socket or device is never opened (reading a FIFO blocks
+    until a writer comes, forever), a symbolic link loop or a dangling link is named and skipped;
+    the same file reached twice (two paths, a symbolic or hard link) is read once, under the first
+    name met; a folder that cannot be listed is named. Raises UsageError for a path that does not
+    exist.
     """
-    found: list[tuple[str, Path]] = []
+    inputs = LogInputs()
+    seen: dict[tuple[int, int], str] = {}
     for given in paths:
-        path = Path(given)
-        if not path.exists():
-            raise UsageError(f"{os.fspath(given)}: no such file or folder")
-        if not path.is_dir():
-            found.append((os.fspath(given), path))
-            continue
-        for folder, dirs, files in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in sorted(files):
-                if is_log_name(name):
-                    file = Path(folder) / name
-                    found.append((os.fspath(file), file))
-    return found
+        name = os.fspath(given)
+        try:
+            os.lstat(name)
+        except OSError:
+            raise UsageError(f"{name}: no such file or folder") from None
+        if os.path.isdir(name):
+            _walk_folder(Path(name), inputs, seen)
+        else:
+            _keep_file(name, Path(name), inputs, seen)
+    return inputs
+
+
+def _walk_folder(folder: Path, inputs: LogInputs, seen: dict[tuple[int, int], str]) -> None:
+    def unlisted(error: OSError) -> None:
+        what = error.strerror.lower() if error.strerror else str(error)
+        inputs.diagnostics.append(
+            Diagnostic(
+                os.fspath(error.filename or folder),
+                None,
+                f"cannot list this folder: {what}; its logs are not read",
+                "unreadable-folder",
+            )
+        )
+
+    for current, dirs, files in os.walk(folder, onerror=unlisted):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if is_log_name(name):
+                file = Path(current) / name
+                _keep_file(os.fspath(file), file, inputs, seen)
+
+
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def _keep_file(source: str, path: Path, inputs: LogInputs, seen: dict[tuple[int, int], str]) -> None:
+    """Add ``path`` to ``inputs`` when it is a regular file not met before; else say why not."""
+    try:
+        st = os.stat(path)  # follows a link: what would be read
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            why = "a symbolic link loop"
+        elif os.path.islink(path):
+            why = "a symbolic link to nothing"
+        else:
+            why = f"cannot be looked at ({exc.strerror or exc})"
+        inputs.diagnostics.append(Diagnostic(source, None, f"{why}, skipped", "not-a-file"))
+        return
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((what for test, what in _NOT_REGULAR if test(st.st_mode)), "not a regular file")
+        inputs.diagnostics.append(
+            Diagnostic(source, None, f"{kind}, not a regular file: skipped, never opened", "not-a-file")
+        )
+        return
+    key = (st.st_dev, st.st_ino)
+    first = seen.get(key)
+    if first is not None:
+        inputs.diagnostics.append(Diagnostic(source, None, f"the same file as {first}: read once", "duplicate-input"))
+        return
+    seen[key] = source
+    inputs.files.append((source, path))
+
+
+def _no_logs_message(paths: Sequence[str | os.PathLike], skipped: list[Diagnostic]) -> str:
+    where = ", ".join(os.fspath(p) for p in paths)
+    message = f"no logs found in {where} (files named *.log, *.txt, *.out, also compressed or rotated)"
+    if skipped:
+        more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+        message += f"; skipped: {skipped[0]}{more}"
+    return message
 
 
 def summarize(values: Iterable[float], unit: str) -> MetricSummary | None:
@@ -178,6 +257,7 @@ def build(
     entries: Sequence[str] | None = None,
     min_effect: float = DEFAULT_MIN_EFFECT,
     record_host: bool = True,
+    allow_empty: bool = False,
 ) -> Timeline:
     """Parse every log under ``paths``, read the checkout's reflog, tie each run to a commit.
 
@@ -196,6 +276,9 @@ def build(
     ``min_effect``: the smallest change (a fraction: 0.03 is 3%) a shift needs for a verdict.
     ``record_host``: name this machine in the result's provenance (the version, options, host).
     Raises UsageError (missing path, unknown zone) and GitError (not a repository).
+    ``allow_empty``: no log under ``paths`` is an empty timeline rather than ``NoLogsError``.
+    Raises UsageError (missing path, unknown zone, not a repository), NoLogsError and GitError (a
+    broken repository).
     """
     env = env or Environment()
     specs = [log_tz] if isinstance(log_tz, str) else list(log_tz or [])
@@ -203,6 +286,12 @@ def build(
     given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     sources = collect_logs(given)
     warnings: list[Diagnostic] = []
+    given = [paths] if isinstance(paths, (str, os.PathLike)) else paths
+    inputs = collect_logs(given)
+    if given and not inputs.files and not allow_empty:  # no paths at all: only the checkout asked for
+        raise NoLogsError(_no_logs_message(given, inputs.diagnostics))
+    sources = inputs.files
+    warnings: list[Diagnostic] = list(inputs.diagnostics)
 
     history = None
     if repo is not None:

@@ -202,6 +202,11 @@ def build_command(
         "--no-host",
         help="Leave this machine's name out of the JSON (which records the tool's version, the options and the host).",
     ),
+    allow_empty: bool = typer.Option(
+        False,
+        "--allow-empty",
+        help="No log under PATHS is an empty timeline and exit status 0 (for CI globs), not an error (status 1).",
+    ),
     no_cache: bool = typer.Option(
         False,
         "--no-cache",
@@ -251,6 +256,7 @@ def build_command(
             min_effect=min_effect / 100,
             record_host=not no_host,
             cache=not no_cache,
+            allow_empty=allow_empty,
             all_events=all_events,
             entries=entry or [],
         ),

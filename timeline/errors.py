@@ -14,6 +14,10 @@ class TimelineError(Exception):
     exit_code = ExitCode.ERROR
 
 
+class NoLogsError(TimelineError):
+    """No log to read under the paths given (an empty folder, a glob that matched nothing)."""
+
+
 class UsageError(TimelineError):
     """The user asked for something impossible: a missing path, an unknown zone.
 

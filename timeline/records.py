@@ -17,6 +17,9 @@ from timeline.columns import SampleRows
 
 DiagnosticCode = Literal[
     "other",  # nothing decides on it: it is only said
+    "not-a-file",  # a FIFO, socket, device, link loop or dangling link among the logs: never opened
+    "duplicate-input",  # a log reached a second time (another path, a link): read once
+    "unreadable-folder",  # a folder of logs that cannot be listed: its logs are not read
     "unreadable",  # a log that could not be opened or decompressed: skipped
     "not-text",  # a binary file or an unsupported archive: skipped
     "zstd-missing",  # a zstd-compressed log without the zstandard package: skipped

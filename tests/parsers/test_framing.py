@@ -161,6 +161,13 @@ def test_binary_files_give_one_diagnostic(write_log, content: bytes, needle: str
         LogLines(path)
 
 
+def test_a_fifo_is_never_read(tmp_path: Path) -> None:
+    # Before: open() blocked until a writer came, forever (a FIFO named x.log).
+    os.mkfifo(tmp_path / "x.log")
+    (diag,) = parse_file(tmp_path / "x.log").diagnostics
+    assert (diag.code, diag.message) == ("not-a-file", "not a regular file (a FIFO), skipped, never read")
+
+
 def test_directory_missing_and_unreadable_files(tmp_path: Path, monkeypatch) -> None:
     for path, needle in [(tmp_path, "directory"), (tmp_path / "nope.log", "no such file")]:
         parsed = parse_file(path)
@@ -177,7 +184,7 @@ def test_directory_missing_and_unreadable_files(tmp_path: Path, monkeypatch) -> 
     def deny(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(framing, "open", deny, raising=False)
+    monkeypatch.setattr(framing, "_open_regular", deny)
     parsed = parse_file(locked, source="locked.log")
     assert parsed.runs == []
     assert [str(d) for d in parsed.diagnostics] == ["locked.log: cannot read: permission denied, skipped"]

@@ -50,6 +50,7 @@ def run(
     min_effect: float = DEFAULT_MIN_EFFECT,
     confirmed_only: bool = False,
     record_host: bool = True,
+    allow_empty: bool = False,
 ) -> ExitCode:
     display = parse_zone(display_tz) if display_tz else None
     if parquet_dir is not None:
@@ -74,6 +75,7 @@ def run(
             entries=entries,
             min_effect=min_effect,
             record_host=record_host,
+            allow_empty=allow_empty,
         )
     finally:
         if bar is not None:
