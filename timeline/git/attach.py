@@ -54,6 +54,7 @@ def _say_shallow(store: ObjectStore, loc: GitLocation, diags: list[Diagnostic]) 
         )
     if store.shallow_problem:
         diags.append(Diagnostic(str(loc.common_dir / "shallow"), None, store.shallow_problem))
+    diags.extend(Diagnostic(path, None, why) for path, why in store.refused)
 
 
 def _sorted_out(

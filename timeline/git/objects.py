@@ -3,7 +3,8 @@ shadow repository, so nothing of the untrusted repository's config, hooks, attri
 refs or commit-graph is ever read, and nothing is ever written inside it.
 
 The shadow is ``git init -q --bare`` in a temporary directory of our own whose
-``objects/info/alternates`` names ``realpath(common_dir/objects)``
+``objects/info/alternates`` names a view of ``realpath(common_dir/objects)`` (``borrow_objects``:
+links to its own loose objects and packs, regular files only, never its alternates)
 (https://git-scm.com/docs/gitrepository-layout): the untrusted objects are readable, while
 the config and hooks git would run are the shadow's own. git runs
 as ``timeline.git.runner`` runs it (a safe environment, our own ``-c`` overrides), cwd = the
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -61,6 +63,8 @@ from timeline.model import CommitInfo
 from timeline.records import ChangedLine
 
 __all__ = [
+    "borrow_objects",
+    "REFUSED_ALTERNATES",
     "ObjectStore",
     "ObjectStoreError",
     "ScratchFolder",
@@ -122,6 +126,7 @@ class ObjectStore(ScratchFolder):
         self.shallow = False
         self.shallow_commits: frozenset[str] = frozenset()
         self.shallow_problem: str | None = None
+        self.refused: list[tuple[str, str]] = []  # (path, why) of what borrow_objects left out
         self.dir: Path | None = None
         self.walked = 0  # commits the last ``between_many`` walk read (tests, benchmarks)
         self.cut: set[str] = set()  # commits the last ``changed_lines`` cut at its caps
@@ -147,9 +152,11 @@ class ObjectStore(ScratchFolder):
             if self.object_format == "sha256":
                 init.append("--object-format=sha256")
             self._run([*init, str(self.dir)], cwd=base, git_dir=False)
+            view = base / "objects-view"
+            self.refused = borrow_objects(Path(real_objects), view)
             info = self.dir / "objects" / "info"
             info.mkdir(parents=True, exist_ok=True)
-            (info / "alternates").write_text(real_objects + "\n", encoding="utf-8")
+            (info / "alternates").write_text(str(view) + "\n", encoding="utf-8")
             self._copy_shallow()
         except BaseException:
             self.close()
@@ -460,6 +467,102 @@ class ObjectStore(ScratchFolder):
                 return None
             err.seek(0)
             return git_failure(args, err.read(), proc.returncode)
+
+
+_LOOSE_FOLDER = re.compile(r"[0-9a-f]{2}")
+_PACK_INDEX = re.compile(r"pack-[0-9a-f]{40}(?:[0-9a-f]{24})?\.idx")
+REFUSED_ALTERNATES = (
+    "objects of other repositories are not read (alternates refused: they could name any folder, a "
+    "FIFO or a device); commits found only there are reported missing"
+)
+
+
+def borrow_objects(objects: Path, view: Path) -> list[tuple[str, str]]:
+    """Make ``view`` (a new folder of ours) an object directory git can borrow as an alternate
+    that holds the repository's own objects and nothing else; return ``(path, why)`` for each thing
+    left out.
+
+    git follows an object directory's ``info/alternates`` (and ``info/http-alternates``) to other
+    object directories, recursively, and opens whatever its loose objects and packs are: an
+    alternates file naming ``/dev/zero`` or a FIFO, or a pack linked from another repository, made
+    git read without end, block until its timeout, or report another repository's commits
+    (https://git-scm.com/docs/gitrepository-layout, "objects/info/alternates"). So git never sees
+    the repository's object directory itself, only ``view``: a symbolic link to each loose-object
+    folder (``00`` to ``ff``) that holds regular files only (else a folder of links to its regular
+    files), and a ``pack`` folder of links to each pack index and pack that are both regular files
+    (``lstat``: a symbolic link is refused, not followed). No ``info/`` (no alternates, no
+    commit-graph), no multi-pack-index, bitmap or reverse index (git works without them).
+    """
+    refused: list[tuple[str, str]] = []
+    view.mkdir()
+    (view / "pack").mkdir()
+    for name in ("alternates", "http-alternates"):
+        if os.path.lexists(objects / "info" / name):
+            refused.append((os.fspath(objects / "info" / name), REFUSED_ALTERNATES))
+    try:
+        entries = sorted(os.scandir(objects), key=lambda e: e.name)
+    except OSError as exc:
+        return [*refused, (os.fspath(objects), f"cannot be listed ({exc.strerror or exc}); no object read")]
+    for entry in entries:
+        if _LOOSE_FOLDER.fullmatch(entry.name):
+            _borrow_loose(entry, view / entry.name, refused)
+        elif entry.name == "pack":
+            _borrow_packs(entry, view / "pack", refused)
+    return refused
+
+
+def _not_regular(entry: os.DirEntry) -> str | None:
+    if entry.is_symlink():
+        return "a symbolic link in the object store: refused, not followed"
+    if not entry.is_file(follow_symlinks=False):
+        return "not a regular file (a FIFO, socket or device?): refused, never opened"
+    return None
+
+
+def _borrow_loose(folder: os.DirEntry, target: Path, refused: list[tuple[str, str]]) -> None:
+    if not folder.is_dir(follow_symlinks=False):
+        refused.append((folder.path, "not a real folder (a symbolic link?): its objects are not read"))
+        return
+    try:
+        with os.scandir(folder.path) as listing:
+            files = list(listing)
+    except OSError as exc:
+        refused.append((folder.path, f"cannot be listed ({exc.strerror or exc}); its objects are not read"))
+        return
+    bad = [(entry, why) for entry in files if (why := _not_regular(entry)) is not None]
+    if not bad:
+        target.symlink_to(folder.path)
+        return
+    refused.extend((entry.path, why) for entry, why in bad)
+    target.mkdir()
+    skip = {entry.name for entry, _ in bad}
+    for entry in files:
+        if entry.name not in skip:
+            (target / entry.name).symlink_to(entry.path)
+
+
+def _borrow_packs(folder: os.DirEntry, target: Path, refused: list[tuple[str, str]]) -> None:
+    if not folder.is_dir(follow_symlinks=False):
+        refused.append((folder.path, "not a real folder (a symbolic link?): no pack is read"))
+        return
+    try:
+        with os.scandir(folder.path) as listing:
+            files = {entry.name: entry for entry in listing}
+    except OSError as exc:
+        refused.append((folder.path, f"cannot be listed ({exc.strerror or exc}); no pack is read"))
+        return
+    for name in sorted(files):
+        if not _PACK_INDEX.fullmatch(name):
+            continue
+        pack = files.get(name[: -len(".idx")] + ".pack")
+        if pack is None:
+            continue
+        problems = [(entry.path, why) for entry in (files[name], pack) if (why := _not_regular(entry)) is not None]
+        if problems:
+            refused.extend(problems)
+            continue
+        (target / name).symlink_to(files[name].path)
+        (target / pack.name).symlink_to(pack.path)
 
 
 def _skip(stream, size: int) -> None:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import cast
 
 from timeline.git.locate import GitLocation, UnsafeFile, path_inside, read_file_safely, resolve_inside
-from timeline.git.objects import ScratchFolder
+from timeline.git.objects import ScratchFolder, borrow_objects
 from timeline.git.reflog import ReflogEntry
 from timeline.git.runner import git_version, run_safe_git
 from timeline.records import Diagnostic
@@ -89,9 +89,11 @@ class ReftableReader(ScratchFolder):
             if self.loc.object_format == "sha256":
                 init.append("--object-format=sha256")
             self._git([*init, str(self.dir)], git_dir=None, cwd=base)
+            view = base / "objects-view"
+            borrow_objects(Path(objects), view)  # what it leaves out, the object queries say (attach)
             info = self.dir / "objects" / "info"
             info.mkdir(parents=True, exist_ok=True)
-            (info / "alternates").write_text(objects + "\n", encoding="utf-8")
+            (info / "alternates").write_text(str(view) + "\n", encoding="utf-8")
             self._copy_stack(self.loc.common_dir, self.dir / "reftable")
             self.head_dir = self.dir
             if self.loc.linked_worktree:
