@@ -194,7 +194,7 @@ def test_shifts_frame_reads_the_model(story, timeline_build, monkeypatch):
 
 
 def test_frames_of_an_empty_timeline(tmp_path, timeline_build):
-    built = timeline_build(tmp_path, keep_samples=True)
+    built = timeline_build(tmp_path, keep_samples=True, allow_empty=True)
     runs, samples, events = runs_frame(built), samples_frame(built), events_frame(built)
     assert runs.empty and samples.empty and events.empty
     assert runs["start"].dtype == UTC and events["time"].dtype == UTC

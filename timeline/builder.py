@@ -275,8 +275,8 @@ def build(
     suspects' files it can import; default by the runs' server (timeline.imports.DEFAULT_ENTRIES).
     ``min_effect``: the smallest change (a fraction: 0.03 is 3%) a shift needs for a verdict.
     ``record_host``: name this machine in the result's provenance (the version, options, host).
-    Raises UsageError (missing path, unknown zone) and GitError (not a repository).
-    ``allow_empty``: no log under ``paths`` is an empty timeline rather than ``NoLogsError``.
+    ``allow_empty``: no log under ``paths`` is an empty timeline rather than ``NoLogsError`` (no
+    ``paths`` at all is one too: the checkout's events alone).
     Raises UsageError (missing path, unknown zone, not a repository), NoLogsError and GitError (a
     broken repository).
     """
