@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timeline.correlate import HeadIndex, assume_zone, attribute, head_at
+from timeline.correlate import MAX_CANDIDATES, HeadIndex, assume_zone, attribute, clock_steps
 from timeline.model import CodeEvent, ZoneReading
 
 A, B, C = "a" * 40, "b" * 40, "c" * 40
@@ -75,7 +75,7 @@ def test_no_repo_and_no_time():
 def test_file_order_wins_over_a_clock_that_stepped_back():
     # e3 was written after e2 but its clock reads earlier: HEAD after both is e3's commit.
     events = [event(1, 0, ZERO, A, "clone"), event(2, 60, A, B), event(3, 59, B, C, "reset")]
-    assert head_at(events, at(70).timestamp()) == C
+    assert HeadIndex(events).commit_at(at(70).timestamp()) == C
 
 
 def test_commit_from_an_approximate_event_is_approximate():
@@ -103,7 +103,7 @@ def test_files_may_differ_follows_the_move_that_set_the_commit():
 def test_head_index_answers_as_head_at(times, commits, probe):
     """File order is the truth, even when the reflog's clock steps backwards."""
     events = [event(n, minutes, ZERO, commits[n], "checkout") for n, minutes in enumerate(times)]
-    assert HeadIndex(events).commit_at(at(probe).timestamp()) == head_at(events, at(probe).timestamp())
+    assert HeadIndex(events).commit_at(at(probe).timestamp()) == linear_head(events, at(probe).timestamp())
 
 
 def wall(minutes: float) -> datetime:
@@ -160,3 +160,67 @@ def test_ambiguous_reasons_without_an_assumed_zone():
     dst = attribute(EVENTS, [at(90), at(30)], at(100), tolerance_s=0)
     assert dst.reasons == ["dst"]
     assert attribute(EVENTS, [at(30)], at(50)).reasons == []
+
+
+def test_head_moving_away_and_back_within_the_tolerance_is_ambiguous():
+    # Before: every probe (start, start +- tolerance) saw A, so the run was "exact" on A while
+    # HEAD held B for ten seconds right next to its start.
+    away = event(2, 60, A, B, "checkout")
+    back = CodeEvent("e3", away.time + timedelta(seconds=10), away.ts + 10, "checkout", "checkout", B, A, True)
+    events = [event(1, 0, ZERO, A, "clone"), away, back]
+    tied = attribute(events, [at(60) + timedelta(seconds=30)], at(80))
+    assert (tied.attribution, tied.commit, tied.candidate_commits) == ("ambiguous", A, [A, B])
+    assert attribute(events, [at(60) + timedelta(seconds=30)], at(80), tolerance_s=5).attribution == "exact"
+    assert attribute(events, [at(70)], at(80)).attribution == "exact"
+
+
+CLOCK_SET_BACK = [event(1, 0, ZERO, A, "clone"), event(2, 60, A, B), event(3, 30, B, C, "reset")]
+
+
+def test_a_reflog_clock_stepping_back_is_found_with_the_commits_held_meanwhile():
+    (step,) = clock_steps(CLOCK_SET_BACK)
+    assert (step.event.id, step.back_s, step.low, step.high) == ("e3", 1800, CLOCK_SET_BACK[2].ts, CLOCK_SET_BACK[1].ts)
+    assert step.commits == (C, B, A)
+    assert clock_steps(EVENTS) == []
+
+
+def test_a_run_in_the_time_the_reflog_read_twice_is_ambiguous():
+    # Before: "exact" on C (file order), though the reflog's clock read 9:45 both before the
+    # reset (on B) and after it.
+    tied = attribute(CLOCK_SET_BACK, [at(45)], at(50))
+    assert (tied.attribution, tied.commit, tied.reasons) == ("ambiguous", C, ["reflog-clock-step"])
+    assert tied.candidate_commits == [C, B, A]
+    later = attribute(CLOCK_SET_BACK, [at(90)], at(100))
+    assert (later.attribution, later.commit, later.reasons) == ("exact", C, [])
+
+
+def test_a_reflog_moving_head_thousands_of_times_names_a_bounded_number_of_candidates():
+    events = [event(1, 0, ZERO, A, "clone")]
+    for n in range(5000):
+        moment = T0 + timedelta(hours=1, milliseconds=10 * n)
+        events.append(
+            CodeEvent(f"e{n + 2}", moment, int(moment.timestamp()), "checkout", "checkout", A, f"{n:040x}", True)
+        )
+    tied = attribute(events, [at(60)], at(61))
+    assert tied.attribution == "ambiguous" and len(tied.candidate_commits) <= 2 + 4 * MAX_CANDIDATES
+
+
+def linear_head(events: list[CodeEvent], ts: float) -> str | None:
+    """The definition: the last event in file order at or before ``ts`` that leaves a commit."""
+    found = None
+    for e in events:
+        if e.ts <= ts and e.new != ZERO:
+            found = e.new
+    return found
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.sampled_from([A, B, C, ZERO])), max_size=40), st.integers(-5, 55))
+def test_the_index_answers_as_reading_every_entry_does(moves, probe):
+    events = []
+    for n, (minute, new) in enumerate(moves):
+        moment = T0 + timedelta(minutes=minute)
+        events.append(CodeEvent(f"e{n}", moment, int(moment.timestamp()), "checkout", "checkout", A, new, True))
+    ts = at(probe).timestamp()
+    found = HeadIndex(events).event_at(ts)
+    assert (found.new if found else None) == linear_head(events, ts)

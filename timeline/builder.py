@@ -300,7 +300,9 @@ def build(
         history = read_history(repo)
         warnings.extend(history.diagnostics)
     events = history.events if history else None
-    heads = HeadIndex(events) if events is not None else None
+    heads = HeadIndex(events) if events is not None else None  # built once: n log n for every run
+    if heads is not None:
+        warnings.extend(_clock_steps_said(heads))
 
     runs: list[Run] = []
     parse_cache = cache_of(cache, env)
@@ -313,7 +315,7 @@ def build(
             continue
         zone = _zone_of(policy, source, path, parsed.runs, events, warnings)
         for parsed_run in parsed.runs:
-            run, notes = _to_run(source, parsed_run, zone, events, heads, tolerance_s)
+            run, notes = _to_run(source, parsed_run, zone, heads, tolerance_s)
             run.steady = _steady_of(parsed_run)
             runs.append(run)
             warnings.extend(notes)
@@ -582,11 +584,38 @@ _AMBIGUOUS_BECAUSE = {
     "clock-tolerance": "within {tolerance:g} s of a HEAD move",
     "dst": "a DST-ambiguous time",
     "zone-assumed": "its zone was assumed, and another UTC offset gives another commit",
+    "reflog-clock-step": "the reflog's clock stepped back around then",
 }
 
 
+MAX_CLOCK_STEPS_SAID = 20  # a reflog whose clock jumps about all the time: the first ones, and a count
+
+
+def _clock_steps_said(heads: HeadIndex) -> list[Diagnostic]:
+    """One warning per place the reflog's clock stepped back (file:line), then how many more."""
+    said = [
+        Diagnostic(
+            step.event.source,
+            step.event.line,
+            (
+                f"the reflog's clock steps back {step.back_s} s here ({step.event.id}): HEAD's commit is "
+                "uncertain for runs in the time read twice; they are ambiguous"
+            ),
+            "reflog-clock-step",
+        )
+        for step in heads.steps[:MAX_CLOCK_STEPS_SAID]
+    ]
+    if len(heads.steps) > MAX_CLOCK_STEPS_SAID:
+        first = heads.steps[0].event
+        more = len(heads.steps) - MAX_CLOCK_STEPS_SAID
+        said.append(
+            Diagnostic(first.source, None, f"the reflog's clock steps back {more} more times", "reflog-clock-step")
+        )
+    return said
+
+
 def _to_run(
-    source: str, parsed: ParsedRun, zone: Zone, events, heads: HeadIndex | None, tolerance_s: float
+    source: str, parsed: ParsedRun, zone: Zone, heads: HeadIndex | None, tolerance_s: float
 ) -> tuple[Run, list[Diagnostic]]:
     notes: list[Diagnostic] = []
     starts: list[datetime] = []
@@ -605,7 +634,7 @@ def _to_run(
         # An end in the repeated hour is taken as its later reading, so the run's window covers
         # every HEAD move that could have happened during it.
         end = max(wall_candidates(parsed.end, zone.tzinfo)[0], key=lambda moment: moment.timestamp())
-    tied = attribute(events, starts, end, tolerance_s)
+    tied = attribute(heads, starts, end, tolerance_s)
     if heads is not None and zone.source == "machine-local" and parsed.start is not None and not parsed.start.tzinfo:
         tied = assume_zone(tied, heads, parsed.start, tolerance_s)
     if tied.attribution == "ambiguous":

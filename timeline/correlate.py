@@ -16,11 +16,18 @@ said) is tried at every real-world UTC offset too (``assume_zone``): when they d
 is ``ambiguous`` for the reason ``zone-assumed``, with the commit under each span of offsets. The
 reflog side needs no such care: each entry records UTC seconds since the epoch, and the offset
 next to them is only the writer's zone, for display.
+
+Every commit HEAD held within the tolerance of a reading counts, a move away and back inside it
+too; and every commit HEAD held while the reflog's clock read a time it read again after stepping
+back (``ClockStep``, reason ``reflog-clock-step``).
+
+``HeadIndex`` answers each question in O(log n) (n reflog entries), so a build of many runs over
+a long reflog is n log n, not runs x entries (``benchmarks/attribution_speed.py``).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -29,6 +36,9 @@ from timeline.clock import REAL_OFFSETS
 from timeline.model import AmbiguousReason, CodeEvent, ZoneReading, is_zero_sha
 
 DEFAULT_TOLERANCE_S = 60.0
+# The commits kept for one stretch of time: a reflog that moves HEAD thousands of times within
+# the tolerance (or within a clock step) names this many, not all.
+MAX_CANDIDATES = 16
 
 
 @dataclass(frozen=True)
@@ -45,60 +55,16 @@ class Attribution:
     zone_readings: list[ZoneReading] = field(default_factory=list)
 
 
-def event_at(events: Sequence[CodeEvent], ts: float) -> CodeEvent | None:
-    """The event that set what HEAD held at epoch ``ts``; None before the reflog's first entry."""
-    found: CodeEvent | None = None
-    for event in events:
-        if event.ts <= ts and not is_zero_sha(event.new):
-            found = event
-    return found
+@dataclass(frozen=True)
+class ClockStep:
+    """The reflog's clock read ``back_s`` seconds earlier at ``event`` than at an entry before it:
+    between ``low`` and ``high`` (epoch seconds) HEAD held each of ``commits`` at some point."""
 
-
-def head_at(events: Sequence[CodeEvent], ts: float) -> str | None:
-    """The commit HEAD held at epoch ``ts``; None before the reflog's first entry."""
-    event = event_at(events, ts)
-    return event.new if event else None
-
-
-def attribute(
-    events: Sequence[CodeEvent] | None,
-    starts: Sequence[datetime],
-    end: datetime | None,
-    tolerance_s: float = DEFAULT_TOLERANCE_S,
-) -> Attribution:
-    """Attribute one run to a commit.
-
-    ``starts`` holds every instant the run's first timestamp may stand for (empty: no time),
-    nominal first; ``end`` is its last timestamp; ``events`` is None without a repository.
-    """
-    if events is None:
-        return Attribution(None, "no-repo")
-    if not starts:
-        return Attribution(None, "no-time")
-    nominal = starts[0].timestamp()
-    # Per reading: the reading itself, then a tolerance before and after it.
-    readings = [[event_at(events, s.timestamp() + d) for d in (0.0, -tolerance_s, tolerance_s)] for s in starts]
-    setter = readings[0][0]
-    outcomes = [e.new if e else None for row in readings for e in row]
-    commit = outcomes[0]
-    probes = [s.timestamp() + d for s in starts for d in (-tolerance_s, tolerance_s)]
-    latest_start = max(probes + [nominal])
-    end_ts = max((end.timestamp() if end else nominal), nominal)
-    during = [e.id for e in events if e.changes_commit and latest_start < e.ts <= end_ts]
-    may_differ = setter is not None and setter.files_may_differ
-    if len(set(outcomes)) > 1:  # None among them: one reading falls before the reflog's start
-        reasons: list[AmbiguousReason] = []
-        if len({row[0].new if row[0] else None for row in readings}) > 1:
-            reasons.append("dst")
-        if any(len({e.new if e else None for e in row}) > 1 for row in readings):
-            reasons.append("clock-tolerance")
-        return Attribution(commit, "ambiguous", during, _distinct(outcomes), may_differ, reasons=reasons)
-    if commit is None or setter is None:  # (one is None when the other is)
-        return Attribution(None, "before-reflog")
-    if setter.approximate or any(e.approximate for e in events if e.id in during):
-        # No reflog: the move's time is a file's mtime, a bound rather than a reading.
-        return Attribution(commit, "approximate", during, [], may_differ)
-    return Attribution(commit, "mixed" if during else "exact", during, [], may_differ)
+    event: CodeEvent
+    back_s: int
+    low: int
+    high: int
+    commits: tuple[str, ...]
 
 
 class HeadIndex:
@@ -110,17 +76,33 @@ class HeadIndex:
     """
 
     def __init__(self, events: Sequence[CodeEvent]):
-        self.events = [e for e in events if not is_zero_sha(e.new)]
+        self.all = list(events)
+        self.events = [e for e in self.all if not is_zero_sha(e.new)]
         floor: list[float] = []
         earliest = float("inf")
         for event in reversed(self.events):
             earliest = min(earliest, event.ts)
             floor.append(earliest)
         self.floor = floor[::-1]
+        by_time = sorted(range(len(self.events)), key=lambda i: self.events[i].ts)
+        self._times = [self.events[i].ts for i in by_time]
+        self._by_time = by_time
+        changing = sorted((e.ts, i) for i, e in enumerate(self.all) if e.changes_commit)
+        self._changing_times = [ts for ts, _ in changing]
+        self._changing = [i for _, i in changing]
+        self.steps = clock_steps(self.all)
+        spans = _merged([(s.low, s.high, s.commits) for s in self.steps])
+        self._span_lows = [low for low, _, _ in spans]
+        self._span_highs = [high for _, high, _ in spans]
+        self._span_commits = [commits for _, _, commits in spans]
 
     def position(self, ts: float) -> int:
         """The index of the event that set HEAD at ``ts``; -1 before the reflog's first entry."""
-        return bisect_right(self.floor, ts) - 1
+        return bisect.bisect_right(self.floor, ts) - 1
+
+    def event_at(self, ts: float) -> CodeEvent | None:
+        position = self.position(ts)
+        return self.events[position] if position >= 0 else None
 
     def commit_at(self, ts: float) -> str | None:
         position = self.position(ts)
@@ -132,6 +114,127 @@ class HeadIndex:
         if first == last:
             return True
         return first >= 0 and all(e.new == self.events[first].new for e in self.events[first + 1 : last + 1])
+
+    def held_within(self, low: float, high: float) -> list[str | None]:
+        """Every commit HEAD held between ``low`` and ``high`` (None: before the reflog), the one
+        at ``low`` first, then those set in between in file order (a bounded number of them)."""
+        held = [self.commit_at(low)]
+        a = bisect.bisect_right(self._times, low)
+        b = bisect.bisect_right(self._times, high)
+        for i in sorted(self._by_time[a : min(b, a + 4 * MAX_CANDIDATES)]):
+            held.append(self.events[i].new)
+        return held
+
+    def stepped_within(self, low: float, high: float) -> tuple[str, ...]:
+        """The commits of the clock steps whose stretch meets ``[low, high]``."""
+        # the stretches are disjoint and sorted: the ones meeting the window are consecutive
+        a = bisect.bisect_left(self._span_highs, low)
+        b = bisect.bisect_right(self._span_lows, high)
+        return tuple(c for commits in self._span_commits[a:b] for c in commits)
+
+    def changed_between(self, low: float, high: float) -> list[CodeEvent]:
+        """The events that changed the commit at a time in ``(low, high]``, in file order."""
+        a = bisect.bisect_right(self._changing_times, low)
+        b = bisect.bisect_right(self._changing_times, high)
+        return [self.all[i] for i in sorted(self._changing[a:b])]
+
+
+def clock_steps(events: Sequence[CodeEvent]) -> list[ClockStep]:
+    """Where the reflog's clock reads earlier than an entry before it (the writer's clock was set
+    back, or the entries came from two machines), with the commits HEAD held meanwhile."""
+    steps: list[ClockStep] = []
+    highest: int | None = None
+    highs: list[int] = []  # the largest time among the first k entries (non-decreasing)
+    for position, event in enumerate(events):
+        if highest is not None and event.ts < highest:
+            first = bisect.bisect_right(highs, event.ts)  # the first entry read later than this one
+            steps.append(ClockStep(event, highest - event.ts, event.ts, highest, _held(events, first, position)))
+        highest = event.ts if highest is None else max(highest, event.ts)
+        highs.append(highest)
+    return steps
+
+
+def _held(events: Sequence[CodeEvent], first: int, last: int) -> tuple[str, ...]:
+    """The commits HEAD held from entry ``first`` to entry ``last``, newest first, capped."""
+    found: list[str] = []
+    for event in reversed(events[max(first, last - 4 * MAX_CANDIDATES) : last + 1]):
+        for commit in (event.new, event.old):
+            if not is_zero_sha(commit) and commit not in found and len(found) < MAX_CANDIDATES:
+                found.append(commit)
+    return tuple(found)
+
+
+def _merged(spans: list[tuple[int, int, tuple[str, ...]]]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """Overlapping stretches joined (their commits too, capped), sorted."""
+    out: list[tuple[int, int, tuple[str, ...]]] = []
+    for low, high, commits in sorted(spans, key=lambda s: s[0]):
+        if out and low <= out[-1][1]:
+            last_low, last_high, last_commits = out[-1]
+            joined = tuple(dict.fromkeys(last_commits + commits))[:MAX_CANDIDATES]
+            out[-1] = (last_low, max(last_high, high), joined)
+        else:
+            out.append((low, high, commits))
+    return out
+
+
+def event_at(events: Sequence[CodeEvent], ts: float) -> CodeEvent | None:
+    """The event that set what HEAD held at epoch ``ts``; None before the reflog's first entry."""
+    return HeadIndex(events).event_at(ts)
+
+
+def head_at(events: Sequence[CodeEvent], ts: float) -> str | None:
+    """The commit HEAD held at epoch ``ts``; None before the reflog's first entry."""
+    event = event_at(events, ts)
+    return event.new if event else None
+
+
+def attribute(
+    events: Sequence[CodeEvent] | HeadIndex | None,
+    starts: Sequence[datetime],
+    end: datetime | None,
+    tolerance_s: float = DEFAULT_TOLERANCE_S,
+) -> Attribution:
+    """Attribute one run to a commit.
+
+    ``starts`` holds every instant the run's first timestamp may stand for (empty: no time),
+    nominal first; ``end`` is its last timestamp; ``events`` is None without a repository (a
+    ``HeadIndex`` of them when many runs are attributed: it is built once).
+    """
+    if events is None:
+        return Attribution(None, "no-repo")
+    if not starts:
+        return Attribution(None, "no-time")
+    index = events if isinstance(events, HeadIndex) else HeadIndex(events)
+    nominal = starts[0].timestamp()
+    setter = index.event_at(nominal)
+    commit = setter.new if setter else None
+    readings = [index.commit_at(s.timestamp()) for s in starts]
+    # Per reading: every commit held within the tolerance of it, and during a clock step near it.
+    windows = [index.held_within(s.timestamp() - tolerance_s, s.timestamp() + tolerance_s) for s in starts]
+    stepped = [
+        c for s in starts for c in index.stepped_within(s.timestamp() - tolerance_s, s.timestamp() + tolerance_s)
+    ]
+    outcomes = [commit, *readings, *(c for window in windows for c in window), *stepped]
+    latest_start = max(s.timestamp() for s in starts) + tolerance_s
+    end_ts = max((end.timestamp() if end else nominal), nominal)
+    during = index.changed_between(latest_start, end_ts)
+    ids = [e.id for e in during]
+    may_differ = setter is not None and setter.files_may_differ
+    if len(set(outcomes)) > 1:  # None among them: one reading falls before the reflog's start
+        reasons: list[AmbiguousReason] = []
+        if len(set(readings)) > 1:
+            reasons.append("dst")
+        if any(len(set(window)) > 1 for window in windows):
+            reasons.append("clock-tolerance")
+        if set(stepped) - {commit}:
+            reasons.append("reflog-clock-step")
+        return Attribution(commit, "ambiguous", ids, _distinct(outcomes), may_differ, reasons=reasons)
+    if commit is None or setter is None:  # (one is None when the other is)
+        return Attribution(None, "before-reflog")
+    if setter.approximate or any(e.approximate for e in during):
+        # No reflog: the move's time is a file's mtime, a bound rather than a reading.
+        return Attribution(commit, "approximate", ids, [], may_differ)
+    return Attribution(commit, "mixed" if during else "exact", ids, [], may_differ)
 
 
 # The widest a wall-clock reading can be off from UTC: -12:00 to +14:00.

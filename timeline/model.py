@@ -75,7 +75,7 @@ LeftOutReason = Literal[
 # ("clock-tolerance"), is a wall-clock time that happens twice or never ("dst"), or was read in
 # an assumed zone (the machine's) and another real-world offset puts it on another commit
 # ("zone-assumed").
-AmbiguousReason = Literal["clock-tolerance", "dst", "zone-assumed"]
+AmbiguousReason = Literal["clock-tolerance", "dst", "zone-assumed", "reflog-clock-step"]
 ClearingReason = Literal["stayed-when-undone", "moved-with-no-change"]
 
 

@@ -37,6 +37,7 @@ DiagnosticCode = Literal[
     "zone-unlike-reflog",  # a log's inferred zone differs from the reflog's offsets around that time
     "zone-machine",  # no zone given and none inferred: the log read in this machine's zone
     "entry-not-found",  # the server's entry module is not in a version: its imports not judged
+    "reflog-clock-step",  # a reflog entry reads earlier than one before it: runs then are ambiguous
 ]
 """What a ``Diagnostic`` is about, for the code that acts on it (never on its message)."""
 

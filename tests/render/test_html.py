@@ -241,7 +241,8 @@ def test_one_chart_per_workload_group(captured_log, timeline_build):
 
 def test_an_empty_timeline_still_makes_a_report(tmp_path):
     target = tmp_path / "empty.html"
-    result = CliRunner().invoke(app, ["build", str(tmp_path), "--log-tz", "UTC", "--allow-empty", "--html", str(target)])
+    args = ["build", str(tmp_path), "--log-tz", "UTC", "--allow-empty", "--html", str(target)]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0
     html = target.read_text(encoding="utf-8")
     assert "No run has a time and a metric to chart." in html and "No runs found" in html

@@ -46,7 +46,12 @@ LEFT_OUT = {
     "no-time": "it has no time stamp",
     "no-steady": "it has no decode throughput",
 }
-AMBIGUOUS_REASONS = {"clock-tolerance": "near a HEAD move", "dst": "DST", "zone-assumed": "zone assumed"}
+AMBIGUOUS_REASONS = {
+    "clock-tolerance": "near a HEAD move",
+    "dst": "DST",
+    "zone-assumed": "zone assumed",
+    "reflog-clock-step": "reflog clock stepped back",
+}
 BOUNDARY_NOTES = {
     "spread-unknown": "a run's own line spread is unknown (fewer than 3 steady decode lines)",
     "too-noisy": f"too close to the noise: even {MAX_PLANNED_RUNS} runs a side would hardly decide it",
