@@ -284,9 +284,6 @@ def build(
     specs = [log_tz] if isinstance(log_tz, str) else list(log_tz or [])
     policy = ZonePolicy(specs, env.environ, env.localtime)
     given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    sources = collect_logs(given)
-    warnings: list[Diagnostic] = []
-    given = [paths] if isinstance(paths, (str, os.PathLike)) else paths
     inputs = collect_logs(given)
     if given and not inputs.files and not allow_empty:  # no paths at all: only the checkout asked for
         raise NoLogsError(_no_logs_message(given, inputs.diagnostics))
