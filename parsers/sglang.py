@@ -67,6 +67,7 @@ __all__ = [
     "SGLangLogParser",
     "parse_stats_message",
     "stats_fields",
+    "stats_value",
     "field_number",
     "stats_key",
 ]
@@ -123,7 +124,7 @@ MAX_PREFIX = 240  # a logging prefix longer than this is not one
 # ``%(process)d``, rank tags), each matched whole, one after another: no nested repetition.
 _PREFIX_TOKEN_RE = re.compile(
     r"\s+|\[[^\[\]]{0,100}\]|\([^()]{0,100}\)"
-    r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b:?"
+    r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b:?|[DIWEF]\b"  # names, or glog's letters
     r"|[\w.\-/]+\.py(?::\d+)?:?"
     r"|[a-z_]\w*(?:\.\w+)+:?"
     r"|[a-z_]+:?"
@@ -208,7 +209,19 @@ def stats_key(raw_key: str) -> str:
 
 def stats_fields(body: str) -> dict[str, Any]:
     """Every ``key: value`` of a stats line body, keys normalised (``stats_key``), values typed."""
-    return {stats_key(raw_key): values.value(raw_value.strip()) for raw_key, raw_value in values.split_fields(body)}
+    return {stats_key(raw_key): stats_value(raw_value.strip()) for raw_key, raw_value in values.split_fields(body)}
+
+
+_NUMBER_START = frozenset("0123456789+-.")
+
+
+def stats_value(text: str) -> Any:
+    """A stats field's value, typed (``values.value``); a number damaged in a paste (``1\ufffd2.50``,
+    ``0.0.5``: it starts like a number and is none) is None, never text in a numeric field."""
+    typed = values.value(text)
+    if isinstance(typed, str) and typed[:1] in _NUMBER_START:
+        return None
+    return typed
 
 
 def parse_stats_message(message: str) -> tuple[str, int | None, dict[str, Any]] | None:
@@ -323,6 +336,24 @@ _WRAP_S = 3600  # a time-only stamp this much earlier than the previous one is o
 # --------------------------------------------------------------------------- runs
 
 
+_DP_TAG_RE = re.compile(r"(?<![A-Za-z_])DP\d+(?!\w)")
+_dp_ranks: dict[str, str | None] = {}
+
+
+def dp_rank(tags: str) -> str | None:
+    """The DP rank tag of a line's rank tags (``DP3`` of ``DP3 TP3 EP3``; not ``MOE_DP0``), or None.
+    With DP attention every DP rank logs its own decode lines (SGLang's scheduler: the stats
+    logging rank is ``attn_tp_rank == 0``), as does each DP replica."""
+    found = _dp_ranks.get(tags, "")
+    if found != "":
+        return found
+    m = _DP_TAG_RE.search(tags)
+    found = m.group(0) if m is not None else None
+    if len(_dp_ranks) < 4096:
+        _dp_ranks[tags] = found
+    return found
+
+
 def stamp_parts(stamp: Any) -> tuple[str | None, str, str]:
     """(date, time, original text) of a header match or of a ``(date, time, text)`` tuple."""
     if isinstance(stamp, tuple):
@@ -351,6 +382,10 @@ class Segment:
         "stats",
         "samples",
         "messages",
+        "ranks",
+        "speakers",
+        "low",
+        "high",
     )
 
     def __init__(self, keep_samples: bool) -> None:
@@ -372,9 +407,27 @@ class Segment:
             {"decode": SampleRows(), "prefill": SampleRows()} if keep_samples else None
         )
         self.messages: dict[str, None] = {}  # ParsedRun.messages, distinct in first-seen order
+        self.ranks: dict[str, array] = {}  # ParsedRun.rank_series
+        self.speakers: dict[str, str] = {}  # a DP rank -> the tags whose lines speak for it
+        # The earliest and the latest stamp, with their keys (date, HH:MM:SS): ranks print out of
+        # order, so the run starts at the earliest and ends at the latest, not at its first and last line.
+        self.low: tuple[tuple[str, str], Any] | None = None
+        self.high: tuple[tuple[str, str], Any] | None = None
 
     def has_content(self) -> bool:
         return self.config is not None or self.stats > 0 or bool(self.nccl)
+
+    def rank_value(self, tags: str, value: float) -> None:
+        """A decode line's throughput for its DP rank's series (``ParsedRun.rank_series``): the
+        first tags seen for a DP rank speak for it; its TP peers repeating the line do not."""
+        replica = dp_rank(tags)
+        if replica is None:
+            return
+        if self.speakers.setdefault(replica, tags) == tags:
+            series = self.ranks.get(replica)
+            if series is None:
+                series = self.ranks[replica] = array("d")
+            series.append(value)
 
     def cover(self, first: int, last: int) -> None:
         """Lines ``first`` to ``last`` belong to the run."""
@@ -391,17 +444,30 @@ class Segment:
             self.first_stamp = first_stamp
         self.last_stamp = last_stamp
 
+    def see(self, stamp: Any) -> None:
+        """A line's stamp, for the earliest and the latest (ties: the first earliest, the last latest)."""
+        date, time = stamp[:2] if isinstance(stamp, tuple) else stamp.group("date", "time")
+        self.see_key((date or "", time[:8]), stamp)
+
+    def see_key(self, key: tuple[str, str], stamp: Any) -> None:
+        if self.low is None or key < self.low[0]:
+            self.low = (key, stamp)
+        if self.high is None or key >= self.high[0]:
+            self.high = (key, stamp)
+
     def state(self) -> dict[str, Any]:
         """Every field, by name."""
         return {name: getattr(self, name) for name in self.__slots__}
 
     def to_run(self) -> ParsedRun:
         run = ParsedRun(kind=KIND, first_line=self.first_line, last_line=self.last_line)
-        if self.first_stamp is not None:
-            date, time, run.start_text = stamp_parts(self.first_stamp)
+        earliest = self.low[1] if self.low is not None else self.first_stamp
+        latest = self.high[1] if self.high is not None else self.last_stamp
+        if earliest is not None:
+            date, time, run.start_text = stamp_parts(earliest)
             run.start = _stamp(date, time)
-        if self.last_stamp is not None:
-            date, time, _ = stamp_parts(self.last_stamp)
+        if latest is not None:
+            date, time, _ = stamp_parts(latest)
             run.end = _stamp(date, time)
         run.nccl_versions = list(self.nccl)
         run.config = self.config if self.config is not None else {}
@@ -413,6 +479,8 @@ class Segment:
             if series:
                 run.series[name] = series
                 run.units[name] = _SERIES_UNITS[name]
+        if len(self.ranks) >= 2:
+            run.rank_series = dict(self.ranks)
         run.samples = self.samples
         run.messages = list(self.messages)
         return run
@@ -562,6 +630,7 @@ class SGLangLogParser:
                 if seg.first_stamp is None:
                     seg.first_stamp = stamp
                 seg.last_stamp = stamp
+                seg.see(stamp)
                 seg.headers += 1
                 seg.headers_since_config += 1
                 stats = "batch" in message and self._stats_line(seg, lineno, stamp, m, message, rank)
@@ -641,6 +710,7 @@ class SGLangLogParser:
             if seg.first_stamp is None:
                 seg.first_stamp = stamp
             seg.last_stamp = stamp
+            seg.see(stamp)
             seg.headers += 1
             seg.headers_since_config += 1
         elif config:
@@ -731,6 +801,9 @@ class SGLangLogParser:
                 self.missing_throughput(lineno)
             else:
                 seg.decode.append(value)
+                tags = rank if rank is not None else (m.group("rank").strip() if m is not None else None)
+                if tags and "DP" in tags:
+                    seg.rank_value(tags, value)
             if "accept len: " in body:
                 accept = field_number(body, "accept len")
                 if accept is not None:

@@ -43,6 +43,7 @@ from timeline.parsers.sglang import (
     match_header,
     stamp_parts,
     stats_key,
+    stats_value,
 )
 from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE, needs_normalizing, normalize
 
@@ -75,8 +76,9 @@ def _numpy() -> Any:
             return None
         np = numpy
         _decimal_tables()
-        global _NO_LINES
+        global _NO_LINES, _STAMP_BYTES
         _NO_LINES = np.zeros(0, np.int64)
+        _STAMP_BYTES = np.arange(19)
     return np
 
 
@@ -183,6 +185,7 @@ def _stats_spans(text: str) -> dict[str, Any] | None:
         "message": end,
         **header,
         "forward": (end + b.start(3), end + b.end(3)) if b.group(3) else None,
+        "dp": "DP" in text[slice(*header["rank"])],  # a DP rank's line: its rank series (Segment.rank_value)
     }
     offset = width
     where: dict[str, tuple[int, int]] = {}
@@ -224,6 +227,10 @@ _SEGMENT_STATS = {
     "segment.decode",
     "segment.accept",
     "segment.prefill_tp",
+    "segment.ranks",
+    "segment.speakers",
+    "segment.low",
+    "segment.high",
 }
 _NO_THROUGHPUT = {"no_throughput_line", "no_throughput_count"}
 
@@ -277,7 +284,7 @@ def _sample(parser: SGLangLogParser, text: str, spans: dict[str, Any], lineno: i
     if layout is None:  # where each field's key and value are: the same in every line of the shape
         layout = spans["fields"] = _field_layout(text, spans["width"])
     sample.update(
-        (key or stats_key(text[key_start:key_end]), values.value(text[start:end]))
+        (key or stats_key(text[key_start:key_end]), stats_value(text[start:end]))
         for key, key_start, key_end, start, end in layout
     )
     return sample
@@ -308,7 +315,7 @@ def _sample_plan(spans: dict[str, Any]) -> dict[str, tuple[str, Any]] | None:
         value = text[start:end]
         point = _decimal_point(value)
         if not any(c.isdigit() for c in value):
-            plan[key] = ("const", values.value(value))
+            plan[key] = ("const", stats_value(value))
         elif point >= 0:  # values.value makes digits an int, digits with a point a float
             plan[key] = ("int" if point == 0 else "decimal", (start, len(value), point))
         else:
@@ -422,7 +429,7 @@ def _sample_values(buf: bytes, starts, spec: tuple[str, Any]) -> list[Any]:
     texts = [buf[s + where[0] : s + where[1]].decode("ascii") for s in starts.tolist()]
     if how == "rank":
         return [text.strip() or None for text in texts]
-    return [values.value(text) for text in texts]
+    return [stats_value(text) for text in texts]
 
 
 def _walls(buf: bytes, at, date: tuple[int, int], time: tuple[int, int]) -> tuple[str, Any]:
@@ -613,6 +620,8 @@ class Shapes:
                 np.array([[width for _, width in series] for series in where], np.int64).reshape(len(SERIES), -1),
                 np.array([bool(s.get("no_gen")) for s in spans], bool),
                 np.array([bool(s.get("other")) for s in spans], bool),
+                np.array([bool(s.get("dp")) for s in spans], bool),
+                np.array([s["date"][0] if "date" in s else 0 for s in spans], np.int64),
             )
             old = self.tables
             self.tables = (
@@ -770,6 +779,7 @@ class _FastFeeder:
         count = len(rows)
         first_stamp = self.stamp(buf, lo + int(rows[0]), ids, starts) if seg.first_stamp is None else None
         seg.count_stats(count, first_stamp, self.stamp(buf, lo + int(rows[-1]), ids, starts))
+        self.extremes(buf, lo + rows, ids, starts)
         self.book.block_stats_lines += count
         for name, target in (("gen", seg.decode), ("accept", seg.accept), ("input", seg.prefill_tp)):
             got = values.get(name)
@@ -779,12 +789,36 @@ class _FastFeeder:
             a, b = rows_with.searchsorted((lo, hi)).tolist()
             if b > a:
                 target.frombytes(numbers[a:b].tobytes())
+                if name == "gen":
+                    dp = self.book.table().dp[ids[rows_with[a:b]]]
+                    if dp.any():
+                        self.rank_values(buf, rows_with[a:b][dp], numbers[a:b][dp], ids, starts)
             if name == "gen" and len(missing):
                 a, b = missing.searchsorted((lo, hi)).tolist()
                 if b > a:
                     parser.missing_throughput(first + int(missing[a]), b - a)
         if seg.samples is not None:
             self.samples(buf, first, lo + rows, ids, starts, ends)
+
+    def extremes(self, buf: bytes, rows, ids, starts) -> None:
+        """The earliest and the latest stamp of the stats lines ``rows`` (``Segment.see``, all at
+        once): each line's ``YYYY-MM-DD HH:MM:SS`` bytes compared as strings."""
+        at = starts[rows] + self.book.table().date[ids[rows]]
+        keys = np.frombuffer(buf, np.uint8)[at[:, None] + _STAMP_BYTES].view("S19").ravel()
+        seg = self.parser.segment
+        for i in (int(np.argmin(keys)), len(keys) - 1 - int(np.argmax(keys[::-1]))):
+            key = keys[i].decode("ascii")
+            seg.see_key((key[:10], key[11:19]), self.stamp(buf, int(rows[i]), ids, starts))
+
+    def rank_values(self, buf: bytes, rows, numbers, ids, starts) -> None:
+        """The decode throughputs of DP ranks' lines (block line numbers ``rows``), each to its
+        rank's series, as the generic parser adds them (``Segment.rank_value``)."""
+        seg = self.parser.segment
+        spans = self.book.spans
+        for i, value in zip(rows.tolist(), numbers.tolist(), strict=True):
+            r0, r1 = spans[int(ids[i])]["rank"]
+            s = int(starts[i])
+            seg.rank_value(buf[s + r0 : s + r1].decode("ascii").strip(), value)
 
     def samples(self, buf: bytes, first: int, rows, ids, starts, ends) -> None:
         """The samples of a block's stats lines ``rows`` (block line numbers, ascending), a column
@@ -820,18 +854,22 @@ class _FastFeeder:
 
 
 _NO_LINES: Any = None  # an empty array of line numbers (set with numpy)
+_STAMP_BYTES: Any = None  # 0..18: the bytes of "YYYY-MM-DD HH:MM:SS" from the date's start (set with numpy)
 
 
 class _ShapeTable(NamedTuple):
     """By shape number: its kind (``_SKIP``...), per series (``SERIES``) the offset and width of
-    its value in the line (width -1: none), whether a decode line has no throughput, and
-    whether another log family's parser would look at it."""
+    its value in the line (width -1: none), whether a decode line has no throughput,
+    whether another log family's parser would look at it, whether its rank tags name a DP rank,
+    and where its stamp's date starts."""
 
     kind: Any
     offset: Any
     width: Any
     no_gen: Any
     other: Any
+    dp: Any
+    date: Any
 
 
 class _HandBack(Exception):

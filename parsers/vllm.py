@@ -107,7 +107,10 @@ _ALIASES = (
 def _typed(text: str) -> Any:
     """``1234.5 tokens/s`` -> 1234.5, ``8 reqs`` -> 8, ``12.3%`` -> 12.3, else the text without a
     closing full stop."""
-    typed = values.value(text.strip(), python_numbers=True, unit=_UNIT_SUFFIX_RE, int_percent=True, bools=False)
+    text = text.strip()
+    typed = values.value(text, python_numbers=True, unit=_UNIT_SUFFIX_RE, int_percent=True, bools=False)
+    if isinstance(typed, str) and text[:1].isdigit() and ", " not in text:
+        return None  # a number damaged in a paste: no text in a numeric field (a list stays text)
     return typed.rstrip(".") if isinstance(typed, str) else typed
 
 
@@ -239,6 +242,7 @@ class _Run:
         "has_config",
         "version",
         "messages",
+        "ranks",
     )
 
     def __init__(self, keep_samples: bool) -> None:
@@ -259,6 +263,7 @@ class _Run:
         self.has_config = False
         self.version: str | None = None
         self.messages: dict[str, None] = {}  # ParsedRun.messages, distinct in first-seen order
+        self.ranks: dict[str, array] = {}  # ParsedRun.rank_series: each engine's gen throughput
 
     def has_content(self) -> bool:
         return self.stats > 0 or self.has_config
@@ -443,6 +448,8 @@ class VLLMLogParser:
         run.stats += 1
         if gen is not None and isinstance(fields.get(gen), (int, float)):
             run.decode.append(float(fields[gen]))
+            if isinstance(fields.get("engine"), int):  # each engine of a data-parallel server logs its own
+                run.ranks.setdefault(f"Engine {fields['engine']:03d}", array("d")).append(float(fields[gen]))
         if prompt is not None and isinstance(fields.get(prompt), (int, float)):
             run.prompt.append(float(fields[prompt]))
         if isinstance(fields.get("accept_len"), (int, float)):
@@ -542,6 +549,8 @@ class VLLMLogParser:
             if run.samples is not None:
                 for rows in run.samples.values():
                     rows.map_column("time", resolve)
+            if len(run.ranks) >= 2:
+                out.rank_series = run.ranks
             out.samples = run.samples
             out.messages = list(run.messages)
             self.runs.append(out)

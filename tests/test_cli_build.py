@@ -307,3 +307,16 @@ def test_each_warning_is_one_line_naming_its_file(tmp_path):
     lines = [line for line in result.stderr.splitlines() if line]
     assert len(lines) == 2 and all(line.startswith("warning: ") for line in lines)
     assert any(str(long_name / "dump.log") in line for line in lines)
+
+
+def test_a_dp_attention_run_is_the_sum_of_its_ranks(tmp_path):
+    """Each DP rank logs its own decode lines, TP peers repeat them: the run's steady throughput is
+    the sum of the DP ranks' steady values, each alongside, in the JSON and in the table."""
+    log = Path(__file__).resolve().parents[1] / "fixtures" / "sglang" / "sglang-dp-attention-tp-peers.log"
+    document = build_json(str(log), "--log-tz", "UTC")
+    launch = document["runs"][1]
+    assert launch["steady"]["ranks"] == {"DP0": 401.3, "DP1": 390.2}
+    assert launch["steady"]["value"] == pytest.approx(791.5) and launch["steady"]["n"] == 6
+    assert launch["start"] < launch["end"] and document["runs"][0]["start"] < document["runs"][0]["end"]
+    table = invoke("build", str(log), "--log-tz", "UTC").stdout
+    assert "decode 791.5 tok/s (sum of 2 ranks)" in " ".join(table.split())

@@ -25,6 +25,7 @@ from timeline.detect import (
     normal_two_sided_p,
     pooled_sigma,
     steady_decode,
+    steady_sum,
     t_quantile,
     t_two_sided_p,
 )
@@ -102,6 +103,24 @@ def test_nothing_usable_gives_no_value():
     assert steady_decode([0.0, float("nan"), -1.0]) is None
     two = steady_decode([90.0, 91.0])
     assert two is not None and two.spread is None  # too few lines for a spread
+
+
+def test_ranks_that_each_log_their_share_add_up():
+    """DP ranks (or vLLM engines) each print their own decode lines: the run is their sum, each
+    rank's steady value kept; a rank's idle-gap lines are left out within that rank."""
+    steady = steady_sum({"DP0": [400.1, 402.5, 401.3], "DP1": [390.2, 0.3, 388.4, 391.0]})
+    assert steady is not None
+    assert steady.ranks == {"DP0": pytest.approx(401.3), "DP1": pytest.approx(390.2)}
+    assert steady.value == pytest.approx(791.5)
+    assert (steady.n, steady.skipped) == (6, 1)
+    dp0, dp1 = steady_decode([400.1, 402.5, 401.3]), steady_decode([390.2, 388.4, 391.0])
+    assert dp0 is not None and dp1 is not None and dp0.spread is not None and dp1.spread is not None
+    assert steady.spread == pytest.approx((dp0.value * dp0.spread + dp1.value * dp1.spread) / steady.value)
+    # A rank with two lines has no spread: neither has the sum; a rank with nothing steady is left out.
+    assert steady_sum({"DP0": [10.0, 11.0], "DP1": [10.0, 10.5, 9.5]}).spread is None
+    only = steady_sum({"DP0": [10.0, 11.0, 12.0], "DP1": [0.0]})
+    assert only is not None and only.ranks == {"DP0": 11.0}
+    assert steady_sum({"DP0": []}) is None
 
 
 # --------------------------------------------------------------------------- the boundary test

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -287,6 +287,36 @@ def _steady_of_array(values: Sequence[float], unit: str) -> SteadyValue | None:
         skipped=skipped,
         spread=spread,
         source="decode-lines",
+    )
+
+
+def steady_sum(by_rank: Mapping[str, Sequence[float]], *, unit: str = "tok/s") -> SteadyValue | None:
+    """A run's one number when several ranks log their own decode lines (DP ranks with DP attention
+    or DP replicas, vLLM engines): the sum of each rank's ``steady_decode`` value, each rank's value
+    kept in ``ranks``. A rank's lines measure only its share of the batch, so the median over all
+    lines would mix ranks and miss the total. ``n`` and ``skipped`` add up; the spread is the
+    ranks' spreads weighted by their values (None when one is unknown). None when no rank has a
+    steady value."""
+    per_rank = {rank: steady_decode(values, unit=unit) for rank, values in by_rank.items()}
+    kept = {rank: steady for rank, steady in per_rank.items() if steady is not None}
+    if not kept:
+        return None
+    total = sum(steady.value for steady in kept.values())
+    spreads = [steady.spread for steady in kept.values()]
+    spread = (
+        None
+        if any(s is None for s in spreads)
+        else sum(steady.value * (steady.spread or 0.0) for steady in kept.values()) / total
+    )
+    return SteadyValue(
+        metric="decode_throughput",
+        unit=unit,
+        value=total,
+        n=sum(steady.n for steady in kept.values()),
+        skipped=sum(steady.skipped for steady in kept.values()),
+        spread=spread,
+        source="decode-lines",
+        ranks={rank: steady.value for rank, steady in kept.items()},
     )
 
 

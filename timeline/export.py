@@ -26,7 +26,7 @@ from typing import Any
 from timeline.clock import format_offset, iso, steady_offset
 from timeline.columns import SampleBatch
 from timeline.errors import PATH_ERRNOS, OutputError
-from timeline.model import CodeEvent, Culprit, Provenance, RepoInfo, Run, Shift, Timeline
+from timeline.model import CodeEvent, Culprit, Provenance, RepoInfo, Run, Shift, SteadyValue, Timeline
 from timeline.render.plain import (
     clearing_values,
     confounder_values,
@@ -126,6 +126,14 @@ def _commit_to_dict(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
+def _steady(steady: SteadyValue) -> dict[str, Any]:
+    """``steady`` as docs/json-v1.md says: ``ranks`` only when several ranks were summed."""
+    values = asdict(steady)
+    if not values["ranks"]:
+        del values["ranks"]
+    return values
+
+
 def run_to_dict(run: Run, *, samples: bool = True) -> dict[str, Any]:
     """One run (docs/json-v1.md, "runs[]"); ``samples=False`` leaves its samples out."""
     document = {
@@ -152,7 +160,7 @@ def run_to_dict(run: Run, *, samples: bool = True) -> dict[str, Any]:
         "nccl_versions": list(run.nccl_versions),
         "config": json_safe(run.config),
         "metrics": {name: asdict(summary) for name, summary in run.metrics.items()},
-        "steady": None if run.steady is None else asdict(run.steady),
+        "steady": None if run.steady is None else _steady(run.steady),
     }
     if samples and run.samples is not None:
         document["samples"] = {kind: rows.rows(0, len(rows), _plain_column) for kind, rows in run.samples.items()}

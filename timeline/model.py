@@ -208,6 +208,10 @@ class SteadyValue:
 
     ``spread`` is the robust spread of those lines, 1.4826 x MAD of their natural logs (about a
     relative standard deviation); None with fewer than 3 lines or for a bench client result.
+
+    ``ranks``: when several ranks logged their own decode lines (``ParsedRun.rank_series``), each
+    rank's steady value; ``value`` is then their sum, ``n`` and ``skipped`` the ranks' together and
+    ``spread`` their spreads weighted by value (timeline.detect.steady_sum).
     """
 
     metric: str
@@ -217,6 +221,7 @@ class SteadyValue:
     skipped: int
     spread: float | None
     source: str  # "decode-lines" or "bench-client"
+    ranks: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

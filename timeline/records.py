@@ -72,6 +72,12 @@ class ParsedRun:
     (``array('d')``); ``samples`` holds every parsed field of every stats line, by kind
     (``SampleRows``), and is filled only when the caller asked for samples.
 
+    ``rank_series``: when two or more ranks log their own decode lines (SGLang's DP ranks, with DP
+    attention or DP replicas: ``DP3``; several vLLM engines: ``Engine 001``), each one's gen
+    throughput, by rank, in file order. A replica's lines count once: the first tags seen for it
+    speak for it, and TP peers repeating its line (``DP3 TP4`` after ``DP3 TP3``) are left out.
+    The run's throughput is then the sum of the ranks' steady values (``timeline.shifts``).
+
     ``messages``: the distinct messages of the server's own log lines (after their header; not
     stats, configuration or uvicorn access lines): startup lines, warnings, in first-seen order, as
     ``message_key`` makes them. Log evidence that a message appears only after a change; at most
@@ -87,6 +93,7 @@ class ParsedRun:
     nccl_versions: list[str] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
     series: dict[str, array] = field(default_factory=dict)
+    rank_series: dict[str, array] = field(default_factory=dict)
     units: dict[str, str] = field(default_factory=dict)
     samples: dict[str, SampleRows] | None = None
     # A benchmark result found inside a server's log: the first_line of that server run (same file).

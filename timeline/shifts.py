@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from timeline.detect import Boundary, Settings, Version, detect, steady_decode
+from timeline.detect import Boundary, Settings, Version, detect, steady_decode, steady_sum
 from timeline.model import CodeEvent, Confounder, Rerun, Run, Shift, ShiftNotes, ShiftSide, SteadyValue
 from timeline.records import MAX_MESSAGES, ParsedRun
 from timeline.suspects import narrow, net_suspects, signed_effect
@@ -82,7 +82,9 @@ def is_launch_random(name: str, values: Sequence[Any]) -> bool:
 
 
 def steady_of(parsed: ParsedRun) -> SteadyValue | None:
-    """The run's one number: the bench client's result when it has one, else ``steady_decode``.
+    """The run's one number: the bench client's result when it has one, else the sum of the ranks'
+    steady values when several ranks logged their own decode lines (``steady_sum``), else
+    ``steady_decode``.
 
     With per-line samples (``--samples``) the ``#running-req`` of each line is used too.
     """
@@ -94,6 +96,8 @@ def steady_of(parsed: ParsedRun) -> SteadyValue | None:
                 BENCH_RESULT_SERIES, parsed.units.get(BENCH_RESULT_SERIES, "tok/s"), value, 1, 0, None, "bench-client"
             )
     unit = parsed.units.get(METRIC, "tok/s")
+    if len(parsed.rank_series) >= 2:  # several ranks each log their share: the run is their sum
+        return steady_sum(parsed.rank_series, unit=unit)
     rows = (parsed.samples or {}).get("decode")
     if rows:
         held = rows.has("gen_throughput")

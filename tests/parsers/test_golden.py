@@ -90,6 +90,12 @@ def check_run(run: Any, want: dict[str, Any], *, samples: bool) -> None:
         assert "messages" in want, "golden run without its messages"
     assert run.messages == want.get("messages", [])
 
+    # Ranks that each log their own decode lines (DP ranks, vLLM engines): each rank's series, exactly.
+    want_ranks = want.get("rank_series", {})
+    assert sorted(run.rank_series) == sorted(want_ranks), sorted(run.rank_series)
+    for rank, values in want_ranks.items():
+        assert _same(list(run.rank_series[rank]), values), (rank, list(run.rank_series[rank]))
+
     if "series" in want:  # every series, exactly: {"name": {"unit": u, "values": [...]}}
         assert sorted(run.series) == sorted(want["series"]), sorted(run.series)
         for name, spec in want["series"].items():

@@ -121,7 +121,9 @@ def _run_details(run: Run, zone_note: bool = True) -> Text:
     if run.nccl_versions:
         facts.append("nccl " + ",".join(run.nccl_versions))
     decode = run.metrics.get("decode_throughput")
-    if decode:
+    if run.steady is not None and run.steady.ranks:  # ranks that each log their share: the sum
+        facts.append(f"decode {run.steady.value:.1f} {run.steady.unit} (sum of {len(run.steady.ranks)} ranks)")
+    elif decode:
         facts.append(f"decode {decode.median:.1f} {decode.unit} (median of {decode.n})")
     accept = run.metrics.get("accept_len") or run.metrics.get("accept_length")
     if accept:
