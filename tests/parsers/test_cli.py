@@ -196,3 +196,25 @@ def test_table_shows_a_bench_runs_main_metric(tmp_path: Path) -> None:
     result = runner.invoke(app, ["build", str(log), "--log-tz", "UTC"], catch_exceptions=False, env={"COLUMNS": "240"})
     assert result.exit_code == 0, result.output
     assert "output 830.0 tok/s" in result.stdout and "TTFT median 80.5 ms" in result.stdout
+
+
+FIXTURE_LOGS = sorted((Path(__file__).resolve().parents[2] / "fixtures").glob("*/*.log"))
+
+
+@pytest.mark.parametrize("log", FIXTURE_LOGS, ids=[p.name for p in FIXTURE_LOGS])
+def test_every_fixtures_samples_hold_numbers_where_the_schema_says(log: Path) -> None:
+    """No sample of any fixture has text in a numeric field: the schema lists the measurements as
+    numbers (null for a damaged value) and the strict validation enforces it."""
+    import timeline
+    from timeline.schema import load_schema, validate
+
+    document = timeline.to_dict(timeline.build([str(log)], log_tz="UTC", keep_samples=True))
+    validate(json.loads(json.dumps(document)), strict=True)
+    properties = load_schema()["$defs"]["sample"]["properties"]
+    numeric = [name for name, spec in properties.items() if "number" in spec.get("type", ())]
+    assert "gen_throughput" in numeric and "running_req" in numeric
+    for run in document["runs"]:
+        for rows in (run.get("samples") or {}).values():
+            for row in rows:
+                for name in numeric:
+                    assert not isinstance(row.get(name), str), (log.name, row["line"], name, row[name])

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import math
+import re
 import tempfile
 from array import array
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from timeline.parsers import parse_file
+from timeline.parsers import parse_file, sglang_fast
 from timeline.parsers.pyrepr import parse_keyword_repr
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -349,3 +351,74 @@ def test_generated_bench_rows_yield_exactly_their_values(rows, joiner: str, padd
     parsed = parse_bytes(block.encode())
     (run,) = parsed.runs
     assert {BENCH_ROWS[label]: float(value) for label, value in rows} == {k: v[0] for k, v in run.series.items()}
+
+
+# --------------------------------------------------------------------------- other logging prefixes
+
+
+def _real_decode_messages() -> list[str]:
+    """Every Decode batch message of the fixtures with a plain throughput (the text from ``Decode batch``)."""
+    found = set()
+    for line in REAL_LINES:
+        at = line.find("Decode batch")
+        one = at >= 0 and line.count(" batch") == 1  # not several records pasted on one line
+        if one and _GEN_RE.search(line, at) and "\r" not in line and "\x1b" not in line:
+            found.add(line[at:].rstrip())
+    return sorted(found)
+
+
+_GEN_RE = re.compile(r"gen throughput \(token/s\): (\d+\.\d+)(?:,|$)")
+DECODE_MESSAGES = _real_decode_messages()
+LEVELS = ["INFO", "[INFO]", "INFO:", "- INFO -", "I"]
+LOGGERS = ["sglang.srt.managers.scheduler_metrics_mixin:", "[scheduler.py:1234]", "scheduler.py:88:", "sglang:", ""]
+RANKS = st.lists(st.sampled_from(["DP3", "PP1", "TP3", "EP3", "ATTN_CP1", "MOE_DP0"]), unique=True, max_size=3)
+
+
+@st.composite
+def prefixed_decode_line(draw) -> tuple[str, float, datetime, str | None]:
+    """A real Decode batch message behind a random logging prefix: a stamp in one of several
+    formats first, then a level, a logger name or file:line, a process id and rank tags in any order."""
+    message = draw(st.sampled_from(DECODE_MESSAGES))
+    when = draw(st.datetimes(datetime(2020, 1, 1), datetime(2030, 12, 31))).replace(microsecond=0)
+    ms = draw(st.integers(0, 999))
+    stamp = draw(
+        st.sampled_from(
+            [
+                f"{when:%Y-%m-%d %H:%M:%S},{ms:03d}",
+                f"{when:%Y-%m-%d %H:%M:%S}.{ms:03d}",
+                f"{when:%Y-%m-%dT%H:%M:%S}.{ms:03d}",
+                f"[{when:%Y-%m-%d %H:%M:%S},{ms:03d}]",
+                f"[{when:%Y-%m-%d %H:%M:%S}.{ms:03d}]",
+            ]
+        )
+    )
+    tags = draw(RANKS)
+    pieces = [draw(st.sampled_from(LEVELS)), draw(st.sampled_from(LOGGERS))]
+    if draw(st.booleans()):
+        pieces.append(str(draw(st.integers(1, 4_000_000))))
+    if tags:
+        pieces.append(draw(st.sampled_from(["{}", "[{}]", "[{} scheduler.py:1234]"])).format(" ".join(tags)))
+    pieces = [p for p in draw(st.permutations(pieces)) if p]
+    joiner = draw(st.sampled_from([" ", "", " | "])) if stamp.startswith("[") else " "
+    line = stamp + joiner + " ".join(pieces) + draw(st.sampled_from([" ", ": ", " - "])) + message
+    value = float(_GEN_RE.search(message).group(1))
+    return line, value, when + timedelta(milliseconds=ms), " ".join(tags) or None
+
+
+@SLOW
+@given(lines=st.lists(prefixed_decode_line(), min_size=1, max_size=4), fast=st.booleans())
+def test_real_decode_lines_behind_any_logging_prefix_keep_every_value_and_time(lines, fast: bool) -> None:
+    saved = sglang_fast.FAST_MIN_BYTES
+    sglang_fast.FAST_MIN_BYTES = 0 if fast else 1 << 62
+    try:
+        parsed = parse_bytes("\n".join(line for line, _, _, _ in lines).encode(), keep_samples=True)
+    finally:
+        sglang_fast.FAST_MIN_BYTES = saved
+    check_invariants(parsed)
+    assert [r.kind for r in parsed.runs] == ["sglang-server"], [line for line, _, _, _ in lines]
+    (run,) = parsed.runs
+    assert list(run.series["decode_throughput"]) == [value for _, value, _, _ in lines]
+    rows = run.samples["decode"]
+    assert [s["gen_throughput"] for s in rows] == [value for _, value, _, _ in lines]
+    assert [s["time"] for s in rows] == [when for _, _, when, _ in lines]
+    assert [s["rank"] for s in rows] == [rank for _, _, _, rank in lines]
