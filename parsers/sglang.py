@@ -329,6 +329,19 @@ def _seconds(time: str) -> int:
     return int(time[0:2]) * 3600 + int(time[3:5]) * 60 + int(time[6:8])
 
 
+def _nearby(extreme: tuple[tuple[str, str], Any] | None, in_order: Any) -> Any:
+    """The earliest (latest) stamp when it lies within ``OUT_OF_ORDER`` of the first (last) line's:
+    ranks flushing out of order. Further apart, the wall clock itself went back (the autumn change,
+    a clock step): the file order is the truth."""
+    if extreme is None or in_order is None:
+        return in_order
+    a, b = (_stamp(*stamp_parts(stamp)[:2]) for stamp in (extreme[1], in_order))
+    if a is None or b is None or a.tzinfo is not b.tzinfo and (a.tzinfo is None or b.tzinfo is None):
+        return in_order
+    return extreme[1] if abs(a - b) <= OUT_OF_ORDER else in_order
+
+
+OUT_OF_ORDER = timedelta(minutes=10)  # ranks' lines this far out of order are still one moment's
 _SYNTHETIC_DAY0 = "0001-01-01"  # the first day of a log whose stamps have no date, until resolved
 _WRAP_S = 3600  # a time-only stamp this much earlier than the previous one is on the next day
 
@@ -461,8 +474,8 @@ class Segment:
 
     def to_run(self) -> ParsedRun:
         run = ParsedRun(kind=KIND, first_line=self.first_line, last_line=self.last_line)
-        earliest = self.low[1] if self.low is not None else self.first_stamp
-        latest = self.high[1] if self.high is not None else self.last_stamp
+        earliest = _nearby(self.low, self.first_stamp)
+        latest = _nearby(self.high, self.last_stamp)
         if earliest is not None:
             date, time, run.start_text = stamp_parts(earliest)
             run.start = _stamp(date, time)
