@@ -218,3 +218,24 @@ def test_a_json_output_is_complete_and_valid(demo, tmp_path):
     result = build(demo, "--json", str(target))
     assert result.exit_code == 0, result.output
     assert json.loads(target.read_text())["schema_version"] == 1
+
+
+def test_parquet_files_go_through_the_same_writer(demo, tmp_path):
+    pytest.importorskip("pyarrow")
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    (folder / "runs.parquet").write_bytes(b"old")
+    (folder / "runs.parquet").chmod(0o600)
+    result = build(demo, "--parquet", str(folder))
+    assert result.exit_code == 0, result.output
+    assert stat.S_IMODE((folder / "runs.parquet").stat().st_mode) == 0o600
+    assert (folder / "runs.parquet").read_bytes()[:4] == b"PAR1"
+    assert leftovers(folder) == []
+
+
+def test_parquet_into_a_file_is_a_usage_error(demo, tmp_path):
+    pytest.importorskip("pyarrow")
+    (tmp_path / "plain").write_text("x")
+    result = build(demo, "--parquet", str(tmp_path / "plain"))
+    assert result.exit_code == ExitCode.USAGE
+    assert one_line_error(result).startswith(f"timeline: error: --parquet {tmp_path / 'plain'}: cannot make the folder")

@@ -53,7 +53,17 @@ def _usage_error(cls: type[UsageError], message: str, option: str | None, value:
 # A path the user named that cannot be written, whatever the data: a mistake on the command line.
 # The rest (ENOSPC, EDQUOT, EFBIG, EIO...) is the machine failing on the way.
 PATH_ERRNOS = frozenset(
-    {errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENAMETOOLONG, errno.ELOOP}
+    {
+        errno.ENOENT,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EEXIST,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EROFS,
+        errno.ENAMETOOLONG,
+        errno.ELOOP,
+    }
 )
 
 

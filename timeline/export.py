@@ -16,12 +16,12 @@ import sys
 import tempfile
 import threading
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from timeline.clock import format_offset, iso, steady_offset
 from timeline.columns import SampleBatch
@@ -437,27 +437,38 @@ def output_target(path: str | os.PathLike, *, option: str | None = None) -> Path
 def write_text_atomic(
     path: str | os.PathLike, text: str | Iterable[str], *, errors: str = "strict", option: str | None = None
 ) -> None:
-    """Write ``text`` (a string, or its pieces) to ``path`` (``-``: standard output) so a reader
-    sees the old file or the new one, never a part: into a temporary file beside it, then
-    renamed over it. The one writer of every file the CLI writes.
-
-    An existing file keeps its permission bits (a 0600 output stays 0600); a new one gets
-    0666 less the umask, as ``open`` would. Whatever stops the write (a full disk, Ctrl-C,
-    SIGTERM through the CLI's handler, an exception in the pieces) removes the temporary file
-    and leaves the old file as it was; an ``OSError`` becomes an ``OutputError`` naming ``path``.
-    ``errors``: how text that UTF-8 cannot encode is written (``encode``'s argument); ``option``:
-    the parameter that named ``path``, for the error.
-    """
+    """Write ``text`` (a string, or its pieces) to ``path`` (``-``: standard output) with
+    ``write_atomic``, as UTF-8. ``errors``: how text that UTF-8 cannot encode is written
+    (``encode``'s argument); ``option``: the parameter that named ``path``, for the error."""
     pieces = [text] if isinstance(text, str) else text
-    given = os.fspath(path)
-    if given == "-":
+    if os.fspath(path) == "-":
         _write_stdout(pieces, errors)
         return
+
+    def write(handle: BinaryIO) -> None:
+        for piece in pieces:
+            handle.write(piece.encode("utf-8", errors))
+
+    write_atomic(path, write, option=option)
+
+
+def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None], *, option: str | None = None) -> None:
+    """Call ``write`` with a binary file whose bytes end up at ``path``, so a reader sees the old
+    file or the new one, never a part: into a temporary file beside it, then renamed over it.
+    The one writer of every file the CLI writes (JSON, CSV, HTML, Parquet).
+
+    An existing file keeps its permission bits (a 0600 output stays 0600); a new one gets
+    0666 less the umask, as ``open`` would; a symlink stays a link (its target is replaced).
+    Whatever stops the write (a full disk, Ctrl-C, SIGTERM through the CLI's handler, an
+    exception in ``write``) removes the temporary file and leaves the old file as it was; an
+    ``OSError`` becomes an ``OutputError`` naming ``path`` (``option``: the parameter that named it).
+    """
+    given = os.fspath(path)
     target = output_target(path, option=option)
     if target.is_char_device() or target.is_fifo():
         try:
-            with open(target, "w", encoding="utf-8", errors=errors) as handle:
-                handle.writelines(pieces)
+            with open(target, "wb") as handle:
+                write(handle)
         except OSError as exc:
             raise OutputError(f"{given}: not written ({exc.strerror or exc})", exc.errno, option=option) from None
         return
@@ -471,8 +482,8 @@ def write_text_atomic(
     try:
         with _signals_held():
             fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8", errors=errors) as handle:
-            handle.writelines(pieces)
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
             handle.flush()
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())

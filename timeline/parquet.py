@@ -5,8 +5,9 @@
 Arrow. The samples are typed columns from end to end (numbers, booleans, times, dictionary-coded
 labels): no Python object a row. A shift's ``confounders`` (their values mix booleans, numbers
 and text) are written as JSON text, and so is a column Arrow cannot type (a field whose values
-mix types, as a damaged line's text among numbers): each value as text. Each file is written to a temporary
-name in the folder and renamed: a reader sees the old file or the new one.
+mix types, as a damaged line's text among numbers): each value as text. Each file is written by
+``timeline.export.write_atomic``, the writer of every output: a reader sees the old file or the
+new one, its permissions are kept.
 
 Needs pyarrow (``pip install 'timeline[parquet]'``); without it ``write_parquet`` raises
 ``ParquetUnavailable``, one line saying so.
@@ -16,11 +17,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from timeline.errors import TimelineError
+from timeline.errors import OutputError, TimelineError
+from timeline.export import write_atomic
 from timeline.frames import events_frame, runs_frame, samples_frame, shifts_frame
 from timeline.model import Timeline
 
@@ -46,15 +47,17 @@ def require_pyarrow() -> None:
         raise ParquetUnavailable("writing Parquet needs pyarrow: pip install 'timeline[parquet]'") from missing
 
 
-def write_parquet(timeline: Timeline, folder: str | os.PathLike) -> list[Path]:
+def write_parquet(timeline: Timeline, folder: str | os.PathLike, *, option: str | None = None) -> list[Path]:
     """Write the frames of ``timeline`` as Parquet files in ``folder`` (made if missing); the
-    samples only when the timeline kept them. Returns the files written."""
+    samples only when the timeline kept them. Returns the files written. ``option``: the
+    parameter that named ``folder``, for an ``OutputError``."""
     require_pyarrow()
     target = Path(folder)
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise TimelineError(f"{target}: cannot make the folder: {exc.strerror or exc}") from exc
+        why = exc.strerror or str(exc)
+        raise OutputError(f"{target}: cannot make the folder: {why}", exc.errno, option=option) from None
     frames = {"runs": runs_frame, "samples": samples_frame, "events": events_frame, "shifts": shifts_frame}
     kept = all(run.samples is not None for run in timeline.runs)
     written = []
@@ -62,26 +65,18 @@ def write_parquet(timeline: Timeline, folder: str | os.PathLike) -> list[Path]:
         if name == "samples" and not kept:
             continue
         path = target / f"{name}.parquet"
-        _write_table(frames[name](timeline), path)
+        _write_table(frames[name](timeline), path, option)
         written.append(path)
     return written
 
 
-def _write_table(frame: pd.DataFrame, path: Path) -> None:
+def _write_table(frame: pd.DataFrame, path: Path, option: str | None) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     columns = {name: _arrow_column(frame[name]) for name in frame.columns}
     table = pa.table(columns)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        pq.write_table(table, temporary)
-        os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomic(path, lambda handle: pq.write_table(table, handle), option=option)
 
 
 def _arrow_column(column: pd.Series):
@@ -101,9 +96,3 @@ def _text(cell: Any) -> str | None:
     if cell is None:
         return None
     return json.dumps(cell, default=str) if isinstance(cell, (list, dict)) else str(cell)
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current

@@ -81,7 +81,7 @@ def run(
         if bar is not None:
             bar.close()
     if parquet_dir is not None:
-        write_parquet(timeline, parquet_dir)
+        write_parquet(timeline, parquet_dir, option="parquet_dir")
         if not samples:  # kept for the Parquet files only: the JSON has them with --samples
             for run in timeline.runs:
                 run.samples = None
