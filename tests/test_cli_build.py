@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -320,3 +321,22 @@ def test_a_dp_attention_run_is_the_sum_of_its_ranks(tmp_path):
     assert launch["start"] < launch["end"] and document["runs"][0]["start"] < document["runs"][0]["end"]
     table = invoke("build", str(log), "--log-tz", "UTC").stdout
     assert "decode 791.5 tok/s (sum of 2 ranks)" in " ".join(table.split())
+
+
+def test_logs_on_standard_input_plain_or_compressed(tmp_path, monkeypatch):
+    import gzip
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the copy of the input goes
+
+    log = Path(__file__).parent.parent / "fixtures" / "sglang" / "sglang-0.4-tp2.log"
+    from_file = build_json(str(log), "--log-tz", "UTC", "--no-cache")
+    for piped in (log.read_bytes(), gzip.compress(log.read_bytes())):
+        result = runner.invoke(app, ["build", "-", "--log-tz", "UTC", "--json", "-"], input=piped)
+        assert result.exit_code == 0, result.output
+        document = json.loads(result.stdout)
+        assert [r["source"] for r in document["runs"]] == ["<stdin>"] * len(from_file["runs"])
+        for run, expected in zip(document["runs"], from_file["runs"], strict=True):
+            for field in ("start", "end", "metrics", "config", "nccl_versions"):
+                assert run[field] == expected[field], field
+    # the copy is gone
+    assert not list(tmp_path.glob("timeline-stdin-*"))

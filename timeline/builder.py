@@ -9,8 +9,10 @@ import math
 import os
 import platform
 import re
+import shutil
 import stat
 import statistics
+import tempfile
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +59,12 @@ class LogInputs:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
+# As a path: the logs come on standard input (``kubectl logs POD | timeline build -``). A pipe
+# cannot be read twice nor sought, so it is copied to a temporary file first (compressed or not).
+STDIN_PATHS = ("-", "/dev/stdin")
+STDIN_SOURCE = "<stdin>"  # how runs and warnings name it
+
+
 def collect_logs(paths: Sequence[str | os.PathLike]) -> LogInputs:
     """Files as given, and folders searched recursively for logs (hidden folders skipped).
 
@@ -64,12 +72,16 @@ def collect_logs(paths: Sequence[str | os.PathLike]) -> LogInputs:
     until a writer comes, forever), a symbolic link loop or a dangling link is named and skipped;
     the same file reached twice (two paths, a symbolic or hard link) is read once, under the first
     name met; a folder that cannot be listed is named. Raises UsageError for a path that does not
-    exist.
+    exist. Standard input (``-``) is ``(STDIN_SOURCE, Path("-"))``, once.
     """
     inputs = LogInputs()
     seen: dict[tuple[int, int], str] = {}
     for given in paths:
         name = os.fspath(given)
+        if name in STDIN_PATHS:
+            if (STDIN_SOURCE, Path("-")) not in inputs.files:
+                inputs.files.append((STDIN_SOURCE, Path("-")))
+            continue
         try:
             os.lstat(name)
         except OSError:
@@ -303,19 +315,24 @@ def build(
 
     runs: list[Run] = []
     parse_cache = cache_of(cache, env)
-    # _parsed first: zip then runs it to its end (the cache's prune, the last progress call).
-    for parsed, (source, path) in zip(
-        _parsed(sources, keep_samples, progress, env.environ, parse_cache), sources, strict=False
-    ):
-        warnings.extend(parsed.diagnostics)
-        if not parsed.runs:
-            continue
-        zone = _zone_of(policy, source, path, parsed.runs, events, warnings)
-        for parsed_run in parsed.runs:
-            run, notes = _to_run(source, parsed_run, zone, heads, tolerance_s)
-            run.steady = _steady_of(parsed_run)
-            runs.append(run)
-            warnings.extend(notes)
+    spool = _spool_stdin(sources, env)
+    try:
+        # _parsed first: zip then runs it to its end (the cache's prune, the last progress call).
+        for parsed, (source, path) in zip(
+            _parsed(sources, keep_samples, progress, env.environ, parse_cache), sources, strict=False
+        ):
+            warnings.extend(parsed.diagnostics)
+            if not parsed.runs:
+                continue
+            zone = _zone_of(policy, source, path, parsed.runs, events, warnings)
+            for parsed_run in parsed.runs:
+                run, notes = _to_run(source, parsed_run, zone, heads, tolerance_s)
+                run.steady = _steady_of(parsed_run)
+                runs.append(run)
+                warnings.extend(notes)
+    finally:
+        if spool is not None:
+            spool.cleanup()
 
     runs.sort(key=lambda r: (r.start is None, r.start.timestamp() if r.start else 0.0, r.source, r.first_line or 0))
     for number, run in enumerate(runs, 1):
@@ -440,6 +457,26 @@ def cache_of(cache: bool | ParseCache | None, env: Environment) -> ParseCache | 
     return cache or None
 
 
+def _spool_stdin(sources: list[tuple[str, Path]], env: Environment) -> tempfile.TemporaryDirectory | None:
+    """Standard input copied to a file of a temporary folder (returned: the caller removes it), in
+    place of its path in ``sources``. The file's time is when the input ended: a live stream's
+    last line was written about then, an old log piped in was not (the zone is then not inferred
+    from it: see timeline.clock)."""
+    for index, (source, _) in enumerate(sources):
+        if source == STDIN_SOURCE:
+            scratch = tempfile.TemporaryDirectory(prefix="timeline-stdin-")
+            spooled = Path(scratch.name) / "stdin"
+            try:
+                with open(spooled, "wb") as handle:
+                    shutil.copyfileobj(env.stdin(), handle, 1 << 20)
+            except BaseException:
+                scratch.cleanup()
+                raise
+            sources[index] = (STDIN_SOURCE, spooled)
+            return scratch
+    return None
+
+
 def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, environ, cache: ParseCache | None = None):
     """``parse_file`` of each log, in order; from ``cache`` for the logs it holds as they are now;
     the others in worker processes when there are many of them."""
@@ -447,7 +484,8 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
     total = sum(sizes)
     looks: list[Lookup | None] = [None] * len(sources)
     if cache is not None and sources:
-        looks = [cache.look(path, source, keep_samples) for source, path in sources]
+        # standard input's copy is new each time: nothing to look up, nothing worth keeping
+        looks = [None if source == STDIN_SOURCE else cache.look(path, source, keep_samples) for source, path in sources]
     missing = [i for i, look in enumerate(looks) if look is None or not look.hit]
     done = 0
     results: Any = iter(())

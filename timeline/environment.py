@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import BinaryIO
 
 from timeline.clock import LOCALTIME
 
@@ -27,3 +29,4 @@ class Environment:
     now: Callable[[], datetime] = _utc_now
     host: Callable[[], str] = socket.gethostname
     localtime: Path = LOCALTIME
+    stdin: Callable[[], BinaryIO] = lambda: sys.stdin.buffer  # read for a path of "-"
