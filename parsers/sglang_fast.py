@@ -804,8 +804,18 @@ class _FastFeeder:
         """The earliest and the latest stamp of the stats lines ``rows`` (``Segment.see``, all at
         once): each line's ``YYYY-MM-DD HH:MM:SS`` bytes compared as strings."""
         at = starts[rows] + self.book.table().date[ids[rows]]
-        keys = np.frombuffer(buf, np.uint8)[at[:, None] + _STAMP_BYTES].view("S19").ravel()
         seg = self.parser.segment
+        words = _words(buf)
+        if words is not None and len(rows) > 1:
+            # In order (the common case)? "YY-MM-DD" and "HH:MM:SS" as big-endian words compare as text.
+            day, clock = words[at + 2].byteswap(), words[at + 11].byteswap()
+            later = (day[1:] > day[:-1]) | ((day[1:] == day[:-1]) & (clock[1:] >= clock[:-1]))
+            if later.all():
+                for i in (0, len(rows) - 1):
+                    key = buf[int(at[i]) : int(at[i]) + 19].decode("ascii")
+                    seg.see_key((key[:10], key[11:19]), self.stamp(buf, int(rows[i]), ids, starts))
+                return
+        keys = np.frombuffer(buf, np.uint8)[at[:, None] + _STAMP_BYTES].view("S19").ravel()
         for i in (int(np.argmin(keys)), len(keys) - 1 - int(np.argmax(keys[::-1]))):
             key = keys[i].decode("ascii")
             seg.see_key((key[:10], key[11:19]), self.stamp(buf, int(rows[i]), ids, starts))
