@@ -340,3 +340,16 @@ def test_logs_on_standard_input_plain_or_compressed(tmp_path, monkeypatch):
                 assert run[field] == expected[field], field
     # the copy is gone
     assert not list(tmp_path.glob("timeline-stdin-*"))
+
+
+def test_piped_output_keeps_a_long_path_on_one_line(tmp_path):
+    """Piped with no COLUMNS, the table is not cut at 80 columns: a run's file:lines copies whole."""
+    folder = tmp_path / "node-with-a-long-name" / "2026-03-02" / "eagle3-qwen3-235b-tp8"
+    folder.mkdir(parents=True)
+    log = folder / "sglang-server-launch-at-0930.log"
+    shutil.copy(Path(__file__).parent.parent / "fixtures" / "sglang" / "sglang-0.4-tp2.log", log)
+    where = f"{log}:1-57"
+    assert len(where) > 80
+    result = runner.invoke(app, ["build", str(log), "--log-tz", "UTC"], env={"COLUMNS": None})
+    assert result.exit_code == 0, result.output
+    assert any(where in line for line in result.stdout.splitlines())

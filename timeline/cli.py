@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import textwrap
@@ -34,8 +35,17 @@ app = typer.Typer(
 )
 
 
+# Piped, with no COLUMNS: lines as long as their content (up to this), not cut at rich's default 80,
+# so a log's path:lines and a command copy from the output whole.
+PIPED_WIDTH = 320
+
+
 def _consoles() -> tuple[Console, Console]:
-    return Console(file=sys.stdout, highlight=False), Console(file=sys.stderr, highlight=False)
+    piped = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
+    return (
+        Console(file=sys.stdout, highlight=False, width=PIPED_WIDTH if piped else None),
+        Console(file=sys.stderr, highlight=False),
+    )
 
 
 def _flag(context: typer.Context, option: str) -> str:
