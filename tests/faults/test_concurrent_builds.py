@@ -69,7 +69,7 @@ def test_two_builds_at_once_agree_and_leave_a_whole_cache(logs, tmp_path):
             elif answer(out.read_text()) != reference:
                 problems.append(f"pair {pair}: {out.name} differs from a build without the cache")
         parse_cache = ParseCache(cache)
-        for source, path in collect_logs([logs]):
+        for source, path in collect_logs([logs]).files:
             lookup = parse_cache.look(path, source, False)
             if lookup is None or not lookup.hit or parse_cache.load(lookup) is None:
                 problems.append(f"pair {pair}: the entry of {source} is not a loadable hit")
