@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -291,10 +292,16 @@ def test_build_takes_a_str_a_path_or_a_list(tmp_path, as_given):
 def test_a_timeline_shows_briefly_and_as_an_escaped_table(tmp_path, story, timeline_build):
     repo, logs = story
     built = timeline_build(logs, repo=repo.path)
+
+    def counted(items, noun):
+        return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
+
     assert repr(built) == (
-        f"<Timeline: 3 runs, 3 events, {len(built.shifts)} shifts, {len(built.culprits)} culprits, "
-        f"{len(built.warnings)} warnings; repo {repo.path} at {repo.shas['c4'][:9]}; log zone UTC>"
+        f"<Timeline: 3 runs, 3 events, {counted(built.shifts, 'shift')}, {counted(built.culprits, 'culprit')}, "
+        f"{counted(built.warnings, 'warning')}; repo {repo.path} at {repo.shas['c4'][:9]}; log zone UTC>"
     )
+    one = dataclasses.replace(built, runs=built.runs[:1], warnings=built.warnings[:1] or [None])
+    assert repr(one).startswith("<Timeline: 1 run, 3 events, ") and ", 1 warning; " in repr(one)
     html = built._repr_html_()
     assert html.count("<tr>") == 4 and repo.shas["c5"][:9] in html and "90" in html
     hostile = tmp_path / "<script>alert(1)<" / "a.log"

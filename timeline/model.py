@@ -414,10 +414,17 @@ class Timeline:
 
     def __repr__(self) -> str:
         repo = "no repo" if self.repo is None else f"repo {self.repo.path} at {(self.repo.head or '-')[:9]}"
-        return (
-            f"<Timeline: {len(self.runs)} runs, {len(self.events)} events, {len(self.shifts)} shifts, "
-            f"{len(self.culprits)} culprits, {len(self.warnings)} warnings; {repo}; log zone {self.log_tz}>"
+        counts = ", ".join(
+            f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
+            for items, noun in (
+                (self.runs, "run"),
+                (self.events, "event"),
+                (self.shifts, "shift"),
+                (self.culprits, "culprit"),
+                (self.warnings, "warning"),
+            )
         )
+        return f"<Timeline: {counts}; {repo}; log zone {self.log_tz}>"
 
     def _repr_html_(self) -> str:
         """A compact runs table (Jupyter's rich display); every text escaped."""
