@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 import shutil
+import struct
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -168,13 +169,35 @@ def test_a_new_parsed_run_field_makes_every_entry_a_miss(tmp_path, monkeypatch):
     assert cache.code_version() != now
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign", "empty"])
+def _header_and_body(entry: Path) -> tuple[bytes, bytes]:
+    """A parse entry's pickled header (after the magic) and its pickled parse (before the digest)."""
+    data = entry.read_bytes()
+    with open(entry, "rb") as f:
+        f.read(len(cache.MAGIC))
+        pickle.load(f)
+        start = f.tell()
+    return data[len(cache.MAGIC) : start], data[start : -cache.DIGEST_BYTES]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign", "empty", "bit-flipped", "replaced"])
 def test_corrupt_entry_is_a_miss_and_is_rebuilt(tmp_path, parses, damage):
     logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "cache"
     expected = dumps(build([logs], log_tz="UTC", env=_env(where)))
     (entry,) = _entries(where)
     data = entry.read_bytes()
-    if damage == "garbage":
+    if damage == "bit-flipped":  # one bit of a stored throughput: before, read back as a wrong number
+        (log,) = logs.iterdir()
+        (run,) = builder.parse_file(log).runs
+        value = struct.pack("=d", run.series["decode_throughput"][0])
+        at = data.index(value) + 7  # the sign and exponent byte (little-endian)
+        entry.write_bytes(data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1 :])
+    elif damage == "replaced":  # this entry's header, another log's parse: before, its runs were read
+        other = _logs(tmp_path / "other", count=2)
+        build([other], log_tz="UTC", env=_env(tmp_path / "other-cache"))
+        header, _ = _header_and_body(entry)
+        _, body = _header_and_body(_entries(tmp_path / "other-cache")[-1])
+        entry.write_bytes(cache.MAGIC + header + body + data[-cache.DIGEST_BYTES :])
+    elif damage == "garbage":
         entry.write_bytes(os.urandom(len(data)))
     elif damage == "truncated":  # the header is fine, the parse is cut
         entry.write_bytes(data[: len(data) // 2])
@@ -379,6 +402,27 @@ def test_small_logs_are_not_cached(tmp_path, parses, monkeypatch):
         "server-1.log",
     ]
     assert len(_entries(tmp_path / "cache")) == 1
+
+
+@pytest.mark.parametrize("damage", ["truncated", "bit-flipped", "replaced"])
+def test_a_damaged_import_graph_entry_is_a_miss(tmp_path, damage):
+    store = ParseCache(tmp_path / "cache")
+    assert store.store_reach('["reach", "a"]', {"root": "python/", "files": 12345})
+    assert store.store_reach('["reach", "b"]', {"root": "src/", "files": 7})
+    ours, theirs = sorted((tmp_path / "cache").glob("*.reach"), key=lambda p: b"a" not in p.read_bytes())
+    data = ours.read_bytes()
+    if damage == "truncated":
+        ours.write_bytes(data[:-5])
+    elif damage == "bit-flipped":  # before: read back as {"files": 12355}, a wrong number
+        at = data.index(b"12345") + 3
+        ours.write_bytes(data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1 :])
+    else:  # this key, another entry's value: before, read back as that value
+        line = b'["reach", "a"]\n'
+        body = theirs.read_bytes().split(b"\n", 2)[2]
+        ours.write_bytes(cache.REACH_MAGIC + line + body)
+    assert store.load_reach('["reach", "a"]') is None
+    assert store.store_reach('["reach", "a"]', {"root": "python/", "files": 12345})  # computed anew
+    assert store.load_reach('["reach", "a"]') == {"root": "python/", "files": 12345}
 
 
 def test_import_graph_entries_are_checked_by_key_and_pruned_with_the_rest(tmp_path):

@@ -7,7 +7,9 @@ Where: ``$TIMELINE_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/timeline``, else
 cache). Never next to the logs or in a repository. The folder is made with mode 0700.
 
 One entry a (log, ``source`` label, ``keep_samples``): a file named by a digest of the three,
-holding a header then the pickled ``ParsedFile``. The header says which file state it was parsed
+holding a header then the pickled ``ParsedFile``, then the SHA-256 of both (``DIGEST_BYTES``:
+checked before anything is unpickled, so a cut, bit-flipped or spliced entry is a miss and is
+written anew, never a parse with wrong numbers). The header says which file state it was parsed
 from (size, mtime and ctime in ns, inode, device, and this machine's UTC offset at the mtime, which
 the parsers use to date time-only stamps) and which code parsed it (the package version, a digest of
 the ``parsers`` package's sources, the Python version). An entry is used only when all of it
@@ -24,11 +26,11 @@ folder is kept under ``max_bytes`` and ``max_entries`` by removing the least rec
 The same folder holds the import-graph entries of ``timeline.git.code.read_code`` (``load_reach``,
 ``store_reach``): one a (commit, entry modules, walk code), a file named by a digest of its key,
 holding ``REACH_MAGIC``, the key on one line, then the ``Reach`` as JSON, which the reader checks
-field by field before using it; and its parse tables (``load_parses``, ``store_parses``): one a
-(commit, walk code), holding ``PARSES_MAGIC``, the key, then what each file of that commit
-parsed gave, by git blob id (a blob id names a content exactly, so the table of an earlier
-commit serves a later one for every file the two share). Written, checked and pruned as the
-parse entries are.
+field by field before using it, then the SHA-256 of the key and the JSON; and its parse tables
+(``load_parses``, ``store_parses``): one a (commit, walk code), holding ``PARSES_MAGIC``, the
+key, then what each file of that commit parsed gave, by git blob id (a blob id names a content
+exactly, so the table of an earlier commit serves a later one for every file the two share).
+Written, checked and pruned as the parse entries are.
 
 A cache folder that cannot be made or used disables the cache for the build; ``problem`` says why.
 """
@@ -66,17 +68,22 @@ MAX_ENTRIES = 20_000
 MIN_LOG_BYTES = 1 << 20
 RACY_S = 2.0  # a file modified this recently is parsed, not stored (mtime ticks, logs being written)
 SUFFIX = ".parsed"
-MAGIC = b"timeline-parse-cache 1\n"  # a new number when the layout of an entry changes
+MAGIC = b"timeline-parse-cache 2\n"  # a new number when the layout of an entry changes
 REACH_SUFFIX = ".reach"
-REACH_MAGIC = b"timeline-reach-cache 1\n"
+REACH_MAGIC = b"timeline-reach-cache 2\n"
 PARSES_SUFFIX = ".parses"
-PARSES_MAGIC = b"timeline-parses-cache 1\n"
+PARSES_MAGIC = b"timeline-parses-cache 2\n"
+# Every entry ends with the SHA-256 of all it holds after its magic: a cut, a flipped bit or a
+# spliced entry is a miss (parsed anew and rewritten), never wrong numbers.
+DIGEST_BYTES = 32
 _MAGIC_OF = {SUFFIX: MAGIC, REACH_SUFFIX: REACH_MAGIC, PARSES_SUFFIX: PARSES_MAGIC}
 _STALE_TEMP_S = 3600.0  # temp files left by a killed build: removed by the next prune after an hour
 
 # Diagnostics that may go away without the file changing: such a parse is not stored. Codes
 # (``Diagnostic.code``) of parsers.reading and parsers.framing.
-_TRANSIENT: frozenset[DiagnosticCode] = frozenset({"unreadable", "read-error", "internal-error", "zstd-missing"})
+_TRANSIENT: frozenset[DiagnosticCode] = frozenset(
+    {"unreadable", "read-error", "internal-error", "zstd-missing", "expansion-limit"}  # the limit may be raised
+)
 
 
 def cache_folder(environ: Mapping[str, str]) -> Path | None:
@@ -189,7 +196,9 @@ class ParseCache:
 
         try:
             with _open_entry(lookup.entry) as f:
-                if _read_header(f) != lookup.header:
+                body_end = _checked_length(f)  # the digest first: nothing unpickled from a damaged entry
+                f.seek(0)
+                if body_end is None or _read_header(f) != lookup.header:
                     return None
                 # pickle: the entry comes from this user's own folder, which nobody else can write
                 # to (checked in _open; the entry is opened without following links and must be
@@ -197,6 +206,8 @@ class ParseCache:
                 import pickle
 
                 parsed = pickle.load(f)
+                if f.tell() != body_end:
+                    return None
         except Exception:  # noqa: BLE001 - corrupt, truncated, of classes that changed: a miss
             return None
         if not isinstance(parsed, ParsedFile):
@@ -228,8 +239,10 @@ class ParseCache:
 
         def write(f) -> None:
             f.write(MAGIC)
-            pickle.dump(lookup.header, f, protocol=5)
-            _dump(parsed, f)
+            digested = _Digesting(f)
+            pickle.dump(lookup.header, digested, protocol=5)  # type: ignore[arg-type]  # has write()
+            _dump(parsed, digested)
+            f.write(digested.digest())
 
         return self._write_entry(lookup.entry, SUFFIX, write)
 
@@ -288,9 +301,13 @@ class ParseCache:
         magic = _MAGIC_OF[suffix]
         try:
             with _open_entry(entry) as f:
-                if f.read(len(magic)) != magic or f.readline(len(line)) != line:
-                    return None
-                value = json.loads(f.read())
+                data = f.read()
+            if not data.startswith(magic) or data[len(magic) : len(magic) + len(line)] != line:
+                return None
+            held, digest = data[len(magic) : -DIGEST_BYTES], data[-DIGEST_BYTES:]
+            if len(data) < len(magic) + len(line) + DIGEST_BYTES or _sha256(held) != digest:
+                return None  # cut, bit-flipped or spliced: a miss, computed anew
+            value = json.loads(held[len(line) :])
         except Exception:  # noqa: BLE001 - no entry, a foreign or corrupt one: a miss
             return None
         with contextlib.suppress(OSError):
@@ -303,9 +320,9 @@ class ParseCache:
         import json
 
         line = _key_line(key)
-        head = _MAGIC_OF[suffix] + line
-        body = json.dumps(value, separators=(",", ":")).encode()
-        return self._write_entry(self._json_entry(line, suffix), suffix, lambda f: f.write(head + body))
+        held = line + json.dumps(value, separators=(",", ":")).encode()
+        data = _MAGIC_OF[suffix] + held + _sha256(held)
+        return self._write_entry(self._json_entry(line, suffix), suffix, lambda f: f.write(data))
 
     def _json_entry(self, line: bytes, suffix: str) -> str:
         import hashlib
@@ -414,6 +431,49 @@ def _open_entry(entry: str):
     except BaseException:
         os.close(fd)
         raise
+
+
+class _Digesting:
+    """A file to write to that keeps the SHA-256 of what went through it."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        import hashlib
+
+        self._f = f
+        self._hash = hashlib.sha256()
+
+    def write(self, data) -> int:
+        self._hash.update(data)
+        return self._f.write(data)
+
+    def digest(self) -> bytes:
+        return self._hash.digest()
+
+
+def _sha256(data: bytes) -> bytes:
+    import hashlib
+
+    return hashlib.sha256(data).digest()
+
+
+def _checked_length(f: BinaryIO) -> int | None:
+    """Where a parse entry's body ends (its digest starts) when the digest holds, else None:
+    the entry is read once, a block at a time (entries of big logs are tens of MB)."""
+    import hashlib
+
+    size = os.fstat(f.fileno()).st_size
+    end = size - DIGEST_BYTES
+    if end < len(MAGIC) or f.read(len(MAGIC)) != MAGIC:
+        return None
+    digest = hashlib.sha256()
+    left = end - len(MAGIC)
+    while left > 0:
+        block = f.read(min(left, 1 << 20))
+        if not block:
+            return None
+        digest.update(block)
+        left -= len(block)
+    return end if f.read(DIGEST_BYTES) == digest.digest() else None
 
 
 def _read_header(f) -> Any:
