@@ -28,7 +28,12 @@ __all__ = ["parse_file", "Diagnostic", "ParsedFile", "ParsedRun"]
 
 
 def parse_file(
-    path: str | os.PathLike, *, source: str | None = None, keep_samples: bool = False, progress=None
+    path: str | os.PathLike,
+    *,
+    source: str | None = None,
+    keep_samples: bool = False,
+    progress=None,
+    max_expansion: float | None = None,
 ) -> ParsedFile:
     """Parse one log (plain, .gz, .bz2, .xz, or .zst with ``zstandard``) into runs and diagnostics.
 
@@ -39,10 +44,13 @@ def parse_file(
     file gives no runs and one diagnostic without a line number; a read error part-way keeps the
     runs read so far and adds a diagnostic. Runs come in file order. ``progress``, if given, is
     called now and then with how many bytes of the file (as stored: compressed or not) were read.
+    A compressed log is read up to ``max_expansion`` (default ``framing.MAX_EXPANSION``, 50) times
+    its size (at least 64 MiB), with a diagnostic when it would expand further (a decompression
+    bomb); no line longer than ``framing.MAX_LINE_CHARS`` (64 KiB) is read, each noted.
     """
     from timeline.parsers.reading import parse_file as read  # the parsers are imported on first use (start-up)
 
-    return read(path, source=source, keep_samples=keep_samples, progress=progress)
+    return read(path, source=source, keep_samples=keep_samples, progress=progress, max_expansion=max_expansion)
 
 
 def __getattr__(name: str) -> Any:

@@ -39,6 +39,8 @@ __all__ = [
     "LogLines",
     "NotTextError",
     "ReadError",
+    "ExpansionLimit",
+    "MAX_EXPANSION",
     "STREAM_ERRORS",
     "strip_ansi",
     "split_progress",
@@ -47,8 +49,16 @@ __all__ = [
 
 HEAD_BYTES = 64 * 1024
 BLOCK_BYTES = 1 << 20
-# A physical line longer than this is cut; the rest of it (up to its newline) is skipped.
-MAX_LINE_CHARS = 8 << 20
+# A physical line longer than this is not read (it is read as an empty line, with a note): the
+# longest real ones, a ``server_args`` line, are 10-20 kB, and parsing one line of megabytes
+# cost minutes and hundreds of MB (a 7 MB stats line: 570 MB; a 7 MB ``server_args``: 6 minutes).
+MAX_LINE_CHARS = 64 << 10
+MAX_LONG_LINE_NOTES = 10  # over-long lines noted one by one; the others counted in one more note
+# A compressed log that expands more than this many times its size is read up to that point, with
+# a note (a decompression bomb: 16 MB of gzip made 4 GB of lines). Real logs: gzip 12x, xz 16x
+# (the benchmark log). Small files may always expand to MIN_EXPANSION_BYTES.
+MAX_EXPANSION = 50.0
+MIN_EXPANSION_BYTES = 64 << 20
 # Share of U+FFFD replacement characters in the first 64 KiB above which a file is not text.
 MAX_UNDECODABLE_SHARE = 0.30
 
@@ -85,6 +95,10 @@ class NotTextError(Exception):
 
 class ReadError(Exception):
     """Reading failed part-way through the file; ``__cause__`` holds the underlying error."""
+
+
+class ExpansionLimit(ReadError):
+    """A compressed log expanded past its budget (``LogLines.max_expansion``): the rest is not read."""
 
 
 def strip_ansi(text: str) -> str:
@@ -152,9 +166,12 @@ def _open_regular(path: str | os.PathLike) -> BinaryIO:
 class LogLines:
     """An open text log: iterate to get ``(line_number, text)``. Use as a context manager."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, max_expansion: float = MAX_EXPANSION) -> None:
         raw: BinaryIO = _open_regular(path)
         self._raw = raw
+        self.max_expansion = max_expansion
+        self._budget: int | None = None  # the decompressed bytes a compressed log may expand to
+        self.long_lines = 0  # lines longer than MAX_LINE_CHARS met so far (not read)
         self.compression: str | None = None
         self.notes: list[tuple[int | None, str]] = []  # (line, message) worth a diagnostic
         self.line_number = 0  # last physical line number yielded so far
@@ -183,6 +200,8 @@ class LogLines:
                 if zstd is None:
                     raise NotTextError(ZSTD_MISSING, "zstd-missing")
                 stream = zstd
+            if self.compression is not None:
+                self._budget = max(MIN_EXPANSION_BYTES, int(max_expansion * os.fstat(raw.fileno()).st_size))
             self._stream = stream
             self._broken: BaseException | None = None  # a decompression error met in the head
             self._head = self._read_head(stream)
@@ -247,10 +266,11 @@ class LogLines:
         ``data`` is ``bytes`` holding whole physical lines, each ending in ``\\n`` (one is added to
         an unterminated last line), neither decoded nor cleaned: the caller decodes them with
         ``errors="replace"`` and cleans them (``clean_line``) exactly as iterating would. A line
-        longer than ``MAX_LINE_CHARS`` comes alone as ``str``, already decoded and cut (the same
-        note is added). Blocks follow the reads iterating makes (the first 64 KiB, then 1 MiB at a
-        time), so the lines, their numbers, the notes and ``ReadError`` are the same as iterating
-        gives. Only for UTF-8 files (``self.encoding == "utf-8-sig"``); a leading BOM is dropped.
+        longer than ``MAX_LINE_CHARS`` comes alone as ``""`` (not read; the same note is added); one
+        that ends inside a block is left to the reader, which calls ``too_long``. Blocks follow the
+        reads iterating makes (the first 64 KiB, then 1 MiB at a time), so the lines, their numbers, the
+        notes and ``ReadError`` are the same as iterating gives. Only for UTF-8 files (``self.encoding
+        == "utf-8-sig"``); a leading BOM is dropped.
         """
         if self.encoding != "utf-8-sig":
             raise ValueError("byte_blocks() reads UTF-8 logs only")
@@ -272,7 +292,7 @@ class LogLines:
             if len(pending) > MAX_LINE_CHARS:
                 text = codecs.getincrementaldecoder("utf-8")("replace").decode(pending, False)
                 if len(text) > MAX_LINE_CHARS:
-                    long_line = text[:MAX_LINE_CHARS]
+                    long_line = ""  # not read: an empty line in its place
                     pending = b""
                     skipping = True
             if cut:
@@ -284,10 +304,22 @@ class LogLines:
                 n += block.count(b"\n") if self.block_lines is None else self.block_lines
             if long_line is not None:
                 n += 1
-                self.notes.append((n, f"line longer than {MAX_LINE_CHARS} characters, cut"))
+                self.too_long(n)
                 yield n, long_line
         if pending:
             yield n + 1, pending + b"\n"
+        self._count_long_lines()
+
+    def too_long(self, n: int) -> None:
+        """Line ``n`` is longer than MAX_LINE_CHARS: not read; noted (the first MAX_LONG_LINE_NOTES)."""
+        self.long_lines += 1
+        if self.long_lines <= MAX_LONG_LINE_NOTES:
+            self.notes.append((n, f"line longer than {MAX_LINE_CHARS} characters: not read"))
+
+    def _count_long_lines(self) -> None:
+        more = self.long_lines - MAX_LONG_LINE_NOTES
+        if more > 0:
+            self.notes.append((None, f"{more} more lines longer than {MAX_LINE_CHARS} characters: not read"))
 
     def _raw_blocks(self) -> Iterator[bytes]:
         """``_blocks`` without the decoding: the head (its UTF-8 BOM dropped), then the reads."""
@@ -305,6 +337,8 @@ class LogLines:
         if len(self._head) >= HEAD_BYTES:
             read = getattr(self._stream, "read1", self._stream.read)
             progress = self.progress
+            budget = self._budget
+            expanded = len(self._head)
             while True:
                 if progress is not None:
                     progress(self._raw.tell())
@@ -314,6 +348,13 @@ class LogLines:
                     raise ReadError(str(exc)) from exc
                 if not block:
                     break
+                expanded += len(block)
+                if budget is not None and expanded > budget:
+                    raise ExpansionLimit(
+                        f"the {self.compression} stream expands more than {self.max_expansion:g} times the file's "
+                        f"{os.fstat(self._raw.fileno()).st_size:,} bytes (a decompression bomb?): read up to "
+                        f"{budget:,} bytes of it"
+                    )
                 yield block
 
     def __iter__(self) -> Iterator[tuple[int, str]]:
@@ -331,11 +372,16 @@ class LogLines:
                 text = pending + text
             lines = text.split("\n")
             pending = lines.pop()
+            if len(text) > MAX_LINE_CHARS and lines and max(map(len, lines)) > MAX_LINE_CHARS:
+                for i, line in enumerate(lines):
+                    if len(line) > MAX_LINE_CHARS:
+                        lines[i] = ""  # not read: an empty line in its place
+                        self.too_long(n + i + 1)
             if len(pending) > MAX_LINE_CHARS:
-                lines.append(pending[:MAX_LINE_CHARS])
+                lines.append("")
                 pending = ""
                 skipping = True
-                self.notes.append((n + len(lines), f"line longer than {MAX_LINE_CHARS} characters, cut"))
+                self.too_long(n + len(lines))
             if not lines:
                 continue
             if "\r" not in text and "\x1b" not in text:
@@ -360,6 +406,7 @@ class LogLines:
             n += 1
             self.line_number = n
             yield from _clean(n, pending)
+        self._count_long_lines()
 
 
 def clean_line(n: int, line: str) -> Iterator[tuple[int, str]]:

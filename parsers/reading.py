@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime, timedelta
 from itertools import islice
 from operator import itemgetter
 
 from timeline.parsers import sglang_fast
 from timeline.parsers.bench import MARKERS_RE, BenchParser
-from timeline.parsers.framing import STREAM_ERRORS, LogLines, NotTextError, ReadError
+from timeline.parsers.framing import (
+    MAX_EXPANSION,
+    STREAM_ERRORS,
+    ExpansionLimit,
+    LogLines,
+    NotTextError,
+    ReadError,
+)
 from timeline.parsers.sglang import SGLangLogParser, match_header
 from timeline.parsers.vllm import HEADER_RE as VLLM_HEADER_RE
 from timeline.parsers.vllm import HEADER_SEARCH_RE as VLLM_SEARCH_RE
@@ -33,13 +41,18 @@ def _os_problem(exc: BaseException) -> str:
 
 
 def parse_file(
-    path: str | os.PathLike, *, source: str | None = None, keep_samples: bool = False, progress=None
+    path: str | os.PathLike,
+    *,
+    source: str | None = None,
+    keep_samples: bool = False,
+    progress=None,
+    max_expansion: float | None = None,
 ) -> ParsedFile:
     """``parsers.parse_file``, which documents it (that module stays light to import)."""
     src = str(path) if source is None else source
     result = ParsedFile(source=src)
     try:
-        log = LogLines(path)
+        log = LogLines(path, MAX_EXPANSION if max_expansion is None else max_expansion)
     except NotTextError as exc:
         result.diagnostics.append(Diagnostic(src, None, str(exc), exc.code))
         return result
@@ -63,6 +76,15 @@ def parse_file(
     with log:
         try:
             sglang_fast.dispatch(log, sglang, (vllm, bench), path, _dispatch, SGLANG_SHAPES)
+        except ExpansionLimit as exc:
+            problems.append(
+                Diagnostic(
+                    src,
+                    log.line_number or None,
+                    f"{exc}, {log.line_number} lines; the rest is skipped (TIMELINE_MAX_EXPANSION raises the limit)",
+                    "expansion-limit",
+                )
+            )
         except ReadError as exc:
             where = log.line_number
             what = f"{log.compression} stream" if log.compression else "file"
@@ -124,9 +146,49 @@ def parse_file(
                 ),
             )
         )
+    found.extend(_impossible_stamps(src, result.runs))
     found.sort(key=lambda d: (d.line is None, d.line or 0))
     result.diagnostics = [Diagnostic(src, line, message) for line, message in log.notes] + found + problems
     return result
+
+
+_FULL_STAMP = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
+
+
+def _impossible_stamps(src: str, runs: list[ParsedRun]) -> list[Diagnostic]:
+    """A run whose first stamp is a full date and time that does not exist (2026-02-30, 25:61)
+    has no start: say so at its line, and how many of its samples lost their time the same way
+    (before, both were dropped without a word)."""
+    said = []
+    for run in runs:
+        if run.start is None and run.start_text is not None and _FULL_STAMP.match(run.start_text):
+            said.append(
+                Diagnostic(
+                    src,
+                    run.first_line,
+                    (
+                        f"time stamp {run.start_text!r} is no real date and time: the run has no start, so no "
+                        "commit can be tied to it (attribution no-time)"
+                    ),
+                    "impossible-date",
+                )
+            )
+        if not run.kind.endswith("-server"):  # a benchmark client's rows have no time of their own
+            continue
+        for kind, rows in (run.samples or {}).items():
+            times = rows.column("time")
+            lost = times.count(None)
+            if 0 < lost < len(times):  # some stamped lines read, others not: their stamps were impossible
+                said.append(
+                    Diagnostic(
+                        src,
+                        run.first_line,
+                        f"{lost} {kind} line(s) of this run have a time stamp that is no real date and time: "
+                        "their samples have no time",
+                        "impossible-date",
+                    )
+                )
+    return said
 
 
 def _client_line(line: str) -> bool:

@@ -33,7 +33,7 @@ from itertools import repeat
 from typing import Any, NamedTuple, cast
 
 from timeline.columns import SampleBatch, SampleRows
-from timeline.parsers import values
+from timeline.parsers import framing, values
 from timeline.parsers.framing import LogLines, clean_line
 from timeline.parsers.sglang import (
     BATCH_RE,
@@ -690,6 +690,8 @@ class _FastFeeder:
         ends = known[ids] if len(known) else np.zeros(n, np.int64)
         for i in new.tolist():
             ends[i] = len(zeroed[i])
+            if ends[i] > framing.MAX_LINE_CHARS and len(zeroed[i].decode("utf-8", "replace")) > framing.MAX_LINE_CHARS:
+                raise _HandBack  # a line not to be read: the line-by-line reader leaves it out
         ends += 1
         np.cumsum(ends, out=ends)
         ends -= 1
@@ -979,7 +981,7 @@ def dispatch(log: LogLines, sglang: SGLangLogParser, others: tuple, path: Any, g
     except _HandBack:
         pass
     sglang.restart()
-    again = LogLines(path)
+    again = LogLines(path, log.max_expansion)
     again.progress = log.progress
     try:
         with again:

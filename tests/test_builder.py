@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gzip
 import math
 import os
 import socket
@@ -17,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from timeline.builder import build, collect_logs, summarize
-from timeline.errors import NoLogsError
+from timeline.errors import NoLogsError, UsageError
 from timeline.scenario import Launch, write_sglang_log
 
 
@@ -214,3 +215,24 @@ def test_a_reflog_clock_stepping_back_is_said_and_the_runs_then_are_ambiguous(tm
     assert timeline.runs[0].commit == head and len(timeline.runs[0].candidate_commits) == 3
     said = [w.message for w in timeline.warnings if w.line == timeline.runs[0].first_line and "ambiguous" in w.message]
     assert said and said[0].endswith("(the reflog's clock stepped back around then)")
+
+
+def test_the_expansion_limit_is_raised_from_the_environment(tmp_path, monkeypatch):
+    from timeline.environment import Environment
+    from timeline.parsers import framing
+
+    monkeypatch.setattr(framing, "MIN_EXPANSION_BYTES", 1 << 16)
+    log = one_run_log(tmp_path / "plain" / "a.log")
+    line = log.read_bytes().splitlines(keepends=True)[-1]
+    packed = tmp_path / "logs" / "a.log.gz"
+    packed.parent.mkdir()
+    with gzip.open(packed, "wb") as out:
+        out.write(log.read_bytes() + line * 20_000)  # the same stats line: hundreds of times smaller packed
+
+    def built(**environ: str):
+        return build([packed], log_tz="UTC", cache=False, env=Environment(environ={"TZ": "UTC", **environ}))
+
+    assert "expansion-limit" in [w.code for w in built().warnings]
+    assert "expansion-limit" not in [w.code for w in built(TIMELINE_MAX_EXPANSION="100000").warnings]
+    with pytest.raises(UsageError, match="TIMELINE_MAX_EXPANSION='lots': not a number of at least 1"):
+        built(TIMELINE_MAX_EXPANSION="lots")

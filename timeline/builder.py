@@ -482,6 +482,7 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
     the others in worker processes when there are many of them."""
     sizes = _sizes(sources)
     total = sum(sizes)
+    expansion = max_expansion(environ)
     looks: list[Lookup | None] = [None] * len(sources)
     if cache is not None and sources:
         # standard input's copy is new each time: nothing to look up, nothing worth keeping
@@ -497,7 +498,7 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
 
         try:
             pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
-            items = [(sources[i][1], sources[i][0], keep_samples, cache, looks[i]) for i in missing]
+            items = [(sources[i][1], sources[i][0], keep_samples, cache, looks[i], expansion) for i in missing]
             results = pool.map(_parse_one, items, chunksize=max(1, min(16, len(items) // (4 * jobs))))
         except Exception:  # noqa: BLE001 - workers that could not start: the logs are read here
             pool = None
@@ -517,7 +518,7 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
                     pool = None
             if parsed is None:
                 tell = None if progress is None else functools.partial(_tell, progress, done, total)
-                parsed = _parse_one((path, source, keep_samples, cache, look), tell)
+                parsed = _parse_one((path, source, keep_samples, cache, look, expansion), tell)
             yield parsed
             done += sizes[index]
     finally:
@@ -529,12 +530,27 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
         progress(total, total)
 
 
+def max_expansion(environ) -> float | None:
+    """``TIMELINE_MAX_EXPANSION``: how many times its size a compressed log may expand (None: the
+    parsers' default, 50); raises UsageError for a value that is no number of at least 1."""
+    given = (environ or {}).get("TIMELINE_MAX_EXPANSION", "").strip()
+    if not given:
+        return None
+    try:
+        value = float(given)
+    except ValueError:
+        value = math.nan
+    if not value >= 1:  # nan too
+        raise UsageError(f"TIMELINE_MAX_EXPANSION={given!r}: not a number of at least 1 (times a file's size)")
+    return value
+
+
 def _parse_one(item: tuple, progress=None) -> Any:
     """``parse_file`` of one log, kept in the cache when a look-up was made for it."""
-    path, source, keep_samples, cache, look = item
+    path, source, keep_samples, cache, look, expansion = item
     if look is not None:  # the file the entry is keyed on (a link moved meanwhile: not another file's parse)
         path = look.path
-    parsed = parse_file(path, source=source, keep_samples=keep_samples, progress=progress)
+    parsed = parse_file(path, source=source, keep_samples=keep_samples, progress=progress, max_expansion=expansion)
     if cache is not None and look is not None:
         cache.store(look, parsed)
     return parsed

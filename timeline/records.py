@@ -24,6 +24,8 @@ DiagnosticCode = Literal[
     "not-text",  # a binary file or an unsupported archive: skipped
     "zstd-missing",  # a zstd-compressed log without the zstandard package: skipped
     "read-error",  # reading failed part-way: the rest of the log is skipped
+    "expansion-limit",  # a compressed log expanded past its budget: the rest is skipped
+    "impossible-date",  # a time stamp that is no real date and time (2026-02-30, 25:61)
     "internal-error",  # a parser failed on the log (a bug, caught)
     "no-sglang-lines",  # SGLang's parser met no SGLang header line
     "no-vllm-run",  # vLLM's parser met vLLM lines but no launch or stats line (worker lines, say)

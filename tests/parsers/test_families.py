@@ -206,7 +206,7 @@ def test_detection_is_by_content_not_by_name(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- bad input
 
 
-def test_a_100_mb_line_is_cut_with_a_warning_and_the_rest_is_read(tmp_path: Path) -> None:
+def test_a_100_mb_line_is_not_read_with_a_warning_and_the_rest_is_read(tmp_path: Path) -> None:
     path = tmp_path / "huge.log"
     with open(path, "wb") as out:
         out.write((DECODE.format(s=1, g="1.00") + "\n").encode())
@@ -217,6 +217,35 @@ def test_a_100_mb_line_is_cut_with_a_warning_and_the_rest_is_read(tmp_path: Path
     parsed = parse_file(path)
     assert list(parsed.runs[0].series["decode_throughput"]) == [1.0, 2.0]
     assert any(d.line == 2 and "longer than" in d.message for d in parsed.diagnostics)
+
+
+@pytest.mark.parametrize("samples", [False, True])
+def test_impossible_dates_are_reported_with_their_line(tmp_path: Path, samples: bool) -> None:
+    # Before: a run whose first stamp was 2026-02-30 had no start and no word was said; stats
+    # lines stamped 25:61 lost their time silently.
+    first = DECODE.format(s=0, g="9.00").replace("2026-01-01", "2026-02-30")
+    lines = [first] + [DECODE.format(s=n, g="9.00") for n in range(1, 4)]
+    lines[2] = lines[2].replace("10:00:02", "25:61:02")
+    path = tmp_path / "dates.log"
+    path.write_text("\n".join(lines) + "\n")
+    parsed = parse_file(path, keep_samples=samples)
+    (run,) = parsed.runs
+    assert run.start is None and list(run.series["decode_throughput"]) == [9.0] * 4
+    said = [(d.line, d.message) for d in parsed.diagnostics if d.code == "impossible-date"]
+    assert said[0] == (
+        1,
+        "time stamp '2026-02-30 10:00:00' is no real date and time: the run has no start, so no commit can be "
+        "tied to it (attribution no-time)",
+    )
+    if samples:
+        assert said[1:] == [
+            (
+                1,
+                "2 decode line(s) of this run have a time stamp that is no real date and time: their samples have no time",
+            )
+        ]
+    else:
+        assert said[1:] == []
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs a non-root POSIX user")

@@ -6,6 +6,7 @@ import bz2
 import gzip
 import lzma
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -77,18 +78,80 @@ def test_block_boundaries_split_lines_and_characters(write_log, monkeypatch) -> 
     ]
 
 
-def test_overlong_line_is_cut_and_numbering_continues(write_log, monkeypatch) -> None:
+def test_an_overlong_line_is_not_read_and_numbering_continues(write_log, monkeypatch) -> None:
     monkeypatch.setattr(framing, "HEAD_BYTES", 8)
     monkeypatch.setattr(framing, "BLOCK_BYTES", 8)
     monkeypatch.setattr(framing, "MAX_LINE_CHARS", 20)
-    path = write_log("short\n" + "y" * 100 + "\nafter\n")
+    path = write_log("short\n" + "y" * 100 + "\nafter\n" + "z" * 30 + "\n" + "w" * 25 + "\nend\n")
     with LogLines(path) as log:
         got = list(log)
         notes = log.notes
-    assert got[0] == (1, "short")
-    assert got[1][0] == 2 and got[1][1].startswith("y") and len(got[1][1]) <= 28
-    assert got[2] == (3, "after")
-    assert notes and notes[0][0] == 2
+    assert got == [(1, "short"), (2, ""), (3, "after"), (4, ""), (5, ""), (6, "end")]
+    assert notes == [(n, "line longer than 20 characters: not read") for n in (2, 4, 5)]
+
+
+def test_overlong_lines_inside_one_block_are_not_read_and_counted_past_ten(write_log, monkeypatch) -> None:
+    monkeypatch.setattr(framing, "MAX_LINE_CHARS", 20)
+    path = write_log("".join(f"{'x' * 30}\nline {n}\n" for n in range(12)))
+    with LogLines(path) as log:
+        got = list(log)
+        notes = log.notes
+    assert got[:3] == [(1, ""), (2, "line 0"), (3, "")] and len(got) == 24
+    assert notes[:10] == [(n, "line longer than 20 characters: not read") for n in range(1, 20, 2)]
+    assert notes[10:] == [(None, "2 more lines longer than 20 characters: not read")]
+
+
+def test_a_7_mb_stats_line_costs_no_more_than_a_short_one(tmp_path: Path) -> None:
+    # Before: the 7 MB line was parsed, key by key: 570 MB and 37 s (a server_args line: 6 minutes).
+    path = tmp_path / "long.log"
+    stamp = "[2026-03-02 10:00:00] "
+    long_line = stamp + "Decode batch. #running-req: 1, " + "k: 1, " * 1_200_000 + "gen throughput (token/s): 9.0"
+    path.write_text("\n".join([DECODE, long_line, DECODE.replace("42.5", "43.5")]) + "\n")
+    parsed = parse_file(path)
+    assert list(parsed.runs[0].series["decode_throughput"]) == [42.5, 43.5]
+    (note,) = [d for d in parsed.diagnostics if "longer than" in d.message]
+    assert (note.line, note.message) == (2, f"line longer than {framing.MAX_LINE_CHARS} characters: not read")
+
+
+def test_a_gzip_bomb_is_read_up_to_its_budget_with_a_warning(tmp_path: Path, monkeypatch) -> None:
+    # Before: 16 MB of gzip expanding to 4 GB of log lines took 138 s (554 s and 5.2 GB with samples).
+    monkeypatch.setattr(framing, "MIN_EXPANSION_BYTES", 1 << 20)
+    path = tmp_path / "bomb.log.gz"
+    with gzip.open(path, "wb", compresslevel=9) as out:
+        line = (DECODE + "\n").encode()
+        for _ in range(8):
+            out.write(line * ((1 << 20) // len(line)))  # 8 MB of the same line: about 1000x
+    compressed = path.stat().st_size
+    parsed = parse_file(path)
+    (note,) = [d for d in parsed.diagnostics if d.code == "expansion-limit"]
+    budget = max(1 << 20, int(framing.MAX_EXPANSION * compressed))
+    assert note.message.startswith(
+        f"the gzip stream expands more than 50 times the file's {compressed:,} bytes (a decompression bomb?): "
+        f"read up to {budget:,} bytes of it"
+    )
+    assert note.message.endswith("the rest is skipped (TIMELINE_MAX_EXPANSION raises the limit)")
+    read = len(parsed.runs[0].series["decode_throughput"])
+    assert 0 < read * len(line) <= budget + (2 << 20)
+    raised = parse_file(path, max_expansion=2000)
+    assert not [d for d in raised.diagnostics if d.code == "expansion-limit"]
+    assert len(raised.runs[0].series["decode_throughput"]) == 8 * ((1 << 20) // len(line))
+
+
+def test_a_real_compressed_log_is_read_whole(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(framing, "MIN_EXPANSION_BYTES", 1 << 16)
+    path = tmp_path / "server.log.xz"
+    rng = random.Random(0)  # the numbers of a busy server: a real log packs 12-16x (benchmarks/gen.py)
+    text = "".join(
+        f"[2026-01-01 12:{n // 3600 % 60:02d}:{n // 60 % 60:02d} TP0] Decode batch, #running-req: {rng.randint(1, 64)}, "
+        f"#token: {rng.randint(100, 90000)}, token usage: {rng.random():.2f}, cuda graph: True, "
+        f"gen throughput (token/s): {rng.uniform(20, 3000):.2f}, #queue-req: {rng.randint(0, 9)}\n"
+        for n in range(20_000)
+    )
+    with lzma.open(path, "wb") as out:
+        out.write(text.encode())
+    parsed = parse_file(path)
+    assert not [d for d in parsed.diagnostics if d.code == "expansion-limit"]
+    assert len(parsed.runs[0].series["decode_throughput"]) == 20_000
 
 
 @pytest.mark.parametrize("opener", [gzip.open, bz2.open, lzma.open])
