@@ -180,11 +180,17 @@ def _far_log(path: Path) -> None:
 
 
 @pytest.mark.parametrize("zone", ["-12:00", "+14:00", "UTC"])
-@pytest.mark.parametrize("fmt", ["table", "csv", "markdown", "json"])
+@pytest.mark.parametrize("fmt", ["table", "csv", "markdown", "json", "html"])
 def test_stamps_at_the_end_of_the_calendar_are_shown_not_a_crash(tmp_path, zone, fmt):
     _far_log(tmp_path / "far.log")
-    result = runner.invoke(
-        app, ["build", str(tmp_path), "--log-tz", zone, "--display-tz", "UTC", "--no-cache", "--format", fmt]
-    )
+    args = ["build", str(tmp_path), "--log-tz", zone, "--display-tz", "UTC", "--no-cache"]
+    if fmt == "html":  # a file only: the report is never printed
+        report = tmp_path / "out" / "report.html"
+        report.parent.mkdir()
+        result = runner.invoke(app, [*args, "--html", str(report)])
+        assert result.exit_code == 0, result.output
+        assert "9999-12-31" in report.read_text(encoding="utf-8")
+        return
+    result = runner.invoke(app, [*args, "--format", fmt])
     assert result.exit_code == 0, result.output
     assert "9999-12-31" in result.stdout

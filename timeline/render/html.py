@@ -112,7 +112,12 @@ def _short(sha: str | None) -> str:
 
 
 def _fmt_time(moment: datetime | None, zone: tzinfo) -> str:
-    return "" if moment is None else moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+    if moment is None:
+        return ""
+    try:
+        return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+    except OverflowError:  # past 9999-12-31 in that zone: shown as recorded, with its offset
+        return moment.strftime("%Y-%m-%d %H:%M:%S %z")
 
 
 def _number(value: float | None, digits: int = 1) -> str:

@@ -242,8 +242,19 @@ def _day_label(moment: datetime) -> str:
     return f"{_MONTHS[moment.month - 1]} {moment.day}"
 
 
+# The instants a date can show in any zone (a day inside datetime's years 1-9999): ticks outside
+# are not drawn, so a log stamped 9999-12-31 still gets its chart.
+_SHOWN = (
+    datetime(1, 1, 2, tzinfo=timezone.utc).timestamp(),
+    datetime(9999, 12, 30, tzinfo=timezone.utc).timestamp(),
+)
+
+
 def _aligned(start: float, end: float, step: int, zone: tzinfo) -> list[float]:
     """Multiples of ``step`` in the wall-clock time of ``zone`` (weeks start on Mondays)."""
+    start, end = max(start, _SHOWN[0]), min(end, _SHOWN[1])
+    if start > end:
+        return []
     offset = (datetime.fromtimestamp(start, timezone.utc).astimezone(zone).utcoffset() or timedelta(0)).total_seconds()
     origin = 4 * 86400 if step % (7 * 86400) == 0 else 0  # the epoch was a Thursday
     first = math.ceil((start + offset - origin) / step) * step + origin - offset
@@ -259,6 +270,8 @@ def time_ticks(axis: TimeAxis, zone: tzinfo, low: float, high: float, room: int)
     lanes = [Lanes(1, low, high), Lanes(1, low, high)]
 
     def add(moment: float, label: str, row: int) -> None:
+        if not _SHOWN[0] <= moment <= _SHOWN[1]:
+            return
         placed = lanes[row].place([label], axis.x(moment), centred=True)
         if placed:
             ticks.append((axis.x(moment), label, row))
@@ -269,12 +282,18 @@ def time_ticks(axis: TimeAxis, zone: tzinfo, low: float, high: float, room: int)
                 add(moment, local(moment).strftime("%H:%M"), 0)
         for a, b in axis.clusters:
             for moment in [a + axis.margin, *_aligned(a, b, 86400, zone)]:
+                if not _SHOWN[0] <= moment <= _SHOWN[1]:
+                    continue
                 day = local(moment)
                 if not any(label == _day_label(day) for _, label, row in ticks if row == 1):
                     add(moment, _day_label(day), 1)
         return ticks
     last = -math.inf
-    candidates = sorted({t for a, b in axis.clusters for t in [a + axis.margin, *_aligned(a, b, step, zone)]})
+    candidates = sorted(
+        t
+        for t in {t for a, b in axis.clusters for t in [a + axis.margin, *_aligned(a, b, step, zone)]}
+        if _SHOWN[0] <= t <= _SHOWN[1]
+    )
     for moment in candidates:
         if moment - last >= step * 0.9:
             day = local(moment)
