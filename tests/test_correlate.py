@@ -5,7 +5,8 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timeline.correlate import MAX_CANDIDATES, HeadIndex, assume_zone, attribute, clock_steps
+from timeline.clock import REAL_OFFSETS
+from timeline.correlate import MAX_CANDIDATES, Attribution, HeadIndex, assume_zone, attribute, clock_steps
 from timeline.model import CodeEvent, ZoneReading
 
 A, B, C = "a" * 40, "b" * 40, "c" * 40
@@ -224,3 +225,31 @@ def test_the_index_answers_as_reading_every_entry_does(moves, probe):
     ts = at(probe).timestamp()
     found = HeadIndex(events).event_at(ts)
     assert (found.new if found else None) == linear_head(events, ts)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    hours=st.lists(st.floats(0, 96), min_size=1, max_size=10),
+    commits=st.lists(st.sampled_from([A, B, C]), min_size=10, max_size=10),
+    start=st.floats(-24, 120),
+    tolerance=st.sampled_from([0.0, 60.0, 3600.0]),
+)
+def test_assume_zone_reads_as_a_look_up_at_every_offset_would(hours, commits, start, tolerance):
+    """The one walk over the readings gives what looking each reading up gives."""
+    events = [event(n, h * 60, ZERO, commits[n], "checkout") for n, h in enumerate(hours)]
+    heads = HeadIndex(events)
+    reading = wall(start * 60).replace(microsecond=0)
+    tied = assume_zone(Attribution(None, "exact"), heads, reading, tolerance)
+    as_utc = reading.replace(tzinfo=timezone.utc).timestamp()
+    own = [linear_head(events, as_utc - o.total_seconds()) for o in REAL_OFFSETS]
+    every = {
+        linear_head(events, as_utc - o.total_seconds() + d) for o in REAL_OFFSETS for d in (-tolerance, 0, tolerance)
+    }
+    assert (tied.attribution == "ambiguous") == (len(every) > 1)
+    if len(every) > 1:
+        assert [
+            c
+            for r in tied.zone_readings
+            for c in [r.commit] * (REAL_OFFSETS.index(r.max_offset) - REAL_OFFSETS.index(r.min_offset) + 1)
+        ] == own
+        assert set(tied.candidate_commits) == every - {None}

@@ -28,6 +28,7 @@ a long reflog is n log n, not runs x entries (``benchmarks/attribution_speed.py`
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -108,9 +109,8 @@ class HeadIndex:
         position = self.position(ts)
         return self.events[position].new if position >= 0 else None
 
-    def steady(self, since: float, until: float) -> bool:
-        """Whether HEAD held one commit (or none yet: before the reflog) from ``since`` to ``until``."""
-        first, last = self.position(since), self.position(until)
+    def one_commit(self, first: int, last: int) -> bool:
+        """Whether HEAD held one commit (or none yet: before the reflog) from position ``first`` to ``last``."""
         if first == last:
             return True
         return first >= 0 and all(e.new == self.events[first].new for e in self.events[first + 1 : last + 1])
@@ -237,36 +237,56 @@ def attribute(
     return Attribution(commit, "mixed" if during else "exact", ids, [], may_differ)
 
 
-# The widest a wall-clock reading can be off from UTC: -12:00 to +14:00.
-_WESTMOST, _EASTMOST = REAL_OFFSETS[0], REAL_OFFSETS[-1]
+@functools.lru_cache(maxsize=8)
+def _probes(tolerance_s: float) -> tuple[tuple[float, int, bool], ...]:
+    """Every reading ``assume_zone`` makes, earliest first: (seconds from the wall-clock time
+    read as UTC, index in REAL_OFFSETS, whether it is the offset's own reading or a tolerance
+    either side)."""
+    probes = [
+        (-offset.total_seconds() + d, index, d == 0.0)
+        for index, offset in enumerate(REAL_OFFSETS)
+        for d in (-tolerance_s, 0.0, tolerance_s)
+    ]
+    return tuple(sorted(probes))
 
 
 def assume_zone(tied: Attribution, heads: HeadIndex, wall: datetime, tolerance_s: float) -> Attribution:
     """``tied``, made ``ambiguous`` (reason ``zone-assumed``) when the naive wall-clock start
-    ``wall``, read at another real-world offset than the assumed one, falls on another commit.
+    ``wall``, read at another real-world offset than the assumed one (or a tolerance either
+    side of it), falls on another commit.
 
     Only the reflog entries within the offsets' window are looked at: a start whose window holds
-    no move of HEAD (most runs) costs two look-ups, the others one a real-world offset.
+    no move of HEAD (most runs) costs two look-ups; the others one walk over the readings in time
+    order and the entries in the window together, no look-up each.
     """
     if tied.attribution in ("no-repo", "no-time"):
         return tied
+    probes = _probes(tolerance_s)
     as_utc = wall.replace(tzinfo=timezone.utc, fold=0).timestamp()
-    if heads.steady(as_utc - _EASTMOST.total_seconds() - tolerance_s, as_utc - _WESTMOST.total_seconds() + tolerance_s):
+    first, last = heads.position(as_utc + probes[0][0]), heads.position(as_utc + probes[-1][0])
+    if heads.one_commit(first, last):
+        return tied
+    floor, events = heads.floor, heads.events
+    position = first
+    in_time_order: list[str | None] = []
+    by_offset: list[str | None] = [None] * len(REAL_OFFSETS)
+    for delta, index, own in probes:
+        instant = as_utc + delta
+        while position < last and floor[position + 1] <= instant:
+            position += 1
+        commit = events[position].new if position >= 0 else None
+        if not in_time_order or in_time_order[-1] != commit:
+            in_time_order.append(commit)
+        if own:
+            by_offset[index] = commit
+    if len(set(in_time_order)) < 2:
         return tied
     spans: list[ZoneReading] = []
-    found: list[tuple[float, str | None]] = []
-    for offset in REAL_OFFSETS:  # west to east: latest instant first
-        instant = as_utc - offset.total_seconds()
-        commit = heads.commit_at(instant)
-        found += [(instant + d, heads.commit_at(instant + d)) for d in (-tolerance_s, tolerance_s)]
-        found.append((instant, commit))
-        if spans and spans[-1].commit == commit:
-            spans[-1] = replace(spans[-1], max_offset=offset)
-        else:
-            spans.append(ZoneReading(commit, offset, offset))
-    if len({commit for _, commit in found}) < 2:
-        return tied
-    in_time_order = [commit for _, commit in sorted(found, key=lambda pair: pair[0])]
+    start = 0
+    for index in range(1, len(REAL_OFFSETS) + 1):  # west to east
+        if index == len(REAL_OFFSETS) or by_offset[index] != by_offset[start]:
+            spans.append(ZoneReading(by_offset[start], REAL_OFFSETS[start], REAL_OFFSETS[index - 1]))
+            start = index
     reasons: list[AmbiguousReason] = [*tied.reasons] if tied.attribution == "ambiguous" else []
     return replace(
         tied,
