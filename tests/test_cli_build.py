@@ -65,17 +65,19 @@ def test_pull_lists_the_commits_it_brought_in(demo):
     assert pull["time"] == "2026-03-02T18:10:00+00:00"
     assert pull["old"] == demo.shas["base2"] and pull["new"] == demo.shas["pulled3"]
     assert pull["changes_commit"] is True
-    assert sorted(c["subject"] for c in pull["commits"]) == sorted(PULLED_SUBJECTS)
-    assert {c["sha"] for c in pull["commits"]} == {demo.shas[f"pulled{i}"] for i in (1, 2, 3)}
+    assert sorted(document["commits"][sha]["subject"] for sha in pull["commits"]) == sorted(PULLED_SUBJECTS)
+    assert set(pull["commits"]) == {demo.shas[f"pulled{i}"] for i in (1, 2, 3)}
     kinds = [e["kind"] for e in document["events"]]
     assert kinds == ["clone", "pull", "reset"]
     reset = document["events"][2]
-    assert [c["subject"] for c in reset["commits_removed"]] == ["Fix PCG MoE Error"]
+    assert [document["commits"][sha]["subject"] for sha in reset["commits_removed"]] == ["Fix PCG MoE Error"]
+    # each commit described once: the reset takes away one the pull brought in
+    assert list(document["commits"]) == [*document["events"][0]["commits"], *pull["commits"]]
 
 
-def test_json_document_has_the_v1_shape(demo):
+def test_json_document_has_the_v2_shape(demo):
     document = build_json(str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--samples")
-    assert document["schema_version"] == 1
+    assert document["schema_version"] == 2
     assert document["log_tz"] == "UTC"
     assert document["repo"]["head"] == demo.shas["pulled2"]
     datetime.fromisoformat(document["generated_at"])
@@ -177,7 +179,7 @@ def test_json_file_is_written_and_table_still_shown(demo, tmp_path):
     result = invoke("build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--json", str(target))
     assert result.exit_code == 0
     assert "Timeline" in result.stdout
-    assert json.loads(target.read_text())["schema_version"] == 1
+    assert json.loads(target.read_text())["schema_version"] == 2
     assert [p.name for p in target.parent.iterdir()] == ["timeline.json"]  # no temporary left behind
 
 
@@ -295,7 +297,7 @@ def test_checkout_owned_by_another_user_works_without_safe_directory(demo, tmp_p
         os.lchown(path, 65534, 65534)  # nobody: git itself would refuse it ("dubious ownership")
     document = build_json(str(demo.logs), "--repo", str(foreign), "--log-tz", "UTC")
     pull = next(e for e in document["events"] if e["kind"] == "pull")
-    assert sorted(c["subject"] for c in pull["commits"]) == sorted(PULLED_SUBJECTS)
+    assert sorted(document["commits"][sha]["subject"] for sha in pull["commits"]) == sorted(PULLED_SUBJECTS)
     assert not any("safe.directory" in w["message"] or "dubious" in w["message"] for w in document["warnings"])
 
 

@@ -33,6 +33,8 @@ def whole(document: dict) -> str:
     for key, value in document.items():
         if isinstance(value, list) and value:
             text = "[\n" + ",\n".join(f"    {compact(item)}" for item in value) + "\n  ]"
+        elif key == "commits" and value:
+            text = "{\n" + ",\n".join(f"    {compact(sha)}: {compact(item)}" for sha, item in value.items()) + "\n  }"
         else:
             text = compact(value)
         fields.append(f"  {compact(key)}: {text}")
@@ -75,6 +77,24 @@ def test_pieces_are_the_whole_document_in_batches(tmp_path: Path) -> None:
     # No piece holds more than a batch of samples.
     batch_text = max(len(p) for p in pieces)
     assert len(pieces) > LINES // SAMPLE_BATCH and batch_text < len(text) / 2
+
+
+def test_each_commit_is_described_once_and_events_name_it(demo) -> None:
+    result = build([demo.logs], repo=demo.repo, log_tz="UTC")
+    document = timeline_to_dict(result)
+    assert dumps(result) == whole(document)
+    listed = [sha for event in document["events"] for key in ("commits", "commits_removed") for sha in event[key]]
+    assert len(listed) > len(set(listed))  # the reset takes away a commit the pull brought in...
+    assert list(document["commits"]) == list(dict.fromkeys(listed))  # ...described once, in order
+    removed = next(e for e in result.events if e.kind == "reset").commits_removed[0]
+    assert document["commits"][removed.sha] == {
+        "subject": removed.subject,
+        "author": removed.author,
+        "author_email": removed.author_email,
+        "author_date": iso(removed.author_date),
+        "committer_date": iso(removed.committer_date),
+        "paths": list(removed.paths or ()),
+    }
 
 
 def test_the_cli_writes_the_same_document(tmp_path: Path) -> None:

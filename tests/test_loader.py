@@ -59,13 +59,28 @@ def test_a_document_from_to_dict_loads_too(demo):
     assert loaded.events[1].commits == built.events[1].commits and loaded.events[1].ts == built.events[1].ts
 
 
+def test_a_version_1_document_loads_too(demo):
+    """Version 1 gave each event its commits whole; version 2 lists shas and describes each once."""
+    built = timeline.build(demo.logs, repo=demo.repo, log_tz="UTC")
+    document = json.loads(json.dumps(timeline.to_dict(built)))
+    described = document.pop("commits")
+    document["schema_version"] = 1
+    for event in document["events"]:
+        for key in ("commits", "commits_removed"):
+            event[key] = [{"sha": sha, **described[sha]} for sha in event[key]]
+    loaded = from_document(document)
+    assert [e.commits for e in loaded.events] == [e.commits for e in built.events]
+    assert [e.commits_removed for e in loaded.events] == [e.commits_removed for e in built.events]
+    assert dumps(loaded) == dumps(built)  # written back as version 2
+
+
 @pytest.mark.parametrize(
     "content, said",
     [
         (b"not json", "not JSON"),
         (b"[1, 2]", "not a timeline JSON document (no schema_version)"),
-        (b'{"schema_version": 2}', "schema_version 2, this timeline reads 1"),
-        (b'{"schema_version": 1, "runs": []}', "not a valid timeline JSON v1 document (KeyError: 'generated_at')"),
+        (b'{"schema_version": 3}', "schema_version 3, this timeline reads 1 and 2"),
+        (b'{"schema_version": 2, "runs": []}', "not a valid timeline JSON document (KeyError: 'generated_at')"),
         (b"\xff\xfe", "not JSON"),
     ],
 )

@@ -38,7 +38,7 @@ def test_timeline_schema_prints_it():
     result = CliRunner().invoke(app, ["schema"])
     assert result.exit_code == 0
     assert result.stdout == schema_path().read_text(encoding="utf-8")
-    assert json.loads(result.stdout)["properties"]["schema_version"] == {"const": 1}
+    assert json.loads(result.stdout)["properties"]["schema_version"]["const"] == 2
 
 
 def test_exports_are_recorded_and_validated(demo, exported_documents):
@@ -55,7 +55,7 @@ def test_an_undescribed_field_fails_strictly_but_not_for_readers(demo):
 
     document = json.loads(json.dumps(timeline_to_dict(timeline.build([demo.logs], repo=demo.repo, log_tz="UTC"))))
     document["runs"][0]["brand_new"] = 1
-    validate(document)  # the shipped schema lets newer documents add fields (the v1 contract)
+    validate(document)  # the shipped schema lets newer documents add fields (the contract)
     with pytest.raises(ValueError, match=r"at /runs/0: Additional properties .*'brand_new'"):
         validate(document, strict=True)
 
@@ -66,7 +66,8 @@ def test_an_undescribed_field_fails_strictly_but_not_for_readers(demo):
         (("runs", 0, "start"), "2026-03-02 16:42:00"),  # no offset
         (("runs", 0, "attribution"), "probably"),
         (("events", 0, "new"), "8207398"),  # not a full sha
-        (("schema_version",), 2),
+        (("schema_version",), 1),  # a version 1 document is not a version 2 one
+        (("events", 1, "commits", 0), {"sha": "0" * 40}),  # commits are listed by sha
     ],
 )
 def test_wrong_values_fail(demo, path, value):
@@ -77,7 +78,7 @@ def test_wrong_values_fail(demo, path, value):
     for key in path[:-1]:
         target = target[key]
     target[path[-1]] = value
-    with pytest.raises(ValueError, match="does not match the JSON v1 schema"):
+    with pytest.raises(ValueError, match="does not match the JSON schema"):
         validate(document)
 
 

@@ -1,7 +1,7 @@
 """timeline: tie every LLM-serving benchmark run to the commit it ran on.
 
 Library entry point: ``timeline.build(paths, repo=..., log_tz=...)`` returns a ``Timeline`` (the
-typed model); ``timeline.to_dict(result)`` is its JSON v1 document, which ``timeline.load(path)``
+typed model); ``timeline.to_dict(result)`` is its JSON document, which ``timeline.load(path)``
 reads back, and ``timeline.runs_frame(result)``, ``samples_frame``, ``events_frame``,
 ``shifts_frame`` its pandas frames. The model imports none of
 these outputs: they read it.

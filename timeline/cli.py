@@ -154,7 +154,7 @@ def build_command(
         help="Seconds: a run starting this close to a HEAD move is 'ambiguous'.",
     ),
     json_path: str | None = typer.Option(
-        None, "--json", metavar="FILE", help="Write the JSON v1 document to FILE ('-' = stdout only)."
+        None, "--json", metavar="FILE", help="Write the JSON document to FILE ('-' = stdout only)."
     ),
     samples: bool = typer.Option(False, "--samples", help="Include every parsed stats line in the JSON."),
     output_format: str = typer.Option(
@@ -162,7 +162,7 @@ def build_command(
         "--format",
         "-f",
         metavar="FORMAT",
-        help="What to print: table, json (the JSON v1 document), csv (one row per run), markdown, or github "
+        help="What to print: table, json (the JSON document), csv (one row per run), markdown, or github "
         "(GitHub Actions: an annotation per shift on stdout, the markdown report appended to $GITHUB_STEP_SUMMARY).",
     ),
     csv_path: str | None = typer.Option(
@@ -363,9 +363,9 @@ def bisect_command(
     )
 
 
-@app.command("schema", short_help="Print the JSON Schema of the JSON v1 document.", epilog=EXIT_CODES_EPILOG)
+@app.command("schema", short_help="Print the JSON Schema of the JSON document.", epilog=EXIT_CODES_EPILOG)
 def schema_command() -> None:
-    """Print the JSON Schema (draft 2020-12) of the JSON v1 document that --json writes.
+    """Print the JSON Schema (draft 2020-12) of the JSON document that --json writes.
 
     \b
     Examples:

@@ -1,7 +1,8 @@
-"""The JSON v1 contract, and writing outputs atomically.
+"""The JSON contract (schema version 2), and writing outputs atomically.
 
 The document is a contract for other tools: fields are added freely, never renamed or removed
-without a new ``schema_version``. Every field is documented in docs/json-v1.md.
+without a new ``schema_version``. Every field is documented in docs/json-v1.md, with what
+changed from version 1 (each commit described once, in ``commits``; events list shas).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from typing import Any, BinaryIO
 from timeline.clock import format_offset, iso, steady_offset
 from timeline.columns import SampleBatch
 from timeline.errors import PATH_ERRNOS, OutputError
-from timeline.model import CodeEvent, Culprit, Provenance, RepoInfo, Run, Shift, SteadyValue, Timeline
+from timeline.model import CodeEvent, CommitInfo, Culprit, Provenance, RepoInfo, Run, Shift, SteadyValue, Timeline
 from timeline.render.plain import (
     clearing_values,
+    commit_values,
     confounder_values,
     event_values,
     json_safe,
@@ -45,7 +47,7 @@ from timeline.render.wording import (
 )
 from timeline.suspects import knob_linked
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
@@ -63,6 +65,7 @@ def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
         "repo": None if timeline.repo is None else repo_to_dict(timeline.repo),
         "events": [event_to_dict(e) for e in timeline.events],
         "context": [event_to_dict(e) for e in timeline.context],
+        "commits": commits_to_dict([*timeline.events, *timeline.context]),
         "runs": [run_to_dict(r, samples=samples) for r in timeline.runs],
         "warnings": [
             {"source": w.source, "line": w.line, "message": w.message, "code": w.code} for w in timeline.warnings
@@ -112,18 +115,30 @@ def repo_to_dict(repo: RepoInfo) -> dict[str, Any]:
     }
 
 
-def event_to_dict(event: CodeEvent) -> dict[str, Any]:
-    document = event_values(event)
-    document["time"] = iso(event.time)
-    for key in ("commits", "commits_removed"):
-        document[key] = [_commit_to_dict(c) for c in document[key]]
+def commits_to_dict(events: Iterable[CodeEvent]) -> dict[str, dict[str, Any]]:
+    """Every commit the events brought in or took away, once, keyed by sha, in the order the
+    events first list them (a checkout moved back and forth for a year lists the same commits
+    millions of times: the events name them, this says what they are)."""
+    described: dict[str, CommitInfo] = {}
+    for event in events:
+        for commit in (*event.commits, *event.commits_removed):
+            described.setdefault(commit.sha, commit)
+    return {sha: commit_to_dict(commit) for sha, commit in described.items()}
+
+
+def commit_to_dict(commit: CommitInfo) -> dict[str, Any]:
+    """One entry of ``commits`` (docs/json-v1.md, "commits"): the commit, without its sha (the key)."""
+    document = commit_values(commit)
+    document["author_date"] = iso(document["author_date"])
+    document["committer_date"] = iso(document["committer_date"])
     return document
 
 
-def _commit_to_dict(values: dict[str, Any]) -> dict[str, Any]:
-    values["author_date"] = iso(values["author_date"])
-    values["committer_date"] = iso(values["committer_date"])
-    return values
+def event_to_dict(event: CodeEvent) -> dict[str, Any]:
+    """One event (docs/json-v1.md, "events[]"): its commits by sha (described in ``commits``)."""
+    document = event_values(event)
+    document["time"] = iso(event.time)
+    return document
 
 
 def _steady(steady: SteadyValue) -> dict[str, Any]:
@@ -343,12 +358,12 @@ def _compact(value: Any) -> str:
 
 
 def dumps(timeline: Timeline) -> str:
-    """The JSON v1 document (``json_pieces``, joined)."""
+    """The JSON document (``json_pieces``, joined)."""
     return "".join(json_pieces(timeline))
 
 
 def json_pieces(timeline: Timeline) -> Iterator[str]:
-    """The JSON v1 document as text, in pieces: the top level indented, each run, event, shift...
+    """The JSON document as text, in pieces: the top level indented, each run, event, shift...
     on a line of its own (one ``grep`` a run); a run's samples a batch of rows at a time, so a
     build with ``--samples`` (millions of stats lines) is never held as one string. Not ``indent=2`` all through:
     that makes ``json`` use its pure-Python encoder, about ten times slower (a thousand runs:
@@ -362,8 +377,16 @@ def json_pieces(timeline: Timeline) -> Iterator[str]:
                 yield ",\n    " if index else "    "
                 yield from _run_pieces(run, document)
             yield "\n  ]"
-        elif isinstance(value, list) and value:
-            yield "[\n" + ",\n".join(f"    {_compact(item)}" for item in value) + "\n  ]"
+        elif isinstance(value, list) and value:  # an item a line, never all of them as one string
+            yield "["
+            for index, item in enumerate(value):
+                yield (",\n    " if index else "\n    ") + _compact(item)
+            yield "\n  ]"
+        elif key == "commits" and value:  # a commit a line, as the events
+            yield "{"
+            for index, (sha, item) in enumerate(value.items()):
+                yield (",\n    " if index else "\n    ") + f"{_compact(sha)}: {_compact(item)}"
+            yield "\n  }"
         else:
             yield _compact(value)
     yield "\n}\n"

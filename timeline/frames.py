@@ -441,7 +441,6 @@ def events_frame(timeline: Timeline) -> pd.DataFrame:
         row["commit_subject"] = subjects.get(event.new)
         for key in ("commits", "commits_removed"):
             row[f"n_{key}"] = len(row[key])
-            row[key] = [commit["sha"] for commit in row[key]]
         rows.append(row)
     return _frame(
         _by_column(rows, EVENT_COLUMNS),

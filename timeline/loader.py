@@ -1,10 +1,12 @@
-"""``timeline.load(path)``: a JSON v1 document (``timeline build --json``) read back into a ``Timeline``.
+"""``timeline.load(path)``: a JSON document (``timeline build --json``) read back into a ``Timeline``.
 
 The document holds every fact of the model that an output reads, so a loaded timeline gives the
 same frames, tables and JSON as the one that was built (``tests/test_loader.py`` checks build ->
-JSON -> load -> the same JSON and frames). What it cannot hold: the messages a run printed
-(``Run.messages``, read by the shift analysis only) and samples when the document was written
-without ``--samples``. Unknown fields are ignored (documents only ever gain fields within v1).
+JSON -> load -> the same JSON and frames). Version 2 documents (each commit described once, in
+``commits``) and version 1 ones (the details in every event) are both read. What it cannot
+hold: the messages a run printed (``Run.messages``, read by the shift analysis only) and samples
+when the document was written without ``--samples``. Unknown fields are ignored (documents
+only ever gain fields within a version).
 """
 
 from __future__ import annotations
@@ -43,13 +45,13 @@ from timeline.records import Diagnostic
 
 __all__ = ["load", "from_document", "DocumentError"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSIONS = (1, 2)  # 2: events list shas, the top-level "commits" describes each (docs/json-v1.md)
 _NOT_FINITE = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}  # json_safe's text for them
 T = TypeVar("T")
 
 
 class DocumentError(TimelineError, ValueError):
-    """The file is not a timeline JSON v1 document."""
+    """The file is not a timeline JSON document."""
 
 
 def load(path: str | os.PathLike) -> Timeline:
@@ -70,17 +72,23 @@ def from_document(document: Any, source: str = "document") -> Timeline:
     """``load`` of a parsed document (``json.loads`` of the export, or ``timeline.to_dict``)."""
     if not isinstance(document, dict) or "schema_version" not in document:
         raise DocumentError(f"{source}: not a timeline JSON document (no schema_version)")
-    if document["schema_version"] != SCHEMA_VERSION:
+    if document["schema_version"] not in SCHEMA_VERSIONS:
         raise DocumentError(
-            f"{source}: schema_version {document['schema_version']!r}, this timeline reads {SCHEMA_VERSION}"
+            f"{source}: schema_version {document['schema_version']!r}, this timeline reads "
+            + " and ".join(map(str, SCHEMA_VERSIONS))
         )
     try:
         return _timeline(document)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise DocumentError(f"{source}: not a valid timeline JSON v1 document ({type(exc).__name__}: {exc})") from exc
+        raise DocumentError(f"{source}: not a valid timeline JSON document ({type(exc).__name__}: {exc})") from exc
 
 
 def _timeline(document: dict[str, Any]) -> Timeline:
+    described = {sha: _commit({**values, "sha": sha}) for sha, values in (document.get("commits") or {}).items()}
+
+    def _event(event: dict[str, Any]) -> CodeEvent:
+        return _code_event(event, described)
+
     return Timeline(
         generated_at=datetime.fromisoformat(document["generated_at"]),
         log_tz=document["log_tz"],
@@ -145,15 +153,21 @@ def _commit(values: dict[str, Any]) -> CommitInfo:
     )
 
 
-def _event(event: dict[str, Any]) -> CodeEvent:
+def _code_event(event: dict[str, Any], described: dict[str, CommitInfo]) -> CodeEvent:
+    """An event; its commits by sha from ``described`` (version 2: one ``CommitInfo`` a commit,
+    shared by the events that list it), or each given whole (version 1)."""
+
+    def listed(key: str) -> list[CommitInfo]:
+        return [described[c] if isinstance(c, str) else _commit(c) for c in event.get(key, [])]
+
     time = datetime.fromisoformat(event["time"])
     return _known(
         CodeEvent,
         event,
         time=time,
         ts=int(time.timestamp()),
-        commits=[_commit(c) for c in event.get("commits", [])],
-        commits_removed=[_commit(c) for c in event.get("commits_removed", [])],
+        commits=listed("commits"),
+        commits_removed=listed("commits_removed"),
     )
 
 

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from timeline.export import event_to_dict
+from timeline.export import commits_to_dict, event_to_dict
 from timeline.git import read_history
 from timeline.git.history import GitHistory
 from timeline.git.runner import git_version
@@ -228,9 +228,9 @@ def test_commits_carry_author_dates_and_paths(bench):
     merge = h.events[-1]
     assert merge.detail == "merge"
     assert [(c.subject, c.paths) for c in merge.commits] == [("merge topic", ("t.txt",)), ("t1", ("t.txt",))]
-    d = event_to_dict(h.events[1])["commits"][0]
+    assert event_to_dict(h.events[1])["commits"][0] == second.sha
+    d = commits_to_dict(h.events)[second.sha]
     assert d == {
-        "sha": second.sha,
         "subject": "second",
         "author": "Bob Author",
         "author_email": "bob@example.com",

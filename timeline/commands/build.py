@@ -1,4 +1,4 @@
-"""``timeline build``: the time-ordered table, or the JSON v1 document, CSV, markdown; files too."""
+"""``timeline build``: the time-ordered table, or the JSON document, CSV, markdown; files too."""
 
 from __future__ import annotations
 

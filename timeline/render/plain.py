@@ -200,9 +200,9 @@ def _runs(runs: dict[str, Run], ids: list[str]) -> list[Run]:
 
 
 def commit_values(commit: CommitInfo) -> dict[str, Any]:
-    """A commit an event brought in or took away (its dates aware, in their recorded offsets)."""
+    """A commit an event brought in or took away, as the JSON's ``commits`` describes it under
+    its sha (its dates aware, in their recorded offsets)."""
     return {
-        "sha": commit.sha,
         "subject": commit.subject,
         "author": commit.author,
         "author_email": commit.author_email,
@@ -213,7 +213,8 @@ def commit_values(commit: CommitInfo) -> dict[str, Any]:
 
 
 def event_values(event: CodeEvent) -> dict[str, Any]:
-    """A code event, in the JSON's keys and order (``time`` aware, in the reflog's offset)."""
+    """A code event, in the JSON's keys and order (``time`` aware, in the reflog's offset); its
+    commits by sha (``commit_values`` describes each)."""
     return {
         "id": event.id,
         "time": event.time,
@@ -223,8 +224,8 @@ def event_values(event: CodeEvent) -> dict[str, Any]:
         "old": event.old,
         "new": event.new,
         "changes_commit": event.changes_commit,
-        "commits": [commit_values(c) for c in event.commits],
-        "commits_removed": [commit_values(c) for c in event.commits_removed],
+        "commits": [c.sha for c in event.commits],
+        "commits_removed": [c.sha for c in event.commits_removed],
         "source": event.source,
         "line": event.line,
         "files_may_differ": event.files_may_differ,

@@ -1,4 +1,4 @@
-"""The JSON Schema (draft 2020-12) of the v1 document, shipped as package data.
+"""The JSON Schema (draft 2020-12) of the JSON document (schema version 2), shipped as package data.
 
 ``schema_text()`` is the file as shipped (what ``timeline schema`` prints); ``load_schema()``
 the parsed schema, for ``jsonschema.validate(document, load_schema())``.
@@ -28,7 +28,7 @@ def load_schema() -> dict[str, Any]:
 def strict_schema() -> dict[str, Any]:
     """The schema with every described object closed (``additionalProperties: false``).
 
-    The shipped schema lets newer documents add fields (the v1 contract); the strict one is for
+    The shipped schema lets newer documents add fields (the contract); the strict one is for
     timeline's own tests, so that a field added to the export without being described here (and
     in docs/json-v1.md) fails a test. Open maps (``config``, ``metrics``, sample rows) stay open.
     """
@@ -66,4 +66,4 @@ def validate(document: Any, *, strict: bool = False) -> None:
             if strict
             else ""
         )
-        raise ValueError("the document does not match the JSON v1 schema:\n" + "\n".join(lines) + more + hint)
+        raise ValueError("the document does not match the JSON schema:\n" + "\n".join(lines) + more + hint)
