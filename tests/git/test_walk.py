@@ -307,3 +307,50 @@ def test_git_is_stopped_once_the_walk_is_done(bench, monkeypatch):
     (walk,) = [p for cmd, p in procs if cmd in walks([cmd])]
     # killed while it still had history to print (3,000 commits fill the pipe), and reaped
     assert walk.returncode == -signal.SIGKILL
+
+
+def test_passes_and_straight_lines_give_what_one_pass_of_every_move_gives(bench, monkeypatch):
+    """The walk keeps a graph and paints a few moves a pass (a commit's paint does not grow with
+    the number of moves), takes a straight line of one-parent commits at once, and a move back
+    as the mirror of the move there: the lists are the same, order included, as painting every
+    move in one pass, and as ``git rev-list``."""
+    from timeline.git import walk as walk_module
+
+    repo = bench.init()
+    rng = random.Random(17)
+    commits: list[tuple[int, list[int], int, str]] = []
+    when = 1_700_000_000
+    for mark in range(1, 301):
+        parents = [] if mark == 1 else [mark - 1]
+        if mark % 25 == 0:
+            parents.append(rng.randrange(max(1, mark - 20), mark - 1))  # a merge now and then
+        when += rng.choice((0, 1, 60, 600))
+        commits.append((mark, parents, when, f"f{rng.randrange(9)}.txt"))
+    shas = fast_import(bench, repo, commits)
+    pairs: list[tuple[str, str]] = []
+    pos = 0
+    while len(pairs) < 150:  # a checkout's life: forward, back, far back and back again
+        step = rng.choice((1, 1, 3, -2, -60, 0))
+        to = min(len(shas) - 1, max(0, pos + step))
+        there = [(shas[pos], shas[to])]
+        if step == 0:  # a checkout of an older commit, across merges, and back
+            there = [(shas[pos], shas[pos // 2]), (shas[pos // 2], shas[pos])]
+        pairs += [pair for pair in there if pair[0] != pair[1] and pair not in pairs]
+        pos = to
+
+    def lists(moves_a_pass: int, lines: bool) -> dict:
+        monkeypatch.setattr(walk_module, "MOVES_A_PASS", moves_a_pass)
+        if not lines:
+            monkeypatch.setattr(walk_module.CommitWalk, "_line", lambda self, top, bottom: None)
+        with ObjectStore(repo / ".git") as store:
+            return range_ids(store, pairs)
+
+    mine = lists(walk_module.MOVES_A_PASS, lines=True)
+    assert lists(3, lines=True) == mine
+    assert lists(len(pairs), lines=False) == mine  # every move in one pass, as the walk once was
+    assert sum((new, old) in mine for old, new in pairs) > 10  # checkouts and back: the lists mirrored
+    for old, new in pairs:
+        arrived, left, truncated = mine[(old, new)]
+        assert arrived == rev_list(bench, repo, f"{old}..{new}")
+        assert left == rev_list(bench, repo, f"{new}..{old}")
+        assert not truncated

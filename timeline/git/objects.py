@@ -14,11 +14,12 @@ revisions).
 What MANY moves brought in and took away (``between_many``) costs ONE git process whatever
 their number: a ``git log --name-only -z --stdin`` from all the moves' ends, each commit with
 its parents and committer date, read as git streams it and stopped as soon as every move's
-commits are known (``CommitWalk``: each commit painted with the ends that reach it; the walk ends
-where every end of a move reaches what is left, so it stays near the moves however long the
-history below them); the sets and git's own order are worked out in Python, and each commit
-read is described from the same output (sha, subject, author, author and committer dates,
-touched paths). Commits wanted alone (``describe``) take one ``git log --no-walk --stdin``
+commits are known (``CommitWalk``: the commits kept as a graph, each move's lists worked out
+from it, a straight line at once and the others painted with the ends that reach them, a few
+dozen moves a pass; a pass ends where every end of its moves reaches what is left, so it stays
+near the moves however long the history below them); the sets and git's own order are worked
+out in Python, and each commit read is described from the same output (sha, subject, author,
+author and committer dates, touched paths). Commits wanted alone (``describe``) take one ``git log --no-walk --stdin``
 however many. ``log`` reads ``log.showSignature``, mailmap and diff settings from config, but
 the only config it sees is the shadow's own (empty, system and global config disabled) plus
 our ``-c`` overrides; ``--no-textconv --no-ext-diff --no-renames`` keep the diff to tree
@@ -42,6 +43,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
@@ -401,16 +403,16 @@ class ObjectStore(ScratchFolder):
             return {}
         walk = CommitWalk(pairs)
         error = self._stream_walk(walk)
-        self.walked = len(walk.paint)
+        self.walked = len(walk.order)
         known = self.known
         out: dict[tuple[str, str], tuple[list[CommitInfo], list[CommitInfo], bool] | ObjectStoreError] = {}
         own_walks = MAX_OWN_WALKS
-        for i, pair in enumerate(pairs):
-            if error is not None and not walk.settled(i):
+        for pair, sides in zip(pairs, walk.results, strict=True):
+            if sides is None:
                 # git stopped at a commit it could not read: maybe not one this move needs (a
                 # missing object elsewhere); its own walk says (a process a move: a few only).
                 if own_walks <= 0:
-                    out[pair] = ObjectStoreError(error)
+                    out[pair] = ObjectStoreError(error or "git log ended before the commits of this move")
                     continue
                 own_walks -= 1
                 try:
@@ -418,7 +420,7 @@ class ObjectStore(ScratchFolder):
                 except ObjectStoreError as own:
                     out[pair] = own
                 continue
-            arrived, left, truncated = walk.sides(i)
+            arrived, left, truncated = sides
             out[pair] = ([known[c] for c in arrived], [known[c] for c in left], truncated)
         return out
 
@@ -448,15 +450,8 @@ class ObjectStore(ScratchFolder):
                 finally:
                     with contextlib.suppress(OSError):
                         proc.stdin.close()  # type: ignore[union-attr]
-                for record in records(proc.stdout, mark):  # type: ignore[arg-type]
-                    commit = walk_record(record, self.shallow_commits)
-                    if commit is None:
-                        continue
-                    info, parents, date = commit
-                    self.known[info.sha] = info
-                    if walk.add(info.sha, date, parents):
-                        stopped = True
-                        break
+                walk.run(self._walk_commits(records(proc.stdout, mark)))  # type: ignore[arg-type]
+                stopped = proc.poll() is None  # done before git: the rest is not needed
             finally:
                 if stopped or proc.poll() is None:
                     proc.kill()  # done with it (or failing): not on down the history
@@ -467,6 +462,16 @@ class ObjectStore(ScratchFolder):
                 return None
             err.seek(0)
             return git_failure(args, err.read(), proc.returncode)
+
+    def _walk_commits(self, stream: Iterator[bytes]) -> Iterator[tuple[str, int, tuple[str, ...]]]:
+        """The walk's commits ``(sha, date, parents)`` from git's records, each described into
+        ``known`` on the way."""
+        for record in stream:
+            commit = walk_record(record, self.shallow_commits)
+            if commit is not None:
+                info, parents, date = commit
+                self.known[info.sha] = info
+                yield info.sha, date, parents
 
 
 _LOOSE_FOLDER = re.compile(r"[0-9a-f]{2}")
