@@ -1,11 +1,19 @@
-"""Deterministic decode-heavy SGLang logs for the benchmarks (``benchmarks/run.py``).
+"""Deterministic SGLang logs shaped like real ones, for the benchmarks (``benchmarks/run.py``).
 
 The launches are those of ``timeline.scenario`` (SGLang 0.5.9+ format: startup lines, then
-``Decode batch`` lines with ``accept len``); after every 9 decode lines one other line is
-inserted, alternately a ``Prefill batch`` stats line and a uvicorn access line (no header), as a
-busy server prints them: about 90% of the lines are ``Decode batch`` lines. Their batch varies
-as a busy server's does (``#running-req`` 1-64, ``#token``, ``#queue-req``, and the batch's
-``gen throughput`` with it), so the lines come in many shapes (digit counts), as in real logs.
+``Decode batch`` lines with ``accept len``), one after the other in a file as appended launches
+are. About 90% of the lines are ``Decode batch`` lines; after every 18 of them come a ``Prefill
+batch`` stats line and a uvicorn access line, so about 5% of the lines are access lines, as a
+served benchmark prints them (one request a batch of lines). The batch varies as a busy
+server's does (``#running-req`` 1-64, ``#token``, ``#queue-req``, and the batch's ``gen
+throughput`` with it), so the lines come in many shapes (digit counts), as in real logs.
+
+Two launches in three are dated (``[2026-01-01 08:00:00 TP0]``, SGLang 0.4+) and their access
+lines carry the same ``[date time]`` header (SGLang sets uvicorn's access format to
+``[%(asctime)s] %(levelprefix)s ...`` from 0.3.4: ``set_uvicorn_logging_configs``,
+https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/utils/common.py); every
+third launch is stamped with the time only (``[08:00:00 TP0]``, SGLang 0.2-0.3.2, whose uvicorn
+kept its default access format, without a time).
 """
 
 from __future__ import annotations
@@ -17,12 +25,14 @@ from pathlib import Path
 
 from timeline.scenario import Launch, sglang_launch_lines
 
-GENERATOR_VERSION = 2  # bump when the generated text changes (cached files are named by it)
+GENERATOR_VERSION = 3  # bump when the generated text changes (cached files are named by it)
 
 _DECODE_BATCH = re.compile(
     r"#running-req: 1, #token: \d+, token usage: 0\.00, (.*)gen throughput \(token/s\): ([\d.]+), #queue-req: 0$"
 )
 _ACCESS = 'INFO:     127.0.0.1:{port} - "POST /generate HTTP/1.1" 200 OK'
+_DATE = re.compile(r"^\[\d{4}-\d{2}-\d{2} ", re.MULTILINE)
+TIME_ONLY_EVERY = 3  # every third launch is stamped with the time only
 
 
 def _prefill(stamp: str, rng: random.Random) -> str:
@@ -50,10 +60,12 @@ def _busy(line: str, rng: random.Random) -> str:
 
 
 def launch_lines(number: int, rng: random.Random, minutes: float = 240) -> list[str]:
-    """The lines of the ``number``-th launch: ``minutes`` long, one decode line a second, ~90% decode."""
+    """The lines of the ``number``-th launch: ``minutes`` long, one decode line a second, ~90%
+    decode, ~5% access lines (with a ``[date time]`` header, or none in a time-only launch)."""
     start = datetime(2026, 1, 1, 8, 0) + timedelta(hours=5 * number)
     launch = Launch(start, minutes=minutes, throughput=90.0 + (number % 7), decode_every_s=1.0)
     lines = sglang_launch_lines(launch, rng)
+    time_only = number % TIME_ONLY_EVERY == TIME_ONLY_EVERY - 1
     out: list[str] = []
     decodes = 0
     for line in lines:
@@ -62,11 +74,12 @@ def launch_lines(number: int, rng: random.Random, minutes: float = 240) -> list[
         out.append(line)
         if "] Decode batch" in line:
             decodes += 1
-            if decodes % 9 == 0:
-                if decodes % 18 == 0:
-                    out.append(_ACCESS.format(port=30000 + rng.randint(0, 30000)))
-                else:
-                    out.append(_prefill(line[1:20], rng))
+            if decodes % 18 == 0:
+                out.append(_prefill(line[1:20], rng))
+                access = _ACCESS.format(port=30000 + rng.randint(0, 30000))
+                out.append(access if time_only else f"[{line[1:20]}] {access}")
+    if time_only:
+        return _DATE.sub("[", "\n".join(out)).split("\n")
     return out
 
 

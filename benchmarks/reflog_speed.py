@@ -7,6 +7,7 @@ Run (from the repository root, in the project's virtualenv)::
     python benchmarks/reflog_speed.py 250000 3   # other entry count / repeats
     python benchmarks/reflog_speed.py --moves 500 --history 5000   # other move/commit counts
     python benchmarks/reflog_speed.py --moves 0  # the reflog reading only
+    python benchmarks/reflog_speed.py --checkout 100000 --history 30000   # a whole build, 5 rounds
 
 Reading. It builds a realistic ``logs/HEAD`` in memory (commits, checkouts, pulls, a rebase
 burst every so often; 40-hex ids; ~160 bytes a line), then times, in this same process:
@@ -36,6 +37,16 @@ how many git processes ran:
   --stdin`` from all their ends, describing each commit it reads, stopped once every move's
   commits are known).
 
+A whole build (``--checkout ENTRIES``). It builds a checkout with ``git fast-import`` (as above,
+``--history`` main-line commits) whose HEAD log has ENTRIES entries over those real commits, the
+way a benchmarking checkout lives for a year: commits and pulls forward, resets back, checkouts
+of a side branch or of an older commit and back (``checkout_reflog``: the lines in git's own
+format, written here rather than by 100,000 git processes). Then, interleaved, best of the
+rounds: ``git log -g`` of that checkout (git listing its own reflog: the floor), ``timeline
+build EMPTY --repo CHECKOUT --json FILE`` and the same without ``--json`` (the table): wall and
+CPU time, peak RSS, and the JSON's size. Targets (README, Speed): under 10 s and 1 GiB, the JSON
+under 100 MB.
+
 This is a benchmark, not a test: nothing here fails (but a difference between the two ways
 of describing the moves stops it); the targets (README, Speed) are "well under 1 s" for
 ``events`` and one git call for all the moves.
@@ -44,6 +55,7 @@ of describing the moves stops it); the targets (README, Speed) are "well under 1
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import resource
@@ -119,7 +131,18 @@ def main() -> None:
     ap.add_argument("repeats", nargs="?", type=int, default=5)
     ap.add_argument("--moves", type=int, default=2000, help="distinct moves to describe (0: none)")
     ap.add_argument("--history", type=int, default=20_000, help="main-line commits of that repository")
+    ap.add_argument(
+        "--checkout",
+        type=int,
+        default=0,
+        metavar="ENTRIES",
+        help="only the whole build on a checkout whose reflog has ENTRIES entries over real commits "
+        "(timeline build --json against git log -g)",
+    )
     args = ap.parse_args()
+    if args.checkout:
+        checkout(args.checkout, args.history, args.repeats)
+        return
     reading(args.entries, args.repeats)
     if args.moves:
         moves(args.moves, args.history)
@@ -216,7 +239,7 @@ def head_path(main: list[str], sides: list[str], moves: int, seed: int = 4) -> l
         elif roll < 0.95:  # checkout of a side branch, and back
             to = sides[min(len(sides) - 1, pos // 50)] if sides else main[pos]
         else:  # checkout of an old commit, and back
-            to = main[max(0, pos - rng.randint(50, 500))]
+            to = main[max(0, pos - rng.randint(30, 500))]
         if to != at:
             pairs[(at, to)] = None
             at = to
@@ -283,6 +306,129 @@ def moves(count: int, history: int) -> None:
     print(f"  {'':9s} {'wall':>10s} {'cpu':>10s} {'git cpu':>10s} {'git processes':>14s}")
     for name, wall, cpu, git_cpu, n in rows:
         print(f"  {name:9s} {wall:8.2f} s {cpu:8.2f} s {git_cpu:8.2f} s {n:14d}")
+
+
+# --------------------------------------------------------------------------- a whole build
+
+_MESSAGES = {
+    "commit": "commit: change the scheduler and the kv cache",
+    "pull": "pull origin main: Fast-forward",
+    "reset": "reset: moving to HEAD~{n}",
+    "checkout": "checkout: moving from main to {sha}",
+    "back": "checkout: moving from {sha} to main",
+}
+
+
+def checkout_reflog(main: list[str], sides: list[str], dates: dict[str, int], entries: int, seed: int = 4) -> bytes:
+    """A HEAD log of ``entries`` lines in git's format (``old new ident time zone<TAB>message``,
+    https://git-scm.com/docs/git-update-ref#_logging_updates) for a checkout that lives along
+    ``main`` the way a benchmarking checkout does: commits and pulls forward, resets back,
+    checkouts of a side branch or an old commit and back (a real clone's reflog, sped up: the
+    commits are real objects; the lines are written here, as git writes them, rather than by
+    100,000 git processes)."""
+    rng = random.Random(seed)
+    zero = "0" * 40
+    lines = [f"{zero} {main[0]} Ann Tester <ann@example.com> {dates[main[0]] + 60} +0100\tclone: from upstream"]
+    pos, at = 0, main[0]
+    when = dates[main[0]] + 60
+    while len(lines) < entries:
+        roll = rng.random()
+        if roll < 0.42:
+            kind, pos = "commit", min(len(main) - 1, pos + 1)
+        elif roll < 0.52:
+            kind, pos = "pull", min(len(main) - 1, pos + rng.randint(2, 8))
+        elif roll < 0.74:
+            kind, pos = "reset", max(0, pos - rng.randint(1, 5))
+        elif roll < 0.94:
+            kind = "checkout"
+        else:
+            kind = "old"
+        if kind in ("checkout", "old"):
+            to = (
+                sides[min(len(sides) - 1, pos // 50)]
+                if kind == "checkout"
+                else main[max(0, pos - rng.randint(30, 500))]
+            )
+            steps = [("checkout", to), ("back", main[pos])]
+        else:
+            steps = [(kind, main[pos])]
+        for step, to in steps:
+            if to == at or len(lines) >= entries:
+                continue
+            when = max(when + rng.randint(5, 600), dates[to])
+            message = _MESSAGES[step].format(n=rng.randint(1, 5), sha=to[:12])
+            lines.append(f"{at} {to} Ann Tester <ann@example.com> {when} +0100\t{message}")
+            at = to
+    return "\n".join(lines).encode() + b"\n"
+
+
+def _child(cmd: list[str], stdout) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user and system: what other processes on a busy machine do not
+    inflate) and peak RSS (bytes) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 3):
+        raise RuntimeError(f"{cmd[:3]} failed ({proc.returncode})")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+
+
+def checkout(entries: int, history: int, repeats: int) -> None:
+    """``timeline build EMPTY --repo CHECKOUT --json FILE`` on a checkout whose HEAD log has
+    ``entries`` entries, against ``git log -g`` of the same checkout (the reflog listed by git
+    itself: the floor), interleaved, ``repeats`` rounds: wall time, peak RSS, JSON size."""
+    with tempfile.TemporaryDirectory(prefix="reflog-speed-checkout-") as tmp:
+        repo = Path(tmp) / "repo"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null")
+        subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
+        main_line, sides = build_history(repo, env, history)
+        dates = dict(
+            line.split()[::-1]
+            for line in subprocess.run(
+                ["git", "log", "--all", "--format=%ct %H"],
+                cwd=repo,
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.splitlines()
+        )
+        log = checkout_reflog(main_line, sides, {k: int(v) for k, v in dates.items()}, entries)
+        final = log.rstrip(b"\n").rsplit(b"\n", 1)[-1].split()[1].decode()
+        (repo / ".git" / "refs" / "heads" / "main").write_text(final + "\n")
+        (repo / ".git" / "logs" / "HEAD").write_bytes(log)
+        logs = Path(tmp) / "logs"
+        logs.mkdir()
+        out = Path(tmp) / "timeline.json"
+        timeline = [sys.executable, "-m", "timeline", "build", str(logs), "--repo", str(repo), "--no-cache"]
+        commands = {
+            "git log -g": (["git", "-C", str(repo), "log", "-g", "--format=%H %gs"], subprocess.DEVNULL),
+            "build --json": ([*timeline, "--json", str(out)], subprocess.DEVNULL),
+            "build (table)": (timeline, subprocess.DEVNULL),
+        }
+        best_of = {name: (float("inf"), float("inf"), 0) for name in commands}
+        for _ in range(repeats):
+            for name, (cmd, stdout) in commands.items():
+                wall, cpu, rss = _child(cmd, stdout)
+                low = best_of[name]
+                best_of[name] = (min(low[0], wall), min(low[1], cpu), max(low[2], rss))
+        size = out.stat().st_size
+        document = json.loads(out.read_bytes())
+        listed = sum(len(e["commits"]) + len(e["commits_removed"]) for e in document["events"])
+        moves = len({(e["old"], e["new"]) for e in document["events"]})
+    print(
+        f"a checkout with {entries:,} reflog entries ({len(log) / 1e6:.1f} MB) over {history:,} main-line "
+        f"commits: {len(document['events']):,} events, {moves:,} distinct moves, listing {listed:,} commits "
+        f"({len(document['commits']):,} distinct); best of {repeats}, interleaved"
+    )
+    base_wall, base_cpu, _ = best_of["git log -g"]
+    print(f"  {'':14s} {'wall':>8s} {'cpu':>8s} {'cpu / git log -g':>17s} {'peak RSS':>12s}")
+    for name, (wall, cpu, rss) in best_of.items():
+        print(f"  {name:14s} {wall:6.2f} s {cpu:6.2f} s {cpu / base_cpu:16.1f}x {rss / 2**20:8.0f} MiB")
+    print(f"  JSON: {size / 1e6:.1f} MB")
 
 
 if __name__ == "__main__":
