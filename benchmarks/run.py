@@ -189,6 +189,36 @@ def big(work: Path, size: int, repeat: int) -> None:
     )
 
 
+KEEP_SERIES = (
+    "import sys; from timeline import builder; builder.digest_series = lambda run: None; "
+    "from timeline.cli import main; sys.argv[0] = 'timeline'; main()"
+)  # timeline with every run's series kept to the end, as before runs were digested as they end
+
+
+def memory(work: Path, size: int, larger: int, repeat: int) -> None:
+    """Peak RSS without ``--samples`` on a log and on a ``larger`` one (the same launches, more
+    of them): flat, as each run's series is digested as it ends; against the same build with the
+    series kept to the end (the former way), in the same run."""
+    logs = [decode_log(work, size), decode_log(work, larger)]
+    print(f"\n== memory without --samples: peak RSS ({repeat} rounds, interleaved)")
+    commands = {}
+    for log in logs:
+        mb = log.stat().st_size / 1e6
+        args = ["build", str(log), "--json", "/dev/null", "--no-cache"]
+        commands[f"{mb:.0f} MB"] = [*timeline_cmd(), *args]
+        commands[f"{mb:.0f} MB, series kept"] = [sys.executable, "-c", KEEP_SERIES, *args]
+    results = interleaved(commands, repeat)
+    for name, (times, cpus, peak) in results.items():
+        print(
+            f"{name:34s} {statistics.median(times):8.2f} s {statistics.median(cpus):6.2f} s CPU {peak / 2**20:6.0f} MB"
+        )
+    names = list(results)
+    print(
+        f"larger / smaller log peak RSS: {results[names[2]][2] / results[names[0]][2]:.2f}x "
+        f"(target within 1.10x); series kept: {results[names[3]][2] / results[names[1]][2]:.2f}x"
+    )
+
+
 def small(work: Path, count: int, each: int, repeat: int) -> None:
     folder = work / f"small-{count}x{each}-v{GENERATOR_VERSION}"
     if not folder.exists():
@@ -317,16 +347,19 @@ def main() -> None:
     )
     ap.add_argument(
         "--only",
-        choices=["big", "small", "samples", "startup", "reflog"],
+        choices=["big", "small", "samples", "memory", "startup", "reflog"],
         action="append",
         help="run only these sections (repeatable)",
+    )
+    ap.add_argument(
+        "--memory-size", type=size_arg, default=None, help="the larger log of the memory section (default 4x --size)"
     )
     ap.add_argument("--clean", action="store_true", help="delete the generated logs first")
     args = ap.parse_args()
     if args.clean and args.work.exists():
         shutil.rmtree(args.work)
     args.work.mkdir(parents=True, exist_ok=True)
-    only = set(args.only or ["big", "small", "samples", "startup", "reflog"])
+    only = set(args.only or ["big", "small", "samples", "memory", "startup", "reflog"])
     print(f"machine: {machine()}")
     if "big" in only:
         big(args.work, args.size, args.repeat)
@@ -334,6 +367,8 @@ def main() -> None:
         small(args.work, args.small, args.small_size, args.repeat)
     if "samples" in only:
         samples(args.work, args.samples_size, args.repeat)
+    if "memory" in only:
+        memory(args.work, args.size, args.memory_size or 4 * args.size, args.repeat)
     if "startup" in only:
         startup(args.work, args.repeat)
     if "reflog" in only:

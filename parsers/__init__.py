@@ -20,6 +20,7 @@ Rules: no git, no pandas, no printing. Bad input never raises: it becomes ``Diag
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from timeline.records import Diagnostic, ParsedFile, ParsedRun
@@ -34,6 +35,7 @@ def parse_file(
     keep_samples: bool = False,
     progress=None,
     max_expansion: float | None = None,
+    finish_run: Callable[[ParsedRun], None] | None = None,
 ) -> ParsedFile:
     """Parse one log (plain, .gz, .bz2, .xz, or .zst with ``zstandard``) into runs and diagnostics.
 
@@ -47,10 +49,19 @@ def parse_file(
     A compressed log is read up to ``max_expansion`` (default ``framing.MAX_EXPANSION``, 50) times
     its size (at least 64 MiB), with a diagnostic when it would expand further (a decompression
     bomb); no line longer than ``framing.MAX_LINE_CHARS`` (64 KiB) is read, each noted.
+    ``finish_run``, if given, is called on each SGLang server run as it ends, before the next is
+    read (``timeline.build`` replaces its series by their ``SeriesDigest`` there).
     """
     from timeline.parsers.reading import parse_file as read  # the parsers are imported on first use (start-up)
 
-    return read(path, source=source, keep_samples=keep_samples, progress=progress, max_expansion=max_expansion)
+    return read(
+        path,
+        source=source,
+        keep_samples=keep_samples,
+        progress=progress,
+        max_expansion=max_expansion,
+        finish_run=finish_run,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from itertools import islice
 from operator import itemgetter
@@ -47,6 +48,7 @@ def parse_file(
     keep_samples: bool = False,
     progress=None,
     max_expansion: float | None = None,
+    finish_run: Callable[[ParsedRun], None] | None = None,
 ) -> ParsedFile:
     """``parsers.parse_file``, which documents it (that module stays light to import)."""
     src = str(path) if source is None else source
@@ -69,7 +71,7 @@ def parse_file(
     except (OSError, ValueError):
         mtime = None
 
-    sglang = SGLangLogParser(src, keep_samples=keep_samples, mtime=mtime)
+    sglang = SGLangLogParser(src, keep_samples=keep_samples, mtime=mtime, finish_run=finish_run)
     vllm = VLLMLogParser(src, keep_samples=keep_samples, mtime=mtime)
     bench = BenchParser(src, is_server_record=is_server_record, keep_samples=keep_samples)
     problems: list[Diagnostic] = []

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import date as _date
 from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
@@ -522,10 +522,19 @@ class _Wrap:
 class SGLangLogParser:
     """Feed it ``(line_number, text)`` pairs, then call ``finish()`` for runs and diagnostics."""
 
-    def __init__(self, source: str, *, keep_samples: bool = False, mtime: float | None = None) -> None:
+    def __init__(
+        self,
+        source: str,
+        *,
+        keep_samples: bool = False,
+        mtime: float | None = None,
+        finish_run: Callable[[ParsedRun], None] | None = None,
+    ) -> None:
         self.source = source
         self.keep_samples = keep_samples
         self.mtime = mtime  # the file's mtime: dates for time-only stamps
+        # called on each run as it ends (the caller digests its series: memory stays flat)
+        self.finish_run = finish_run
         self.restart()
 
     def restart(self) -> None:
@@ -571,7 +580,10 @@ class SGLangLogParser:
         if seg.headers:
             self._any_header = True
         if seg.has_content():
-            self.runs.append(seg.to_run())
+            run = seg.to_run()
+            if self.finish_run is not None:
+                self.finish_run(run)
+            self.runs.append(run)
         elif seg.headers:
             self._diag(
                 seg.first_line,

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import threading
 from array import array
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -236,3 +236,49 @@ def test_the_expansion_limit_is_raised_from_the_environment(tmp_path, monkeypatc
     assert "expansion-limit" not in [w.code for w in built(TIMELINE_MAX_EXPANSION="100000").warnings]
     with pytest.raises(UsageError, match="TIMELINE_MAX_EXPANSION='lots': not a number of at least 1"):
         built(TIMELINE_MAX_EXPANSION="lots")
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest.mark.parametrize("log", sorted(FIXTURES.glob("*/*.log")), ids=lambda p: p.stem)
+def test_series_digested_as_each_run_ends_give_the_same_document(log: Path, monkeypatch) -> None:
+    """Without samples each run's series is replaced by its digest (summaries, steady value) as
+    the run ends, so a long log's memory does not grow with its stats lines; the JSON document is
+    byte for byte the one the series kept to the end give."""
+    from timeline import build, builder
+    from timeline.export import dumps
+
+    def document(result) -> str:
+        result.generated_at = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        return dumps(result)
+
+    digested = build([log], log_tz="UTC", cache=False)
+    kept: list = []
+    monkeypatch.setattr(builder, "digest_series", lambda run: kept.append(run.series))
+    whole = build([log], log_tz="UTC", cache=False)
+    assert document(digested) == document(whole)
+    assert all(isinstance(s, array) for series in kept for s in series.values())
+
+
+def test_a_long_log_keeps_no_stats_line_numbers_without_samples(tmp_path: Path) -> None:
+    from timeline import build
+    from timeline.parsers import parse_file
+    from timeline.records import SeriesDigest
+    from timeline.scenario import Launch, write_sglang_log
+
+    launches = [Launch(datetime(2026, 3, 2, 2 * i, 0), 20, 90.0 + i, decode_every_s=1.0) for i in range(6)]
+    log = write_sglang_log(tmp_path / "server.log", launches)
+    seen: list = []
+    parsed = parse_file(log, finish_run=lambda run: seen.append(dict(run.series)))
+    assert len(seen) == len(parsed.runs) == 6  # called as each run ended, not at the end
+    assert all(len(series["decode_throughput"]) > 1000 for series in seen)
+    result = build([log], log_tz="UTC", cache=False)
+    assert [run.steady.value for run in result.runs] == pytest.approx([90.0 + i for i in range(6)], rel=0.03)
+    from timeline import builder
+
+    kept = parse_file(log, finish_run=builder.digest_series)
+    assert all(isinstance(s, SeriesDigest) for run in kept.runs for s in run.series.values())
+    assert [run.series["decode_throughput"].lines for run in kept.runs] == [
+        len(series["decode_throughput"]) for series in seen
+    ]

@@ -522,11 +522,19 @@ _CODE_VERSION: str | None = None
 
 
 def parse_sources() -> list[Path]:
-    """The source files a parse depends on: the parsers, and the records and columns they fill."""
+    """The source files a parse depends on: the parsers, the records and columns they fill, and
+    the code that digests a run's series as it ends (``builder.digest_series``: an entry holds
+    its summaries and steady value)."""
     import timeline.parsers as parsers
 
     here = Path(__file__).resolve().parent
-    return [*sorted(Path(parsers.__file__).resolve().parent.glob("*.py")), here / "records.py", here / "columns.py"]
+    digest = [here / name for name in ("builder.py", "shifts.py", "detect.py")]
+    return [
+        *sorted(Path(parsers.__file__).resolve().parent.glob("*.py")),
+        here / "records.py",
+        here / "columns.py",
+        *digest,
+    ]
 
 
 def sources_digest(sources: list[Path]) -> str:

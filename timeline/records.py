@@ -59,6 +59,22 @@ class Diagnostic:
         return f"{where}: {self.message}"
 
 
+@dataclass(slots=True)
+class SeriesDigest:
+    """What a run's series is read for, worked out when the run ended, in place of its numbers:
+    the summary (``MetricSummary``) and, for the steady metric, the run's one number
+    (``SteadyValue``). Without ``--samples`` a long log keeps this a run, not 8 bytes a stats line
+    a series: memory stays flat however many runs a file holds. Both are what the numbers would
+    have given later (the same functions, the same numbers)."""
+
+    lines: int  # how many values the series had
+    summary: Any  # timeline.model.MetricSummary or None (no finite value)
+    steady: Any = None  # timeline.model.SteadyValue or None: the steady metric's only
+
+    def __len__(self) -> int:
+        return self.lines
+
+
 @dataclass
 class ParsedRun:
     """One server launch (or one benchmark client result) found in a log file.
@@ -71,8 +87,9 @@ class ParsedRun:
     its own offset (then aware). Turning them into instants is the core's job (timeline.clock).
 
     ``series`` holds the per-line numbers needed for metric summaries, always kept but compact
-    (``array('d')``); ``samples`` holds every parsed field of every stats line, by kind
-    (``SampleRows``), and is filled only when the caller asked for samples.
+    (``array('d')``), or their ``SeriesDigest`` once the run ended when the reader was given a
+    ``finish_run`` (``timeline.build`` without samples); ``samples`` holds every parsed field of
+    every stats line, by kind (``SampleRows``), and is filled only when the caller asked for them.
 
     ``rank_series``: when two or more ranks log their own decode lines (SGLang's DP ranks, with DP
     attention or DP replicas: ``DP3``; several vLLM engines: ``Engine 001``), each one's gen
@@ -94,7 +111,7 @@ class ParsedRun:
     start_text: str | None = None
     nccl_versions: list[str] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
-    series: dict[str, array] = field(default_factory=dict)
+    series: dict[str, array | SeriesDigest] = field(default_factory=dict)
     rank_series: dict[str, array] = field(default_factory=dict)
     units: dict[str, str] = field(default_factory=dict)
     samples: dict[str, SampleRows] | None = None

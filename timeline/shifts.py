@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from timeline.detect import Boundary, Settings, Version, detect, steady_decode, steady_sum
 from timeline.model import CodeEvent, Confounder, Rerun, Run, Shift, ShiftNotes, ShiftSide, SteadyValue
-from timeline.records import MAX_MESSAGES, ParsedRun
+from timeline.records import MAX_MESSAGES, ParsedRun, SeriesDigest
 from timeline.suspects import narrow, net_suspects, signed_effect
 from timeline.workload import workload_label
 
@@ -89,7 +89,7 @@ def steady_of(parsed: ParsedRun) -> SteadyValue | None:
     With per-line samples (``--samples``) the ``#running-req`` of each line is used too.
     """
     bench = parsed.series.get(BENCH_RESULT_SERIES)
-    if bench:
+    if bench and not isinstance(bench, SeriesDigest):  # (a bench client's one value is never digested)
         value = float(bench[-1])
         if math.isfinite(value) and value > 0:
             return SteadyValue(
@@ -105,6 +105,8 @@ def steady_of(parsed: ParsedRun) -> SteadyValue | None:
         running = [value for value, has in zip(rows.column("running_req"), held, strict=False) if has]
         return steady_decode(values, running, unit=unit)
     series = parsed.series.get(METRIC)
+    if isinstance(series, SeriesDigest):  # worked out as the run ended
+        return cast("SteadyValue | None", series.steady)
     return steady_decode(series, unit=unit) if series else None
 
 
