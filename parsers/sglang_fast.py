@@ -16,11 +16,18 @@ Shapes judged *generic* - startup lines, ``server_args=``, NCCL lines, lines wit
 ``\\r``, non-ASCII bytes, wrappers (Ray, docker, Slurm), time-only stamps, odd stats lines - go
 through ``SGLangLogParser.feed_all`` in file order, one line at a time, so headers, run splitting
 and diagnostics stay the generic parser's own. Lines with no header that cannot matter (a uvicorn
-access line, say) only move the run's line range, in bulk. ``tests/parsers/test_sglang_fast.py``
-checks that both paths give identical results, on the fixtures and on generated logs.
+access line of SGLang 0.2-0.3.2, say) only move the run's line range, in bulk; lines whose dated
+header is all the generic parser reads of them (a uvicorn access line of SGLang 0.3.4+, ``[date
+time] INFO: ... "POST /generate HTTP/1.1" 200 OK``, one line in twenty of a served benchmark:
+``_probe_header``) are headers of the run, counted in bulk with the stats lines around them.
+``tests/parsers/test_sglang_fast.py`` checks that both paths give identical results, on the
+fixtures and on generated logs.
 
 ``feed_blocks(parser, log)`` is the entry point; ``parsers.parse_file`` uses it for UTF-8 logs of at
-least ``FAST_MIN_BYTES`` (numpy is imported only then). Without numpy it returns False.
+least ``FAST_MIN_BYTES`` (numpy is imported only then), and for smaller ones too once numpy is
+imported (``prepare``: ``timeline.build`` imports it when its logs are that big in all, so a
+folder of a thousand small logs is read as their lines in one file are). Without numpy it
+returns False.
 """
 
 from __future__ import annotations
@@ -47,9 +54,10 @@ from timeline.parsers.sglang import (
 )
 from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE, needs_normalizing, normalize
 
-__all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks"]
+__all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks", "prepare"]
 
-FAST_MIN_BYTES = 64 << 10  # smaller files are read line by line (no numpy import)
+FAST_MIN_BYTES = 64 << 10  # smaller files are read line by line, unless numpy is imported already:
+LOADED_MIN_BYTES = 0  # then files of this size or more take the block path too (``prepare``)
 MAX_SHAPES = 1 << 16  # shapes remembered (all are forgotten when there are more)
 WORD = 8  # plain decimals this wide or narrower are read as one 64-bit word; the others by values.number
 # Fewer stats lines than this in a row (between lines the generic parser reads) have their samples
@@ -82,7 +90,7 @@ def _numpy() -> Any:
     return np
 
 
-_SKIP, _TRIVIAL, _STATS, _GENERIC = 0, 1, 2, 3
+_SKIP, _TRIVIAL, _STATS, _GENERIC, _HEADER = 0, 1, 2, 3, 4
 _WALL_ZERO = datetime.min
 _ZERO = bytes.maketrans(b"123456789", b"000000000")
 _MAYBE_FIRST = _MAYBE_MEANINGFUL_FIRST.decode("latin-1")
@@ -105,7 +113,13 @@ def _judge_sglang(raw: bytes) -> tuple[int, dict[str, Any]]:
     if text[0] not in _MAYBE_FIRST:
         return (_TRIVIAL, {}) if _probe_trivial(text) else (_GENERIC, {})
     spans = _stats_spans(text)
-    if spans is None or not _probe_stats(text, spans):
+    if spans is None:
+        header = _header_spans(text)
+        if header is not None and _probe_header(text, header):
+            del header["at"]
+            return _HEADER, header
+        return _GENERIC, {}
+    if not _probe_stats(text, spans):
         return _GENERIC, {}
     spans["text"] = text  # the representative line (plain decimals are told from it)
     return _STATS, spans
@@ -233,6 +247,31 @@ _SEGMENT_STATS = {
     "segment.high",
 }
 _NO_THROUGHPUT = {"no_throughput_line", "no_throughput_count"}
+
+
+# What a line that only counts as a header of the run may change.
+_SEGMENT_HEADER = {
+    "segment.first_line",
+    "segment.last_line",
+    "segment.first_stamp",
+    "segment.last_stamp",
+    "segment.headers",
+    "segment.headers_since_config",
+    "segment.low",  # the earliest and the latest stamp (read in bulk: extremes)
+    "segment.high",
+}
+
+
+def _probe_header(text: str, spans: dict[str, Any]) -> bool:
+    """The generic parser only counts this line as a header of the run, stamped as ``spans``
+    say: a uvicorn access line (``[date time] INFO:     ip:port - "POST ..." 200 OK``, which the
+    run's messages leave out), say. Such lines are read in bulk with the stats lines."""
+    changed, probe = _changes(text)
+    seg = probe.segment
+    if not changed <= _SEGMENT_HEADER or seg.headers != 1 or seg.stats != 0:
+        return False
+    stamp = (text[slice(*spans["date"])], text[slice(*spans["time"])], text[slice(*spans["stamp"])])
+    return stamp_parts(seg.first_stamp) == stamp and stamp_parts(seg.last_stamp) == stamp
 
 
 def _probe_trivial(text: str) -> bool:
@@ -539,12 +578,14 @@ class Shapes:
     """What the block reader learned of line shapes: judged by content alone, so one ``Shapes``
     serves every file a process reads (``parsers.reading`` keeps one). ``others`` are the other
     log families' detectors (``search(text)``): a shape of which a line would interest one of them
-    sends the file the generic way. ``block_stats_lines`` counts the stats lines read on the
-    block path, for tests and benchmarks to see that they were."""
+    sends the file the generic way. ``block_stats_lines`` and ``block_header_lines`` count the
+    stats lines and the header-only lines read on the block path, for tests and benchmarks to see
+    that they were."""
 
     def __init__(self, others: tuple[Any, ...] = ()) -> None:
         self.others = others
         self.block_stats_lines = 0
+        self.block_header_lines = 0
         self.forget()
 
     def forget(self) -> None:
@@ -557,7 +598,7 @@ class Shapes:
         self.decimals: Any = None  # decimal_table()
 
     def judge(self, raw: bytes) -> tuple[int, dict[str, Any]]:
-        """How to read every line of this line's shape: ``(_SKIP|_TRIVIAL|_STATS|_GENERIC, spans)``.
+        """How to read every line of this line's shape: ``(_SKIP|_TRIVIAL|_STATS|_HEADER|_GENERIC, spans)``.
 
         ``spans["other"]`` is set when another log family's parser would look at the line: then
         the block reader hands the file back. A line the wrapper normaliser may change (for some
@@ -775,13 +816,21 @@ class _FastFeeder:
         seg = parser.segment
         self.log.line_number = first + lo + int(seen[0])
         seg.cover(first + lo + int(seen[0]), first + lo + int(seen[-1]))
-        rows = np.flatnonzero(sub == _STATS)
-        if not len(rows):
+        stats = sub == _STATS
+        stamped = np.flatnonzero(stats | (sub == _HEADER))
+        if not len(stamped):
             return
+        rows = np.flatnonzero(stats)
         count = len(rows)
-        first_stamp = self.stamp(buf, lo + int(rows[0]), ids, starts) if seg.first_stamp is None else None
-        seg.count_stats(count, first_stamp, self.stamp(buf, lo + int(rows[-1]), ids, starts))
-        self.extremes(buf, lo + rows, ids, starts)
+        first_stamp = self.stamp(buf, lo + int(stamped[0]), ids, starts) if seg.first_stamp is None else None
+        seg.count_stats(count, first_stamp, self.stamp(buf, lo + int(stamped[-1]), ids, starts))
+        self.extremes(buf, lo + stamped, ids, starts)
+        headers = len(stamped) - count  # header-only lines: headers of the run, as the generic parser counts them
+        seg.headers += headers
+        seg.headers_since_config += headers
+        self.book.block_header_lines += headers
+        if not count:
+            return
         self.book.block_stats_lines += count
         for name, target in (("gen", seg.decode), ("accept", seg.accept), ("input", seg.prefill_tp)):
             got = values.get(name)
@@ -939,6 +988,14 @@ def _tune_malloc() -> None:
 TUNE_MALLOC_MIN_BYTES = 8 << 20
 
 
+def prepare(total_bytes: int) -> None:
+    """Import numpy when the logs about to be read are ``FAST_MIN_BYTES`` or more in all, so that
+    each of them, however small, takes the block path (a folder of a thousand 46 KB logs read line
+    by line took twice the time of their lines in one file)."""
+    if total_bytes >= FAST_MIN_BYTES:
+        _numpy()
+
+
 def feed_blocks(parser: SGLangLogParser, log: LogLines, book: Shapes) -> bool:
     """Feed ``log`` to ``parser`` through the fast path, with the shapes ``book`` knows; False
     (nothing read) when it does not apply.
@@ -972,7 +1029,8 @@ def dispatch(log: LogLines, sglang: SGLangLogParser, others: tuple, path: Any, g
         size = os.fstat(log.fileno()).st_size * (4 if log.compression else 1)
     except (OSError, ValueError):
         size = 0
-    if size < FAST_MIN_BYTES or log.encoding != "utf-8-sig" or _numpy() is None:
+    limit = FAST_MIN_BYTES if np is None else min(FAST_MIN_BYTES, LOADED_MIN_BYTES)  # (numpy imported: by prepare)
+    if size < limit or log.encoding != "utf-8-sig" or _numpy() is None:
         generic(log, sglang, *others)
         return
     try:

@@ -39,6 +39,7 @@ def both_paths(path: Path, samples: bool = False):
         fast = parse_file(path, source="x.log", keep_samples=samples)
         assert taken, "the fast path was not taken"
         patch.setattr(sglang_fast, "FAST_MIN_BYTES", 1 << 62)
+        patch.setattr(sglang_fast, "LOADED_MIN_BYTES", 1 << 62)
         slow = parse_file(path, source="x.log", keep_samples=samples)
     return fast, slow
 

@@ -40,6 +40,7 @@ def both(path: Path, monkeypatch, samples: bool = False, samples_at_once: int = 
     assert calls, "the fast path was not taken"
     with monkeypatch.context() as patch:
         patch.setattr(sglang_fast, "FAST_MIN_BYTES", 1 << 62)
+        patch.setattr(sglang_fast, "LOADED_MIN_BYTES", 1 << 62)
         slow = parse_file(path, source="x.log", keep_samples=samples)
     return _text(fast), _text(slow)
 
@@ -332,3 +333,45 @@ def test_stats_lines_with_a_dated_header_take_the_block_path(log: Path, monkeypa
     monkeypatch.setattr(reading, "SGLANG_SHAPES", book)
     parse_file(log)
     assert book.block_stats_lines == block_path_lines(log)
+
+
+def test_access_lines_with_a_dated_header_are_read_in_bulk(tmp_path: Path, monkeypatch) -> None:
+    """A uvicorn access line with SGLang 0.3.4+'s ``[date time]`` header (one line in twenty of a
+    served benchmark) is a header of the run and nothing else: it is counted on the block path,
+    with the stats lines around it, not read line by line; the result is the line-by-line one."""
+    rng = random.Random(3)
+    lines = sglang_launch_lines(Launch(datetime(2026, 3, 2, 9, 0), 30, 90.0, decode_every_s=1.0), rng)
+    out = []
+    for number, line in enumerate(lines):
+        out.append(line)
+        if "] Decode batch" in line and number % 20 == 0:
+            port = rng.randint(30000, 60000)
+            out.append(f'[{line[1:20]}] INFO:     127.0.0.1:{port} - "POST /generate HTTP/1.1" 200 OK')
+    path = tmp_path / "served.log"
+    path.write_text("\n".join(out) + "\n")
+    fast, slow = both(path, monkeypatch)
+    assert fast == slow
+    book = sglang_fast.Shapes(reading.OTHER_FAMILIES)
+    monkeypatch.setattr(reading, "SGLANG_SHAPES", book)
+    monkeypatch.setattr(sglang_fast, "FAST_MIN_BYTES", 0)
+    parse_file(path)
+    assert book.block_header_lines == sum("POST /generate" in line for line in out) > 50
+
+
+def test_small_logs_take_the_block_path_once_numpy_is_imported(tmp_path: Path, monkeypatch) -> None:
+    """A folder of many small logs is read as their lines in one file are: ``prepare`` imports
+    numpy when the logs are big enough in all, and then every log takes the block path."""
+    lines = sglang_launch_lines(Launch(datetime(2026, 3, 2, 9, 0), 5, 90.0, decode_every_s=1.0), random.Random(4))
+    path = tmp_path / "small.log"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(sglang_fast, "FAST_MIN_BYTES", 64 << 10)  # the default (conftest sets 0)
+    assert path.stat().st_size < sglang_fast.FAST_MIN_BYTES
+    calls = []
+    real = sglang_fast.feed_blocks
+    monkeypatch.setattr(sglang_fast, "feed_blocks", lambda *args: calls.append(1) or real(*args))
+    monkeypatch.setattr(sglang_fast, "np", None)  # a process that has read no big log yet
+    slow = parse_file(path)
+    sglang_fast.prepare(path.stat().st_size)  # one small log alone: no numpy for it
+    assert repr(parse_file(path)) == repr(slow) and not calls
+    sglang_fast.prepare(1000 * path.stat().st_size)  # a thousand of them
+    assert repr(parse_file(path)) == repr(slow) and calls
