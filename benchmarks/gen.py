@@ -32,7 +32,7 @@ _DECODE_BATCH = re.compile(
 )
 _ACCESS = 'INFO:     127.0.0.1:{port} - "POST /generate HTTP/1.1" 200 OK'
 _DATE = re.compile(r"^\[\d{4}-\d{2}-\d{2} ", re.MULTILINE)
-TIME_ONLY_EVERY = 3  # every third launch is stamped with the time only
+TIME_ONLY_EVERY = 3  # every third launch is stamped with the time only (by default)
 
 
 def _prefill(stamp: str, rng: random.Random) -> str:
@@ -59,13 +59,15 @@ def _busy(line: str, rng: random.Random) -> str:
     )
 
 
-def launch_lines(number: int, rng: random.Random, minutes: float = 240) -> list[str]:
+def launch_lines(
+    number: int, rng: random.Random, minutes: float = 240, time_only_every: int = TIME_ONLY_EVERY
+) -> list[str]:
     """The lines of the ``number``-th launch: ``minutes`` long, one decode line a second, ~90%
     decode, ~5% access lines (with a ``[date time]`` header, or none in a time-only launch)."""
     start = datetime(2026, 1, 1, 8, 0) + timedelta(hours=5 * number)
     launch = Launch(start, minutes=minutes, throughput=90.0 + (number % 7), decode_every_s=1.0)
     lines = sglang_launch_lines(launch, rng)
-    time_only = number % TIME_ONLY_EVERY == TIME_ONLY_EVERY - 1
+    time_only = time_only_every > 0 and number % time_only_every == time_only_every - 1
     out: list[str] = []
     decodes = 0
     for line in lines:
@@ -83,15 +85,20 @@ def launch_lines(number: int, rng: random.Random, minutes: float = 240) -> list[
     return out
 
 
-def write_decode_log(path: Path, size: int, seed: int = 0) -> Path:
-    """Write whole launches until the file holds at least ``size`` bytes (ASCII, ``\\n`` endings)."""
+def write_decode_log(
+    path: Path, size: int, seed: int = 0, one_run: bool = False, time_only_every: int = TIME_ONLY_EVERY
+) -> Path:
+    """Write whole launches until the file holds at least ``size`` bytes (ASCII, ``\\n`` endings);
+    ``one_run``: one launch, long enough to fill them (a server up for days); every
+    ``time_only_every``-th launch stamped with the time only (0: none)."""
     rng = random.Random(seed)
     path.parent.mkdir(parents=True, exist_ok=True)
     written = 0
     number = 0
     with open(path, "w", encoding="ascii", newline="\n") as out:
         while written < size:
-            text = "\n".join(launch_lines(number, rng)) + "\n"
+            minutes = size / 12_000 if one_run else 240  # (about 14 kB of lines a minute)
+            text = "\n".join(launch_lines(number, rng, minutes, time_only_every)) + "\n"
             if written + len(text) > size and written:
                 # The last launch is cut short (at a line end) to land close to the size asked for.
                 text = text[: text.rfind("\n", 0, size - written) + 1]

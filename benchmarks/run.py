@@ -47,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from gen import GENERATOR_VERSION, write_decode_log, write_small_logs  # noqa: E402
+from gen import GENERATOR_VERSION, TIME_ONLY_EVERY, write_decode_log, write_small_logs  # noqa: E402
 
 LOOP = r"""
 import re, sys
@@ -137,12 +137,17 @@ def one_worker(cmd: list[str]) -> list[str]:
     return ["env", "TIMELINE_JOBS=1", *cmd]
 
 
-def decode_log(work: Path, size: int) -> Path:
-    """The generated decode-heavy log of ``size`` bytes, written the first time."""
-    log = work / f"decode-{size}-v{GENERATOR_VERSION}.log"
+TIME_ONLY = [TIME_ONLY_EVERY]  # --time-only-every
+
+
+def decode_log(work: Path, size: int, one_run: bool = False) -> Path:
+    """The generated log of ``size`` bytes (``one_run``: one launch all through), written the first time."""
+    every = TIME_ONLY[0]
+    shape = ("-one-run" if one_run else "") + ("" if every == TIME_ONLY_EVERY else f"-t{every}")
+    log = work / f"decode-{size}{shape}-v{GENERATOR_VERSION}.log"
     if not log.exists():
         print(f"writing {log} ...", flush=True)
-        write_decode_log(log.with_suffix(".tmp"), size).rename(log)
+        write_decode_log(log.with_suffix(".tmp"), size, one_run=one_run, time_only_every=every).rename(log)
         # A log modified in the last seconds is still being written: the parse cache skips it.
         past = time.time() - 60
         os.utime(log, (past, past))
@@ -264,13 +269,14 @@ def small(work: Path, count: int, each: int, repeat: int) -> None:
 
 
 def samples(work: Path, size: int, repeat: int) -> None:
-    """``--samples``: every stats line kept (``timeline.columns.SampleRows``) and written to the JSON."""
-    log = decode_log(work, size)
+    """``--samples``: every stats line kept (``timeline.columns.SampleRows``) and written to the JSON,
+    on a log of one long run (the samples of a run are all kept until it ends)."""
+    log = decode_log(work, size, one_run=True)
     mb = log.stat().st_size / 1e6
     with open(log, "rb") as f:
         stats = sum(1 for line in f if b"Decode batch" in line or b"Prefill batch" in line)
     out = work / "samples.json"
-    print(f"\n== --samples: a {mb:.0f} MB log, {stats} stats lines (median of {repeat}, interleaved)")
+    print(f"\n== --samples: a {mb:.0f} MB log of one run, {stats} stats lines (median of {repeat}, interleaved)")
     results = interleaved(
         {
             "timeline build --json FILE": [*timeline_cmd(), "build", str(log), "--json", str(out), "--no-cache"],
@@ -354,8 +360,15 @@ def main() -> None:
     ap.add_argument(
         "--memory-size", type=size_arg, default=None, help="the larger log of the memory section (default 4x --size)"
     )
+    ap.add_argument(
+        "--time-only-every",
+        type=int,
+        default=TIME_ONLY_EVERY,
+        help=f"every Nth launch stamped with the time only (default {TIME_ONLY_EVERY}; 0: all dated)",
+    )
     ap.add_argument("--clean", action="store_true", help="delete the generated logs first")
     args = ap.parse_args()
+    TIME_ONLY[0] = args.time_only_every
     if args.clean and args.work.exists():
         shutil.rmtree(args.work)
     args.work.mkdir(parents=True, exist_ok=True)
