@@ -187,9 +187,9 @@ def test_corrupt_entry_is_a_miss_and_is_rebuilt(tmp_path, parses, damage):
     data = entry.read_bytes()
     if damage == "bit-flipped":  # one bit of a stored throughput: before, read back as a wrong number
         (log,) = logs.iterdir()
-        (run,) = builder.parse_file(log).runs
-        value = struct.pack("=d", run.series["decode_throughput"][0])
-        at = data.index(value) + 7  # the sign and exponent byte (little-endian)
+        (run,) = builder.parse_file(log, finish_run=builder.digest_series).runs
+        value = struct.pack(">d", run.series["decode_throughput"].summary.median)  # the run's digest: pickled
+        at = data.index(value)  # the sign and exponent byte (a pickled float is big-endian)
         entry.write_bytes(data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1 :])
     elif damage == "replaced":  # this entry's header, another log's parse: before, its runs were read
         other = _logs(tmp_path / "other", count=2)
