@@ -24,7 +24,7 @@ from timeline.parsers.vllm import HEADER_RE as VLLM_HEADER_RE
 from timeline.parsers.vllm import HEADER_SEARCH_RE as VLLM_SEARCH_RE
 from timeline.parsers.vllm import VLLMLogParser
 from timeline.parsers.wrappers import Detector, needs_normalizing, normalize, strip_outer
-from timeline.records import Diagnostic, ParsedFile, ParsedRun
+from timeline.records import DateSource, Diagnostic, ParsedFile, ParsedRun
 
 __all__ = ["parse_file", "Diagnostic", "ParsedFile", "ParsedRun"]
 
@@ -291,9 +291,10 @@ def _time_bench_runs(bench: BenchParser, runs: list[ParsedRun], servers: list[Pa
         ):
             run.measures = server.first_line
         if run.start is not None:
-            continue  # its own docker stamps
+            run.date_source = "stamp"  # its own docker stamps
+            continue
         if first is not None:
-            run.start, run.start_text = _anchor_time(first, servers)
+            run.start, run.start_text, run.date_source = _anchor_time(first, servers)
         if last is not None:
             run.end = _anchor_time(last, servers)[0]
         if run.end is None:
@@ -317,44 +318,47 @@ def _holder(servers: list[ParsedRun], line: int | None) -> ParsedRun | None:
     return best
 
 
-def _anchor_time(anchor: tuple[int, str], servers: list[ParsedRun]) -> tuple[datetime | None, str | None]:
-    """The time a stamped line stands for, and its text; a stamp missing its date or year takes
-    it from the server run holding the line."""
+def _anchor_time(
+    anchor: tuple[int, str], servers: list[ParsedRun]
+) -> tuple[datetime | None, str | None, DateSource | None]:
+    """The time a stamped line stands for, its text, and where its date comes from; a stamp
+    missing its date or year takes it from the server run holding the line (and its source)."""
     lineno, text = anchor
     outer = strip_outer(text)
     if outer.time is not None:
-        return outer.time, outer.time_text
+        return outer.time, outer.time_text, "stamp"
     server = _holder(servers, lineno)
     base = server.start if server is not None else None
+    borrowed = server.date_source if server is not None else None
     m = match_header(text)
     if m is not None:
         date, clock = m.group("date"), m.group("time")
         stamp_text = (date + " " if date else "") + clock
         if date is None:
             if base is None:
-                return None, stamp_text
+                return None, stamp_text, None
             date = base.date().isoformat()
         try:
             moment = datetime.fromisoformat(f"{date} {clock}")
         except ValueError:
-            return None, stamp_text
+            return None, stamp_text, None
         if m.group("date") is None and base is not None and moment < base.replace(tzinfo=None):
             moment += timedelta(days=1)
-        return moment, stamp_text
+        return moment, stamp_text, ("stamp" if m.group("date") else borrowed)
     v = VLLM_HEADER_RE.match(outer.text)
     if v is not None:
         stamp_text = outer.text[v.start("month") : v.end("time")]
         if base is None:
-            return None, stamp_text
+            return None, stamp_text, None
         try:
             hour, minute, second = (int(x) for x in v.group("time").split(":"))  # HEADER_RE: \d\d:\d\d:\d\d
             moment = datetime(base.year, int(v.group("month")), int(v.group("day")), hour, minute, second)
         except ValueError:
-            return None, stamp_text
+            return None, stamp_text, None
         if moment < base.replace(tzinfo=None) - timedelta(days=180):
             moment = moment.replace(year=base.year + 1)
-        return moment, stamp_text
-    return None, None
+        return moment, stamp_text, borrowed
+    return None, None, None
 
 
 def _internal_error(src: str, where: int, exc: Exception) -> Diagnostic:

@@ -52,9 +52,10 @@ from typing import Any, NamedTuple
 from timeline.columns import SampleRows
 from timeline.parsers import values
 from timeline.parsers.dates import describe_mtime, last_day
+from timeline.parsers.failures import exception_line, fatal_message, kept_error
 from timeline.parsers.pyrepr import parse_keyword_repr
 from timeline.parsers.wrappers import RFC3339_RE, rfc3339
-from timeline.records import Diagnostic, DiagnosticCode, ParsedRun, add_message
+from timeline.records import DateSource, Diagnostic, DiagnosticCode, ParsedRun, add_message
 
 __all__ = [
     "KIND",
@@ -399,6 +400,9 @@ class Segment:
         "speakers",
         "low",
         "high",
+        "fatal",
+        "error",
+        "date_guess",
     )
 
     def __init__(self, keep_samples: bool) -> None:
@@ -426,6 +430,9 @@ class Segment:
         # order, so the run starts at the earliest and ends at the latest, not at its first and last line.
         self.low: tuple[tuple[str, str], Any] | None = None
         self.high: tuple[tuple[str, str], Any] | None = None
+        self.fatal: tuple[int, str] | None = None  # the last fatal message (parsers.failures), (line, text)
+        self.error: tuple[int, str] | None = None  # the last exception line no normal line followed
+        self.date_guess: DateSource | None = None  # where time-only stamps took their date from
 
     def has_content(self) -> bool:
         return self.config is not None or self.stats > 0 or bool(self.nccl)
@@ -453,6 +460,7 @@ class Segment:
         self.headers += count
         self.headers_since_config += count
         self.stats += count
+        self.error = None  # the server went on after it
         if self.first_stamp is None:
             self.first_stamp = first_stamp
         self.last_stamp = last_stamp
@@ -467,6 +475,9 @@ class Segment:
             self.low = (key, stamp)
         if self.high is None or key >= self.high[0]:
             self.high = (key, stamp)
+
+    def crashed(self) -> bool:
+        return self.fatal is not None or self.error is not None
 
     def state(self) -> dict[str, Any]:
         """Every field, by name."""
@@ -496,6 +507,13 @@ class Segment:
             run.rank_series = dict(self.ranks)
         run.samples = self.samples
         run.messages = list(self.messages)
+        if self.crashed():
+            run.status = "crashed"
+            run.error_line, run.error = self.error or self.fatal  # type: ignore[misc]  # one is set
+        elif not self.stats:
+            run.status = "no-stats"
+        if run.start is not None:
+            run.date_source = "stamp" if run.start.tzinfo is not None else (self.date_guess or "stamp")
         return run
 
 
@@ -575,11 +593,14 @@ class SGLangLogParser:
     def _diag(self, line: int | None, message: str, code: DiagnosticCode = "other") -> None:
         self.diagnostics.append(Diagnostic(self.source, line, message, code))
 
-    def _close_segment(self) -> None:
+    def _close_segment(self, final: bool = False) -> None:
+        """End the run being built. Header lines without any content are a launch of their own
+        (``no-stats``, or ``crashed``) when they end the file or a crash ends them; before a
+        ``server_args=`` line, they are the launch's preamble (reported, not a run)."""
         seg = self.segment
         if seg.headers:
             self._any_header = True
-        if seg.has_content():
+        if seg.has_content() or (seg.headers and (final or seg.crashed())):
             run = seg.to_run()
             if self.finish_run is not None:
                 self.finish_run(run)
@@ -661,6 +682,7 @@ class SGLangLogParser:
                 stats = "batch" in message and self._stats_line(seg, lineno, stamp, m, message, rank)
                 if not (stats or config):
                     note(seg.messages, message)
+                    self._failure(seg, lineno, message)
             else:
                 if seg.first_line is None:
                     seg.first_line = lineno
@@ -673,6 +695,13 @@ class SGLangLogParser:
                     if found is not None:
                         seg = self._prefixed_line(seg, lineno, text, found)
                         continue
+                error = exception_line(text)
+                if error is not None:
+                    seg.error = kept_error(seg.error, lineno, error)
+                else:  # a fatal message under another logging config's prefix
+                    fatal = fatal_message(text)
+                    if fatal is not None:
+                        seg.fatal = (lineno, fatal)
             if "nccl==" in text or "NCCL version" in text:
                 version = values.nccl_version(text)
                 if version is not None and version not in seg.nccl:
@@ -696,11 +725,29 @@ class SGLangLogParser:
                     date = None
         if date is None:
             date = _SYNTHETIC_DAY0
-        if date < "1000" and self._dateless_line is None:
-            self._dateless_line = lineno
+        if date < "1000":  # days counted from the stand-in: the date will come from the mtime
+            seg.date_guess = "mtime"
+            if self._dateless_line is None:
+                self._dateless_line = lineno
+        elif seg.date_guess is None:
+            seg.date_guess = "dated-line"
         stamp = (date, time, time)
         self._last_dateless = stamp
         return stamp
+
+    @staticmethod
+    def _failure(seg: Segment, lineno: int, message: str) -> None:
+        """A logger line that is not a stats or ``server_args=`` line: a fatal message, an exception
+        line, or an ordinary line (the server went on: an exception before it was handled)."""
+        fatal = fatal_message(message)
+        if fatal is not None:
+            seg.fatal = (lineno, fatal)
+            return
+        error = exception_line(message)
+        if error is not None:
+            seg.error = kept_error(seg.error, lineno, error)
+        elif seg.error is not None:
+            seg.error = None
 
     def _bare_line(self, seg: Segment, lineno: int, text: str) -> Segment:
         """A stats or ``server_args=`` line printed without any header (``%(message)s`` logging,
@@ -818,6 +865,7 @@ class SGLangLogParser:
             return False
         body = message[b.end() :]
         seg.stats += 1
+        seg.error = None  # the server went on after it
         decode = message[0] == "D"
         # Series come straight from the exact labels (fast: no full field split).
         if decode:
@@ -881,6 +929,8 @@ class SGLangLogParser:
 
         for run in self.runs:
             run.start, run.end = fix(run.start), fix(run.end)
+            if run.start is None:
+                run.date_source = None
             for rows in (run.samples or {}).values():
                 rows.map_column("time", fix)
         if shift is None or last is None or day is None:  # (shift is None when day is)
@@ -895,7 +945,7 @@ class SGLangLogParser:
     def finish(self) -> tuple[list[ParsedRun], list[Diagnostic]]:
         if self.wrapping is not None:
             self._wrapped_piece(0, "")  # the file ends: read the pieces so far
-        self._close_segment()
+        self._close_segment(final=True)
         self.segment = Segment(self.keep_samples)
         if self._dateless_line is not None:
             self._diag(self._dateless_line, self._resolve_dateless())

@@ -59,9 +59,10 @@ from typing import Any
 from timeline.columns import SampleRows
 from timeline.parsers import values
 from timeline.parsers.dates import describe_mtime, last_year
+from timeline.parsers.failures import exception_line, fatal_message, kept_error
 from timeline.parsers.pyrepr import parse_keyword_repr
 from timeline.parsers.wrappers import Detector, strip_outer
-from timeline.records import Diagnostic, ParsedRun, add_message
+from timeline.records import DateSource, Diagnostic, ParsedRun, add_message
 
 __all__ = ["KIND", "HEADER_RE", "VLLMLogParser", "throughput_fields", "spec_fields", "HEADER_SEARCH_RE"]
 
@@ -243,6 +244,8 @@ class _Run:
         "version",
         "messages",
         "ranks",
+        "fatal",
+        "error",
     )
 
     def __init__(self, keep_samples: bool) -> None:
@@ -264,6 +267,8 @@ class _Run:
         self.version: str | None = None
         self.messages: dict[str, None] = {}  # ParsedRun.messages, distinct in first-seen order
         self.ranks: dict[str, array] = {}  # ParsedRun.rank_series: each engine's gen throughput
+        self.fatal: tuple[int, str] | None = None  # the last fatal message (parsers.failures), (line, text)
+        self.error: tuple[int, str] | None = None  # the last exception line no ordinary line followed
 
     def has_content(self) -> bool:
         return self.stats > 0 or self.has_config
@@ -321,7 +326,7 @@ class VLLMLogParser:
                     self._dated = (lineno, outer.time.date(), self._year_index, (month, day))
             else:
                 stamp = self._yearless(lineno, month, day, clock, text[m.start("month") : m.end("time")])
-            self._message(lineno, text[m.end() :], stamp)
+            self._message(lineno, text[m.end() :], stamp, m.group("level"))
             if "nccl==" in text or "NCCL version" in text:
                 self._nccl(text)
 
@@ -338,9 +343,12 @@ class VLLMLogParser:
 
     def _other(self, lineno: int, raw: str, outer: Any) -> None:
         run = self._run
+        text = outer.text
         if run.first_line is not None:
             run.last_line = lineno
-        text = outer.text
+            error = exception_line(text)  # an uncaught traceback's end (the API server's: no logger)
+            if error is not None:
+                run.error = kept_error(run.error, lineno, error)
         if self._dated is None:
             when = outer.time.date() if outer.time is not None else None
             if when is None:
@@ -369,7 +377,7 @@ class VLLMLogParser:
         run.launch.setdefault(kind, text)
         return run
 
-    def _message(self, lineno: int, message: str, stamp: Any) -> None:
+    def _message(self, lineno: int, message: str, stamp: Any, level: str) -> None:
         run = self._run
         if "Avg prompt throughput:" in message:
             fields = throughput_fields(message)
@@ -384,6 +392,8 @@ class VLLMLogParser:
                     self._bonus_lines.append(lineno)
                 self._stats(run, lineno, stamp, fields, None, None)
                 return
+        if level in ("ERROR", "CRITICAL") or run.error is not None:
+            self._failure(run, lineno, message, level)
         if message.startswith("Prefix cache hit rate: GPU:"):  # the stats line before it, continued
             if self._last_sample is not None:
                 for key, value in _fields(message[len("Prefix cache hit rate: ") :]).items():
@@ -429,6 +439,21 @@ class VLLMLogParser:
             return
         self._touch(run, lineno, stamp, message)
 
+    @staticmethod
+    def _failure(run: _Run, lineno: int, message: str, level: str) -> None:
+        """A logger line that is no stats line: a fatal message, an exception line (``logger.exception``
+        repeats the header on every line of the traceback), or an ordinary INFO/DEBUG line (the
+        server went on: an exception before it was handled)."""
+        fatal = fatal_message(message)
+        if fatal is not None:
+            run.fatal = (lineno, fatal)
+            return
+        error = exception_line(message)
+        if error is not None:
+            run.error = kept_error(run.error, lineno, error)
+        elif level not in ("ERROR", "CRITICAL", "WARNING"):
+            run.error = None
+
     def _touch(self, run: _Run, lineno: int, stamp: Any, message: str | None = None) -> None:
         """Count a line in ``run``; ``message``: the line is one of ``ParsedRun.messages`` (not a
         stats line, nor an args or engine-config line, whose values are in ``config``)."""
@@ -446,6 +471,7 @@ class VLLMLogParser:
     ) -> None:
         self._touch(run, lineno, stamp)
         run.stats += 1
+        run.error = None  # the server went on after it
         if gen is not None and isinstance(fields.get(gen), (int, float)):
             run.decode.append(float(fields[gen]))
             if isinstance(fields.get("engine"), int):  # each engine of a data-parallel server logs its own
@@ -481,8 +507,8 @@ class VLLMLogParser:
 
     # -- the end ------------------------------------------------------------------------
 
-    def _years(self) -> tuple[Any, str | None]:
-        """A function year index -> year, and how it was found (None: no year known)."""
+    def _years(self) -> tuple[Any, str | None, DateSource | None]:
+        """A function year index -> year, how it was found (None: no year known), and its source."""
         if self._dated is not None:
             line, when, index, md = self._dated
             if md is None and self._last_stamp is not None:
@@ -498,21 +524,25 @@ class VLLMLogParser:
                         best = (gap, year)
                 if best is not None:
                     base = best[1] - index
-                    return (lambda k: base + k), f"from the dated line {line} ({when.isoformat()})"
+                    return (lambda k: base + k), f"from the dated line {line} ({when.isoformat()})", "dated-line"
         if self.mtime is not None and self._last_stamp is not None:
             index, month, day, clock = self._last_stamp
             stamp_year = last_year(month, day, clock, self.mtime)
             if stamp_year is not None:
                 base = stamp_year - index
-                return (lambda k: base + k), (
-                    f"from the file's mtime ({describe_mtime(self.mtime)}): the last stamp "
-                    f"{month:02d}-{day:02d} {clock} is in {stamp_year}, at or before the mtime"
+                return (
+                    (lambda k: base + k),
+                    (
+                        f"from the file's mtime ({describe_mtime(self.mtime)}): the last stamp "
+                        f"{month:02d}-{day:02d} {clock} is in {stamp_year}, at or before the mtime"
+                    ),
+                    "mtime",
                 )
-        return None, None
+        return None, None, None
 
     def finish(self) -> tuple[list[ParsedRun], list[Diagnostic]]:
         self._close()
-        year_of, how = self._years()
+        year_of, how, year_source = self._years()
 
         def resolve(stamp: Any) -> datetime | None:
             if stamp is None:
@@ -553,6 +583,13 @@ class VLLMLogParser:
                 out.rank_series = run.ranks
             out.samples = run.samples
             out.messages = list(run.messages)
+            if run.fatal is not None or run.error is not None:
+                out.status = "crashed"
+                out.error_line, out.error = run.error or run.fatal  # type: ignore[misc]  # one is set
+            elif not run.stats:
+                out.status = "no-stats"
+            if out.start is not None:
+                out.date_source = year_source if run.first_stamp[0] == "yearless" else "stamp"
             self.runs.append(out)
         yearless = self._last_stamp is not None and any(
             r.first_stamp is not None and r.first_stamp[0] == "yearless" for r in self._done

@@ -43,6 +43,20 @@ DiagnosticCode = Literal[
 ]
 """What a ``Diagnostic`` is about, for the code that acts on it (never on its message)."""
 
+RunStatus = Literal[
+    "ok",  # the launch logged stats lines
+    "crashed",  # it ended in a fatal error or an uncaught traceback (``ParsedRun.error`` keeps the line)
+    "no-stats",  # it started and never logged a stats line
+]
+"""How a server launch ended, as far as its log says."""
+
+DateSource = Literal[
+    "stamp",  # the run's time stamps carry their full date
+    "dated-line",  # the stamps lack the date or year; taken from a dated line of the same file
+    "mtime",  # the stamps lack the date or year; taken from the file's modification time (a guess)
+]
+"""Where the calendar date of a run's times comes from."""
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -101,6 +115,11 @@ class ParsedRun:
     stats, configuration or uvicorn access lines): startup lines, warnings, in first-seen order, as
     ``message_key`` makes them. Log evidence that a message appears only after a change; at most
     ``MAX_MESSAGES`` a run.
+
+    ``status``: ``ok`` (stats lines), ``crashed`` (the launch ended in a fatal error or an uncaught
+    traceback; ``error`` is that line's text, ``error_line`` its number), ``no-stats``. A
+    benchmark client's result is ``ok``. ``date_source``: where the date of ``start`` and ``end``
+    comes from (None when the run has no time).
     """
 
     kind: str
@@ -118,6 +137,10 @@ class ParsedRun:
     # A benchmark result found inside a server's log: the first_line of that server run (same file).
     measures: int | None = None
     messages: list[str] = field(default_factory=list)
+    status: RunStatus = "ok"
+    error: str | None = None
+    error_line: int | None = None
+    date_source: DateSource | None = None
 
 
 @dataclass

@@ -86,6 +86,10 @@ def check_run(run: Any, want: dict[str, Any], *, samples: bool) -> None:
     for key in want.get("config_absent", []):
         assert key not in run.config
     assert run.measures == want.get("measures")
+    # How the launch ended, and where its dates come from: said in every golden that is not the usual.
+    assert run.status == want.get("status", "ok")
+    assert (run.error_line, run.error) == (want.get("error_line"), want.get("error"))
+    assert run.date_source == want.get("date_source", None if want["start"] is None else "stamp")
     if run.kind.endswith("-server"):  # every server run's golden lists its messages, even none
         assert "messages" in want, "golden run without its messages"
     assert run.messages == want.get("messages", [])
