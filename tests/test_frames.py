@@ -6,6 +6,7 @@ import dataclasses
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -326,3 +327,14 @@ def test_sample_times_are_their_instants_in_utc(tmp_path, timeline_build, start)
     assert {moment.utcoffset() for moment in (row["time"] for row in built.runs[0].samples["decode"])} == (
         {timedelta(hours=2)} if start.month == 7 else {timedelta(hours=2), timedelta(hours=1)}
     )
+
+
+def test_runs_frame_carries_the_status_and_the_date_source(timeline_build):
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "sglang"
+    frame = runs_frame(timeline_build(fixtures / "sglang-0.4.3-startup-crash-then-relaunch.log"))
+    assert list(frame["status"]) == ["crashed", "ok"] and frame["status"].dtype == "category"
+    assert list(frame["date_source"]) == ["stamp", "stamp"] and frame["date_source"].dtype == "category"
+    assert frame["error_line"].dtype == "Int64"
+    assert frame["error_line"].iloc[0] == 22 and pd.isna(frame["error_line"].iloc[1])
+    assert frame["error"].iloc[0] == "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
+    assert pd.isna(frame["error"].iloc[1])

@@ -176,6 +176,10 @@ def run_to_dict(run: Run, *, samples: bool = True) -> dict[str, Any]:
         "config": json_safe(run.config),
         "metrics": {name: asdict(summary) for name, summary in run.metrics.items()},
         "steady": None if run.steady is None else _steady(run.steady),
+        "status": run.status,
+        "error": run.error,
+        "error_line": run.error_line,
+        "date_source": run.date_source,
     }
     if samples and run.samples is not None:
         document["samples"] = {kind: rows.rows(0, len(rows), _plain_column) for kind, rows in run.samples.items()}

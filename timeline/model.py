@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from timeline.columns import SampleRows
-from timeline.records import Diagnostic
+from timeline.records import DateSource, Diagnostic, RunStatus
 
 __all__ = [
     "Diagnostic",
@@ -67,9 +67,19 @@ EvidenceKind = Literal[
 Effect = Literal["raises", "lowers", "shown"]
 # What the test of one boundary says about itself (timeline.detect.Boundary.notes).
 BoundaryNote = Literal["spread-unknown", "too-noisy"]
-# Why a run in a shift's gap is left out: its attribution, or "no-steady" (no decode throughput).
+# Why a run in a shift's gap is left out: its attribution, or it has no value: "crashed",
+# "no-stats" (its status), "no-steady" (no decode throughput).
 LeftOutReason = Literal[
-    "mixed", "ambiguous", "zone-assumed", "before-reflog", "no-repo", "no-time", "approximate", "no-steady"
+    "mixed",
+    "ambiguous",
+    "zone-assumed",
+    "before-reflog",
+    "no-repo",
+    "no-time",
+    "approximate",
+    "crashed",
+    "no-stats",
+    "no-steady",
 ]
 # Why a run is "ambiguous": its start is within the clock tolerance of a HEAD move
 # ("clock-tolerance"), is a wall-clock time that happens twice or never ("dst"), or was read in
@@ -200,6 +210,12 @@ class Run:
     steady: SteadyValue | None = None
     # The distinct messages it printed besides stats lines, digits masked (timeline.records.ParsedRun).
     messages: list[str] = field(default_factory=list)
+    # How the launch ended: ok, crashed (``error``: its last error line, at ``error_line``), no-stats.
+    status: RunStatus = "ok"
+    error: str | None = None
+    error_line: int | None = None
+    # Where the date of its times comes from; "mtime" is a guess (the file's modification time).
+    date_source: DateSource | None = None
 
 
 @dataclass(frozen=True)

@@ -347,7 +347,11 @@ def _shift(
             notes.pooled[side] = [versions[i][0].commit or "" for i in indices]
     for run in members:
         if run.start is not None and last_before < run.start.timestamp() < first_after and not _eligible(run):
-            why = run.attribution if run.attribution in _EXCLUDING or run.steady is not None else "no-steady"
+            why = (
+                run.attribution
+                if run.attribution in _EXCLUDING or run.steady is not None
+                else (run.status if run.status != "ok" else "no-steady")
+            )
             if "zone-assumed" in run.ambiguous_reasons:  # the reason that needs the user: --log-tz
                 why = "zone-assumed"
             notes.left_out.append((run.id, why))  # type: ignore[arg-type]

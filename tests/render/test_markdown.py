@@ -126,7 +126,7 @@ def test_pipes_and_newlines_cannot_break_a_table():
     (event,) = table_rows(section(text, "## Code events"))
     assert event[-1] == "+ bbbbbbbbb Fix \\| the\\\\x0aMoE path"  # a newline in a subject: shown, escaped
     (run,) = table_rows(section(text, "## Runs"))
-    assert len(run) == 8 and run[4] == "`logs/a\\|b.log:1-9`"
+    assert len(run) == 9 and run[4] == "`logs/a\\|b.log:1-9`"
     for title in SECTIONS:
         lines = [line for line in section(text, title) if line.startswith("|")]
         widths = {len(cells) for cells in table_rows(lines)} | {len(table_rows([lines[0], lines[0], lines[0]])[0])}

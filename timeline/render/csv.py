@@ -5,9 +5,10 @@ the CSV and the DataFrame always agree. No pandas here: writing a CSV must stay 
 
 Columns, in order (README, "CSV and the HTML report"; ``plain.RUN_LEADING``):
 
-- ``run_id``, ``source``, ``first_line``, ``last_line``, ``run_kind``
+- ``run_id``, ``source``, ``first_line``, ``last_line``, ``run_kind``, ``status`` (``ok``, ``crashed``,
+  ``no-stats``)
 - ``start``, ``end`` (ISO-8601 in UTC), ``start_local`` (as the log printed it), ``tz``, ``tz_source``,
-  ``duration_s``
+  ``date_source`` (``stamp``, ``dated-line``, ``mtime``), ``duration_s``
 - ``commit`` (full sha), ``commit_short``, ``commit_subject``, ``attribution``, ``events_during``
   (ids separated by spaces)
 - ``group`` (the workload label, e.g. ``Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3``)
@@ -17,6 +18,7 @@ Columns, in order (README, "CSV and the HTML report"; ``plain.RUN_LEADING``):
 - ``nccl_versions`` (separated by spaces)
 - ``steady_metric``, ``steady_value``, ``steady_unit``, ``steady_n``, ``steady_spread``: the one
   number the shifts compare
+- ``error_line``, ``error`` (a crashed run's last error line, whole)
 - per core metric (``decode_throughput``, ``accept_len``, ``prefill_input_throughput``):
   ``<metric>_n``, ``_median``, ``_mean``, ``_min``, ``_max``, and the spread ``_stddev``, ``_p10``,
   ``_p25``, ``_p75``, ``_p90``, ``_iqr`` (docs/json-v1.md); then any other metric, in name

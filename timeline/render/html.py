@@ -36,11 +36,14 @@ from timeline.render.safe import displayable
 from timeline.render.shifts import fmt_change
 from timeline.render.window import event_window
 from timeline.render.wording import (
+    DATE_SOURCE_NOTE,
     EFFECT_MARK,
     HARMLESS,
+    RUN_STATUS,
     attribution_text,
     clearing_text,
     confounder_text,
+    error_text,
     evidence_mark,
     evidence_text,
     rerun_text,
@@ -229,7 +232,8 @@ class _Report:
             rows.append(
                 "<tr>"
                 f"<td>{escape(run.id)}</td>"
-                f'<td class="t">{_fmt_time(_moment(run.start), self.zone)}</td>'
+                f"<td>{self._status(run)}</td>"
+                f'<td class="t">{_fmt_time(_moment(run.start), self.zone)}{self._dates(run)}</td>'
                 f'<td class="t">{_fmt_time(_moment(run.end), self.zone)}</td>'
                 '<td><span class="swatch" '
                 f'style="background:{self.colour(run.commit)}"></span><code>{_short(run.commit)}</code></td>'
@@ -246,6 +250,7 @@ class _Report:
             "runs",
             [
                 "Run",
+                "Status",
                 "Start",
                 "End",
                 "Commit",
@@ -260,6 +265,17 @@ class _Report:
             rows,
             "No runs found in the logs.",
         )
+
+    @staticmethod
+    def _status(run: Run) -> str:
+        error = error_text(run.error, run.error_line) if run.status == "crashed" else ""
+        word = escape(RUN_STATUS.get(run.status, run.status))
+        return word + (f'<br><span class="muted">{escape(error)}</span>' if error else "")
+
+    @staticmethod
+    def _dates(run: Run) -> str:
+        note = DATE_SOURCE_NOTE.get(run.date_source or "")
+        return f'<br><span class="muted">{escape(note)}</span>' if note and run.start is not None else ""
 
     @staticmethod
     def _during(run: Run) -> str:

@@ -30,10 +30,12 @@ from timeline.render.shifts import (
 )
 from timeline.render.window import event_window
 from timeline.render.wording import (
+    DATE_SOURCE_NOTE,
     attribution_text,
     equal_flags_text,
     evidence_mark,
     evidence_text,
+    run_outcome,
     shift_notes,
     zone_readings_text,
 )
@@ -133,19 +135,23 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
         source = shown_path(run.source, given)
         where = source if run.first_line is None else f"{source}:{run.first_line}-{run.last_line}"
         steady = run.steady
+        dates = DATE_SOURCE_NOTE.get(run.date_source or "")
         rows.append(
             [
                 run.id,
-                _time(run.start),
+                _time(run.start) + (f" ({dates})" if dates and run.start is not None else ""),
                 short_sha(run.commit) if run.commit else "-",
                 _attribution(run),
                 code(where),
                 workload_label(run.config) or "-",
                 ", ".join(run.nccl_versions) or "-",
                 "-" if steady is None else f"{fmt_value(steady.value)} {steady.unit} (n={steady.n})",
+                run_outcome(run.status, run.error, run.error_line),
             ]
         )
-    out += _table(["Run", "Start", "Commit", "Attribution", "Source", "Workload", "NCCL", "Steady decode"], rows)
+    out += _table(
+        ["Run", "Start", "Commit", "Attribution", "Source", "Workload", "NCCL", "Steady decode", "Status"], rows
+    )
 
     out += ["", "## Code events", ""]
     rows = []

@@ -52,11 +52,13 @@ RUN_LEADING = (
     "first_line",
     "last_line",
     "run_kind",
+    "status",
     "start",
     "end",
     "start_local",
     "tz",
     "tz_source",
+    "date_source",
     "duration_s",
     *COMMIT_COLUMNS,
     "attribution",
@@ -70,6 +72,8 @@ RUN_LEADING = (
     "steady_unit",
     "steady_n",
     "steady_spread",
+    "error_line",
+    "error",
 )
 
 
@@ -158,11 +162,13 @@ def run_record(run: Run, metrics: list[str], subjects: dict[str, str]) -> dict[s
         "first_line": run.first_line,
         "last_line": run.last_line,
         "run_kind": run.kind,
+        "status": run.status,
         "start": utc(run.start),
         "end": utc(run.end),
         "start_local": run.start_local,
         "tz": run.tz,
         "tz_source": run.tz_source,
+        "date_source": run.date_source,
         "duration_s": duration,
         "commit": run.commit,
         "commit_short": short_sha(run.commit),
@@ -180,6 +186,8 @@ def run_record(run: Run, metrics: list[str], subjects: dict[str, str]) -> dict[s
     record["steady_unit"] = None if steady is None else steady.unit
     record["steady_n"] = None if steady is None else steady.n
     record["steady_spread"] = None if steady is None else steady.spread
+    record["error_line"] = run.error_line
+    record["error"] = run.error
     for name in metrics:
         summary = run.metrics.get(name)
         for stat in STATS:

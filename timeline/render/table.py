@@ -15,7 +15,7 @@ from timeline.model import CodeEvent, Run, Timeline, is_zero_sha
 from timeline.records import DiagnosticCode
 from timeline.render.safe import displayable
 from timeline.render.window import event_window
-from timeline.render.wording import attribution_text, zone_readings_text
+from timeline.render.wording import DATE_SOURCE_NOTE, RUN_STATUS, attribution_text, error_text, zone_readings_text
 from timeline.workload import workload_label
 
 MAX_COMMITS_SHOWN = 8
@@ -31,6 +31,7 @@ BENCH_FACTS = (
     ("tpot_median", "TPOT median"),
 )
 ATTRIBUTION_STYLE = {"exact": "green", "mixed": "bold yellow", "ambiguous": "bold yellow", "before-reflog": "magenta"}
+STATUS_STYLE = {"crashed": "bold red", "no-stats": "yellow"}
 
 
 def short(sha: str | None) -> str:
@@ -109,7 +110,11 @@ def _zone_note(run: Run) -> str | None:
     return f"log zone {run.tz} ({ZONE_SOURCE_NOTE[run.tz_source]})"
 
 
-def _run_details(run: Run, zone_note: bool = True) -> Text:
+def _date_note(run: Run) -> str | None:
+    return DATE_SOURCE_NOTE.get(run.date_source or "")
+
+
+def _run_details(run: Run, zone_note: bool = True, date_note: bool = True) -> Text:
     where = f"{run.source}"
     if run.first_line is not None:
         where += f":{run.first_line}-{run.last_line}"
@@ -134,6 +139,9 @@ def _run_details(run: Run, zone_note: bool = True) -> Text:
             facts.append(f"{label} {metric.median:.1f} {metric.unit}")
     if facts:
         text.append("\n" + " · ".join(facts))
+    error = error_text(run.error, run.error_line) if run.status == "crashed" else ""
+    if error:
+        text.append(f"\n{error}", style="red")
     if run.events_during:
         text.append(f"\nHEAD moved during the run: {', '.join(run.events_during)}", style="yellow")
     readings = zone_readings_text(run)
@@ -144,6 +152,9 @@ def _run_details(run: Run, zone_note: bool = True) -> Text:
     note = _zone_note(run) if zone_note else None
     if note:
         text.append(f"\n{note}", style="dim")
+    dates = _date_note(run) if date_note else None
+    if dates:
+        text.append(f"\n{dates}", style="yellow")
     return text
 
 
@@ -154,7 +165,17 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events
     # One zone note shared by every run is said once, under the table, not on every row.
     notes = {_zone_note(run) for run in timeline.runs}
     shared = notes.pop() if len(notes) == 1 and len(timeline.runs) > 1 else None
-    caption = "\n".join(line for line in (f"every run: {shared}" if shared else None, window.note()) if line)
+    date_notes = {_date_note(run) for run in timeline.runs}
+    shared_dates = date_notes.pop() if len(date_notes) == 1 and len(timeline.runs) > 1 else None
+    caption = "\n".join(
+        line
+        for line in (
+            f"every run: {shared}" if shared else None,
+            f"every run: {shared_dates}" if shared_dates else None,
+            window.note(),
+        )
+        if line
+    )
     table = Table(
         title=f"Timeline (times in {zone_name})",
         expand=False,
@@ -183,7 +204,11 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events
                 end = _when(row.end, zone)
                 # the end's time alone when it is the same day; its date too across midnight
                 when += f"\n→ {end[11:19] if end[:10] == when[:10] else end}"
-            table.add_row(when, Text(f"{row.id} run"), commit, _run_details(row, zone_note=shared is None))
+            what = Text(f"{row.id} run")
+            if row.status != "ok":
+                what.append(f"\n{RUN_STATUS[row.status]}", style=STATUS_STYLE.get(row.status, ""))
+            details = _run_details(row, zone_note=shared is None, date_note=shared_dates is None)
+            table.add_row(when, what, commit, details)
     return table
 
 

@@ -30,6 +30,10 @@ __all__ = [
     "MAX_PATHS_SAID",
     "attribution_text",
     "zone_readings_text",
+    "RUN_STATUS",
+    "DATE_SOURCE_NOTE",
+    "run_outcome",
+    "error_text",
 ]
 
 MAX_PATHS_SAID = 3
@@ -44,6 +48,8 @@ LEFT_OUT = {
     "before-reflog": "it is older than the reflog",
     "no-repo": "no --repo",
     "no-time": "it has no time stamp",
+    "crashed": "it crashed",
+    "no-stats": "it logged no stats",
     "no-steady": "it has no decode throughput",
 }
 AMBIGUOUS_REASONS = {
@@ -56,6 +62,27 @@ BOUNDARY_NOTES = {
     "spread-unknown": "a run's own line spread is unknown (fewer than 3 steady decode lines)",
     "too-noisy": f"too close to the noise: even {MAX_PLANNED_RUNS} runs a side would hardly decide it",
 }
+
+RUN_STATUS = {"ok": "ok", "crashed": "crashed", "no-stats": "no stats"}
+"""A run's status as the views say it."""
+DATE_SOURCE_NOTE = {"mtime": "dates from file time"}
+"""The date sources the views point out: a guess, not a reading."""
+MAX_ERROR_SHOWN = 160  # characters of a crash's error line in the table and markdown (the JSON keeps it whole)
+
+
+def error_text(error: str | None, error_line: int | None) -> str:
+    """``line 22: RuntimeError: Not enough memory...`` (cut at ``MAX_ERROR_SHOWN``); empty without an error."""
+    if not error:
+        return ""
+    shown = error if len(error) <= MAX_ERROR_SHOWN else error[: MAX_ERROR_SHOWN - 1].rstrip() + "…"
+    return (f"line {error_line}: " if error_line is not None else "") + shown
+
+
+def run_outcome(status: str, error: str | None, error_line: int | None) -> str:
+    """``crashed (line 22: RuntimeError: ...)``, ``no stats``, ``ok``: a run's status with its error."""
+    said = RUN_STATUS.get(status, status)
+    detail = error_text(error, error_line) if status == "crashed" else ""
+    return f"{said} ({detail})" if detail else said
 
 
 def shift_notes(shift: Shift) -> list[str]:
