@@ -14,7 +14,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+import timeline
 from timeline.cli import app
+from timeline.export import dumps
 from timeline.scenario import Launch, server_args_repr, write_sglang_log
 
 runner = CliRunner()
@@ -95,6 +97,16 @@ def test_the_launch_that_would_not_start_after_the_pull(reflog_repo, tmp_path: P
     ]
     markdown = invoke(str(logs), "--repo", str(repo), "--log-tz", "UTC", "--format", "markdown").stdout
     assert f"| crashed (line 6: {ERROR}) |" in markdown
+
+    saved = tmp_path / "timeline.json"
+    invoke(str(logs), "--repo", str(repo), "--log-tz", "UTC", "--json", str(saved))
+    loaded = timeline.load(saved)  # the status and the error come back, the document byte for byte
+    assert [(r.status, r.error_line, r.date_source) for r in loaded.runs] == [
+        ("ok", None, "stamp"),
+        ("crashed", 6, "stamp"),
+        ("ok", None, "stamp"),
+    ]
+    assert dumps(loaded) == saved.read_text(encoding="utf-8")
 
 
 def test_a_launch_that_never_logged_stats(tmp_path: Path) -> None:
