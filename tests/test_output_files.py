@@ -89,7 +89,7 @@ def test_permission_refused_at_write_time_is_the_same_usage_error(demo, tmp_path
     def refused(*args, **kwargs):
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(export.tempfile, "mkstemp", refused)
+    monkeypatch.setattr(export, "_create", refused)
     result = build(demo, option, str(tmp_path / "out.file"))
     assert result.exit_code == ExitCode.USAGE
     assert one_line_error(result) == (

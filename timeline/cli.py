@@ -379,4 +379,8 @@ def schema_command() -> None:
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except KeyboardInterrupt:
+        # a signal handled while the command's own exit was unwinding: the same stop, said once
+        sys.exit(int(ExitCode.INTERRUPTED))

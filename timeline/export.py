@@ -11,14 +11,11 @@ import errno
 import json
 import math
 import os
-import signal
+import secrets
 import stat
 import sys
-import tempfile
-import threading
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
@@ -419,22 +416,13 @@ def _umask() -> int:
     return current
 
 
-# Signals that stop a write halfway: held back while a temporary file is made or removed, so
-# the handler (Ctrl-C, or the CLI's SIGTERM handler) never runs between creating it and
-# knowing its name.
-_DEFERRED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+def _temporary_name(target: Path) -> Path:
+    return target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
 
 
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+def _create(temporary: Path) -> int:
+    """A new file only this process writes (0600 until the write sets the final mode)."""
+    return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
 
 
 def output_target(path: str | os.PathLike, *, option: str | None = None) -> Path:
@@ -507,8 +495,16 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None], *, 
         kept = "nothing was left"
     temporary = None
     try:
-        with _signals_held():
-            fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        # The name is known before the file exists, so whatever interrupts the write (Ctrl-C, or
+        # SIGTERM through the CLI's handler, which may be run between any two steps: a signal can
+        # land on a thread numpy's BLAS started, where no mask holds it back) finds it to remove.
+        while True:
+            temporary = _temporary_name(target)
+            try:
+                fd = _create(temporary)
+                break
+            except FileExistsError:
+                continue
         with os.fdopen(fd, "wb") as handle:
             write(handle)
             handle.flush()
@@ -523,8 +519,7 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None], *, 
         raise OutputError(f"{given}: not written ({reason}); {kept}", exc.errno, option=option) from None
     finally:
         if temporary is not None:
-            with _signals_held():
-                Path(temporary).unlink(missing_ok=True)
+            temporary.unlink(missing_ok=True)
 
 
 def _write_stdout(pieces: Iterable[str], errors: str) -> None:
