@@ -217,3 +217,9 @@ def test_paths_show_relative_to_the_folder_given():
     assert shown_path("logs/x.log", ["logs"]) == "logs/x.log"
     assert shown_path("./x.log", ["."]) == "x.log" or shown_path("./x.log", ["."]).endswith("x.log")
     assert shown_path("/elsewhere/x.log", ["/tmp/logs"]) == "/elsewhere/x.log"
+
+
+def test_counts_take_the_singular_for_one():
+    from timeline.render.wording import counted
+
+    assert (counted(1, "step"), counted(2, "step"), counted(0, "commit")) == ("1 step", "2 steps", "0 commits")

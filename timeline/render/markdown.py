@@ -32,6 +32,7 @@ from timeline.render.window import event_window
 from timeline.render.wording import (
     DATE_SOURCE_NOTE,
     attribution_text,
+    counted,
     equal_flags_text,
     evidence_mark,
     evidence_text,
@@ -198,7 +199,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
             assert shift.bisect is not None
             out.append(
                 f"- {text(shift.id)}: {code(shift.bisect.command)} "
-                f"({shift.bisect.commits} commits, about {shift.bisect.steps} steps)"
+                f"({counted(shift.bisect.commits, 'commit')}, about {counted(shift.bisect.steps, 'step')})"
             )
 
     out += ["", "## Suspects", ""]

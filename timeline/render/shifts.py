@@ -18,6 +18,7 @@ from timeline.render.wording import (
     HARMLESS,
     clearing_text,
     confounder_text,
+    counted,
     equal_flags_text,
     evidence_mark,
     evidence_text,
@@ -138,7 +139,8 @@ def bisect_lines(shift: Shift) -> list[str]:
     """The bisect hint under a shift: what it costs, then the command alone on its line (to copy)."""
     if shift.bisect is None:
         return []
-    return [f"bisect ({shift.bisect.commits} commits, about {shift.bisect.steps} steps):", shift.bisect.command]
+    cost = f"{counted(shift.bisect.commits, 'commit')}, about {counted(shift.bisect.steps, 'step')}"
+    return [f"bisect ({cost}):", shift.bisect.command]
 
 
 def shifts_table(timeline: Timeline) -> Table:

@@ -15,6 +15,7 @@ from timeline.model import Clearing, Confounder, Culprit, Evidence, Rerun, Run, 
 from timeline.suspects import short_sha
 
 __all__ = [
+    "counted",
     "HARMLESS",
     "EFFECT_MARK",
     "shift_notes",
@@ -35,6 +36,12 @@ __all__ = [
     "run_outcome",
     "error_text",
 ]
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 step``, ``2 steps``: a count with its noun."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
 
 MAX_PATHS_SAID = 3
 EFFECT_MARK = {"raises": "+", "lowers": "-", "shown": "·"}
@@ -200,7 +207,7 @@ def evidence_text(evidence: Evidence, culprit: Culprit, shifts: Mapping[str, Shi
         text = f"one of {evidence.count} suspects of {', '.join(briefs)}"
         bisects = [b for b in (shifts[i].bisect for i in evidence.shifts) if b is not None]
         if bisects:
-            text += f": bisect in about {bisects[0].steps} steps"
+            text += f": bisect in about {counted(bisects[0].steps, 'step')}"
         return text
     if kind == "knob-link":
         return (
