@@ -140,7 +140,7 @@ def test_a_plain_install_ships_the_captured_logs(tmp_path):
     assert done.returncode == 0, done.stderr
     shipped = sorted(p.name for p in (lib / "timeline" / "fixtures").rglob("*.log"))
     assert shipped == sorted(p.name for p in (ROOT / "fixtures").rglob("*.log")) and shipped
-    assert (lib / "timeline" / "schema" / "timeline-v1.schema.json").is_file()
+    assert (lib / "timeline" / "schema" / "timeline.schema.json").is_file()
     assert not (lib / "fixtures").exists()  # no top-level package named "fixtures"
 
     project = tmp_path / "user"

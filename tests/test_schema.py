@@ -1,4 +1,4 @@
-"""The JSON Schema of the v1 document: shipped, printed by `timeline schema`, and met by every export.
+"""The JSON Schema of the JSON document: shipped, printed by `timeline schema`, and met by every export.
 
 Every document the test suite exports is validated against it by the autouse fixture
 ``exported_documents`` (tests/conftest.py), strictly: a field the schema does not describe fails.
@@ -93,9 +93,9 @@ def _properties(node, found: set[str]) -> set[str]:
     return found
 
 
-def test_every_field_in_docs_json_v1_is_in_the_schema():
+def test_every_field_in_docs_json_is_in_the_schema():
     names = _properties(load_schema(), set())
-    text = (ROOT / "docs" / "json-v1.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "json.md").read_text(encoding="utf-8")
     missing = []
     for row in re.findall(r"^\| (`[^|]+`) \|", text, flags=re.MULTILINE):
         for field in re.findall(r"`([^`]+)`", row):
@@ -104,4 +104,4 @@ def test_every_field_in_docs_json_v1_is_in_the_schema():
                 continue
             if last not in names:
                 missing.append(field)
-    assert not missing, f"fields documented in docs/json-v1.md but not in the schema: {missing}"
+    assert not missing, f"fields documented in docs/json.md but not in the schema: {missing}"

@@ -1,7 +1,7 @@
 """The JSON contract (schema version 2), and writing outputs atomically.
 
 The document is a contract for other tools: fields are added freely, never renamed or removed
-without a new ``schema_version``. Every field is documented in docs/json-v1.md, with what
+without a new ``schema_version``. Every field is documented in docs/json.md, with what
 changed from version 1 (each commit described once, in ``commits``; events list shas).
 """
 
@@ -124,7 +124,7 @@ def commits_to_dict(events: Iterable[CodeEvent]) -> dict[str, dict[str, Any]]:
 
 
 def commit_to_dict(commit: CommitInfo) -> dict[str, Any]:
-    """One entry of ``commits`` (docs/json-v1.md, "commits"): the commit, without its sha (the key)."""
+    """One entry of ``commits`` (docs/json.md, "commits"): the commit, without its sha (the key)."""
     document = commit_values(commit)
     document["author_date"] = iso(document["author_date"])
     document["committer_date"] = iso(document["committer_date"])
@@ -132,14 +132,14 @@ def commit_to_dict(commit: CommitInfo) -> dict[str, Any]:
 
 
 def event_to_dict(event: CodeEvent) -> dict[str, Any]:
-    """One event (docs/json-v1.md, "events[]"): its commits by sha (described in ``commits``)."""
+    """One event (docs/json.md, "events[]"): its commits by sha (described in ``commits``)."""
     document = event_values(event)
     document["time"] = iso(event.time)
     return document
 
 
 def _steady(steady: SteadyValue) -> dict[str, Any]:
-    """``steady`` as docs/json-v1.md says: ``ranks`` only when several ranks were summed."""
+    """``steady`` as docs/json.md says: ``ranks`` only when several ranks were summed."""
     values = asdict(steady)
     if not values["ranks"]:
         del values["ranks"]
@@ -147,7 +147,7 @@ def _steady(steady: SteadyValue) -> dict[str, Any]:
 
 
 def run_to_dict(run: Run, *, samples: bool = True) -> dict[str, Any]:
-    """One run (docs/json-v1.md, "runs[]"); ``samples=False`` leaves its samples out."""
+    """One run (docs/json.md, "runs[]"); ``samples=False`` leaves its samples out."""
     document = {
         "id": run.id,
         "source": run.source,
@@ -184,7 +184,7 @@ def run_to_dict(run: Run, *, samples: bool = True) -> dict[str, Any]:
 
 
 def shift_to_dict(shift: Shift, culprits: Sequence[Culprit] = ()) -> dict[str, Any]:
-    """One shift (docs/json-v1.md, "shifts[]"); ``culprits`` say which suspects touch the code
+    """One shift (docs/json.md, "shifts[]"); ``culprits`` say which suspects touch the code
     behind each confounder."""
 
     return {
@@ -238,7 +238,7 @@ def shift_to_dict(shift: Shift, culprits: Sequence[Culprit] = ()) -> dict[str, A
 
 
 def culprit_to_dict(culprit: Culprit, shifts: dict[str, Shift]) -> dict[str, Any]:
-    """One culprit (docs/json-v1.md, "culprits[]"): its evidence as codes and facts, and worded."""
+    """One culprit (docs/json.md, "culprits[]"): its evidence as codes and facts, and worded."""
     return {
         "sha": culprit.sha,
         "subject": culprit.subject,

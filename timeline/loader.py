@@ -45,7 +45,7 @@ from timeline.records import Diagnostic
 
 __all__ = ["load", "from_document", "DocumentError"]
 
-SCHEMA_VERSIONS = (1, 2)  # 2: events list shas, the top-level "commits" describes each (docs/json-v1.md)
+SCHEMA_VERSIONS = (1, 2)  # 2: events list shas, the top-level "commits" describes each (docs/json.md)
 _NOT_FINITE = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}  # json_safe's text for them
 T = TypeVar("T")
 

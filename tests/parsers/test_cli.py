@@ -1,6 +1,6 @@
 """``timeline build FILE --json - --samples`` on every kind of log, through typer's CliRunner.
 
-The JSON v1 document (docs/json-v1.md) must carry what the parsers read: ``samples.decode[]``
+The JSON document (docs/json.md) must carry what the parsers read: ``samples.decode[]``
 with ``gen_throughput`` / ``accept_len``, ``metrics.output_throughput.median`` for a bench_serving
 block, ``nccl_versions``, ``config``. (tests/conftest.py checks every document against the schema.)
 """

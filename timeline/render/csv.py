@@ -21,7 +21,7 @@ Columns, in order (README, "CSV and the HTML report"; ``plain.RUN_LEADING``):
 - ``error_line``, ``error`` (a crashed run's last error line, whole)
 - per core metric (``decode_throughput``, ``accept_len``, ``prefill_input_throughput``):
   ``<metric>_n``, ``_median``, ``_mean``, ``_min``, ``_max``, and the spread ``_stddev``, ``_p10``,
-  ``_p25``, ``_p75``, ``_p90``, ``_iqr`` (docs/json-v1.md); then any other metric, in name
+  ``_p25``, ``_p75``, ``_p90``, ``_iqr`` (docs/json.md); then any other metric, in name
   order, as ``metric.<name>.<stat>``
 
 The text comes from someone else's files, and a spreadsheet runs a cell that starts with ``=``,

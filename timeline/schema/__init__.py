@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-SCHEMA_FILE = "timeline-v1.schema.json"
+SCHEMA_FILE = "timeline.schema.json"
 
 
 def schema_path() -> Path:
@@ -30,7 +30,7 @@ def strict_schema() -> dict[str, Any]:
 
     The shipped schema lets newer documents add fields (the contract); the strict one is for
     timeline's own tests, so that a field added to the export without being described here (and
-    in docs/json-v1.md) fails a test. Open maps (``config``, ``metrics``, sample rows) stay open.
+    in docs/json.md) fails a test. Open maps (``config``, ``metrics``, sample rows) stay open.
     """
 
     def close(node: Any) -> Any:
@@ -62,7 +62,7 @@ def validate(document: Any, *, strict: bool = False) -> None:
         lines = [f"  at /{'/'.join(str(p) for p in error.absolute_path)}: {error.message}" for error in errors[:20]]
         more = f"\n  ... {len(errors) - 20} more" if len(errors) > 20 else ""
         hint = (
-            ("\n(a new field or value? describe it in timeline/schema/timeline-v1.schema.json and docs/json-v1.md)")
+            ("\n(a new field or value? describe it in timeline/schema/timeline.schema.json and docs/json.md)")
             if strict
             else ""
         )
