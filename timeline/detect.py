@@ -432,6 +432,130 @@ def _plan_more_runs(
     return None
 
 
+@dataclass(frozen=True)
+class _Noise:
+    """The pooled within-version noise (``pooled_sigma``), and whether it has the degrees of
+    freedom (``MIN_POOLED_DF``) for the pooled t-test."""
+
+    sigma: float | None
+    df: int
+    pooled: bool
+
+
+def _separates(b: int, logs: list[list[float]], means: list[float], noise: _Noise, settings: Settings) -> bool:
+    """The adjacent change at boundary b is a change of its own: a window stops there."""
+    delta = means[b] - means[b - 1]
+    if abs(math.expm1(delta)) < settings.min_effect:
+        return False
+    if not noise.pooled or not noise.sigma:
+        return True
+    se = noise.sigma * math.sqrt(1 / len(logs[b]) + 1 / len(logs[b - 1]))
+    return t_two_sided_p(delta / se, noise.df) < settings.alpha
+
+
+@dataclass
+class _Test:
+    """What one boundary's test found, before the verdict is read from it."""
+
+    method: str
+    sigma: float | None
+    df: int | None
+    p_value: float | None
+    decisive: bool
+    plan_sigma: float | None  # the noise to plan more runs with
+    single_run: bool = False
+    notes: list[BoundaryNote] = field(default_factory=list)
+
+
+def _pooled_test(delta: float, scale: float, noise: _Noise, alpha: float) -> _Test:
+    """The pooled t-test: enough runs to estimate the between-run noise."""
+    assert noise.sigma is not None
+    sigma = noise.sigma
+    if sigma > 0:
+        p_value = t_two_sided_p(delta / (sigma * scale), noise.df)
+    else:
+        p_value = 0.0 if delta != 0 else 1.0
+    return _Test("pooled-t", sigma, noise.df, p_value, p_value < alpha, sigma)
+
+
+def _line_spread_test(
+    delta: float, change: float, scale: float, spreads: list[float | None], noise: _Noise, settings: Settings
+) -> _Test:
+    """The single-run rule: no between-run noise, so the runs' line spreads (floored) stand in
+    for it, and a verdict also needs a change large against them."""
+    if not spreads or not all(s is not None for s in spreads):
+        return _Test("line-spread", None, None, None, False, ASSUMED_RUN_NOISE, True, ["spread-unknown"])
+    floor = max(SPREAD_FLOOR, *(s for s in spreads if s is not None))
+    if noise.sigma is not None:
+        floor = max(floor, noise.sigma)
+    sigma = floor
+    p_value = normal_two_sided_p(delta / (sigma * scale))
+    decisive = (
+        p_value < settings.alpha
+        and abs(delta) >= SINGLE_RUN_SPREAD_FACTOR * sigma
+        and abs(change) >= SINGLE_RUN_EFFECT_FACTOR * settings.min_effect
+    )
+    return _Test("line-spread", sigma, None, p_value, decisive, max(sigma, ASSUMED_RUN_NOISE), True)
+
+
+def _verdict(big: bool, decisive: bool, delta: float, higher_is_better: bool) -> Verdict | None:
+    """None for a change under the minimum effect; its direction when decisive; else inconclusive."""
+    if not big:
+        return None
+    if decisive:
+        worse = (delta < 0) == higher_is_better
+        return "regression" if worse else "improvement"
+    return "inconclusive"
+
+
+def _test_boundary(
+    index: int,
+    versions: Sequence[Version],
+    logs: list[list[float]],
+    crossable: list[bool],
+    noise: _Noise,
+    settings: Settings,
+) -> Boundary:
+    """Compare the windows either side of boundary ``index``: the pooled t-test when the noise is
+    pooled, else the line-spread rule; then the verdict and, when inconclusive, the runs to add."""
+    left, right = _window(index, len(versions), crossable, max(1, settings.window))
+    xs = [v for i in left for v in logs[i]]
+    ys = [v for i in right for v in logs[i]]
+    mean_x, mean_y = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
+    delta = mean_y - mean_x
+    change = math.expm1(delta)
+    big = abs(change) >= settings.min_effect
+    scale = math.sqrt(1 / len(xs) + 1 / len(ys))
+    if noise.pooled:
+        test = _pooled_test(delta, scale, noise, settings.alpha)
+    else:
+        spreads = [s for i in left + right for s in (versions[i].spreads or (None,) * len(versions[i].values))]
+        test = _line_spread_test(delta, change, scale, spreads, noise, settings)
+    verdict = _verdict(big, test.decisive, delta, settings.higher_is_better)
+    more = None
+    if verdict == "inconclusive" and test.plan_sigma is not None:
+        more = _plan_more_runs(delta, test.plan_sigma, len(xs), len(ys), noise.df, settings.alpha)
+        if more is None:
+            test.notes.append("too-noisy")
+    return Boundary(
+        index=index,
+        left=left,
+        right=right,
+        from_value=math.exp(mean_x),
+        to_value=math.exp(mean_y),
+        change=change,
+        p_value=test.p_value,
+        method=test.method,
+        sigma=test.sigma,
+        df=test.df,
+        verdict=verdict,
+        single_run=test.single_run and verdict in ("regression", "improvement"),
+        more_runs=more,
+        quiet=not big,
+        notes=test.notes,
+    )
+
+
 def detect(versions: Sequence[Version], settings: Settings = Settings()) -> list[Boundary]:
     """Test every boundary between consecutive versions (see the module docstring)."""
     count = len(versions)
@@ -440,95 +564,10 @@ def detect(versions: Sequence[Version], settings: Settings = Settings()) -> list
     logs = [_logs(v) for v in versions]
     means = [math.fsum(v) / len(v) for v in logs]
     sigma_pooled, df = pooled_sigma(versions)
-    pooled = sigma_pooled is not None and df >= MIN_POOLED_DF
-
-    def separates(b: int) -> bool:
-        """The adjacent change at boundary b is a change of its own: a window stops there."""
-        delta = means[b] - means[b - 1]
-        if abs(math.expm1(delta)) < settings.min_effect:
-            return False
-        if not pooled or not sigma_pooled:
-            return True
-        se = sigma_pooled * math.sqrt(1 / len(logs[b]) + 1 / len(logs[b - 1]))
-        return t_two_sided_p(delta / se, df) < settings.alpha
-
+    noise = _Noise(sigma_pooled, df, sigma_pooled is not None and df >= MIN_POOLED_DF)
     # crossable[b]: a window may reach across boundary b (index 0 unused).
-    crossable = [False] + [not separates(b) for b in range(1, count)]
-
-    boundaries = []
-    for index in range(1, count):
-        left, right = _window(index, count, crossable, max(1, settings.window))
-        xs = [v for i in left for v in logs[i]]
-        ys = [v for i in right for v in logs[i]]
-        mean_x, mean_y = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
-        delta = mean_y - mean_x
-        change = math.expm1(delta)
-        big = abs(change) >= settings.min_effect
-        scale = math.sqrt(1 / len(xs) + 1 / len(ys))
-        notes: list[BoundaryNote] = []
-        single_run = False
-        decisive = False
-        plan_sigma: float | None
-        if pooled:
-            assert sigma_pooled is not None
-            method, sigma, used_df = "pooled-t", sigma_pooled, df
-            if sigma > 0:
-                p_value = t_two_sided_p(delta / (sigma * scale), df)
-            else:
-                p_value = 0.0 if delta != 0 else 1.0
-            decisive = p_value < settings.alpha
-            plan_sigma = sigma
-        else:
-            method, used_df = "line-spread", None
-            single_run = True
-            spreads = [s for i in left + right for s in (versions[i].spreads or (None,) * len(versions[i].values))]
-            if spreads and all(s is not None for s in spreads):
-                floor = max(SPREAD_FLOOR, *(s for s in spreads if s is not None))
-                if sigma_pooled is not None:
-                    floor = max(floor, sigma_pooled)
-                sigma = floor
-                p_value = normal_two_sided_p(delta / (sigma * scale))
-                decisive = (
-                    p_value < settings.alpha
-                    and abs(delta) >= SINGLE_RUN_SPREAD_FACTOR * sigma
-                    and abs(change) >= SINGLE_RUN_EFFECT_FACTOR * settings.min_effect
-                )
-                plan_sigma = max(sigma, ASSUMED_RUN_NOISE)
-            else:
-                sigma, p_value, plan_sigma = None, None, ASSUMED_RUN_NOISE
-                notes.append("spread-unknown")
-        verdict: Verdict | None
-        if not big:
-            verdict = None
-        elif decisive:
-            worse = (delta < 0) == settings.higher_is_better
-            verdict = "regression" if worse else "improvement"
-        else:
-            verdict = "inconclusive"
-        more = None
-        if verdict == "inconclusive" and plan_sigma is not None:
-            more = _plan_more_runs(delta, plan_sigma, len(xs), len(ys), df, settings.alpha)
-            if more is None:
-                notes.append("too-noisy")
-        boundaries.append(
-            Boundary(
-                index=index,
-                left=left,
-                right=right,
-                from_value=math.exp(mean_x),
-                to_value=math.exp(mean_y),
-                change=change,
-                p_value=p_value,
-                method=method,
-                sigma=sigma,
-                df=used_df,
-                verdict=verdict,
-                single_run=single_run and verdict in ("regression", "improvement"),
-                more_runs=more,
-                quiet=not big,
-                notes=notes,
-            )
-        )
+    crossable = [False] + [not _separates(b, logs, means, noise, settings) for b in range(1, count)]
+    boundaries = [_test_boundary(index, versions, logs, crossable, noise, settings) for index in range(1, count)]
     _keep_best_of_overlapping(boundaries)
     return boundaries
 

@@ -173,6 +173,16 @@ def _confounders(before: list[Run], after: list[Run]) -> list[Confounder]:
     A field only one side prints (a new server argument the pulled code added) is part of the code
     change, not a confounder.
     """
+    found = _argument_confounders(before, after)
+    nccl = _nccl_confounder(before, after)
+    if nccl is not None:
+        found.append(nccl)
+    return found
+
+
+def _argument_confounders(before: list[Run], after: list[Run]) -> list[Confounder]:
+    """Server arguments every run of both sides prints with different values on each side,
+    leaving out the cosmetic, the grouping and the launch-random ones (a seed, a port)."""
     found: list[Confounder] = []
     names = [n for n in before[0].config if n not in COSMETIC_FIELDS and n not in GROUP_FIELDS]
     for name in names:
@@ -188,11 +198,16 @@ def _confounders(before: list[Run], after: list[Run]) -> list[Confounder]:
                     name, _side_value([r.config[name] for r in before]), _side_value([r.config[name] for r in after])
                 )
             )
+    return found
+
+
+def _nccl_confounder(before: list[Run], after: list[Run]) -> Confounder | None:
+    """The NCCL versions, when they differ and both sides printed one."""
     old_nccl = [",".join(r.nccl_versions) or None for r in before]
     new_nccl = [",".join(r.nccl_versions) or None for r in after]
     if set(old_nccl) != set(new_nccl) and any(old_nccl) and any(new_nccl):
-        found.append(Confounder("nccl_version", _side_value(old_nccl), _side_value(new_nccl)))
-    return found
+        return Confounder("nccl_version", _side_value(old_nccl), _side_value(new_nccl))
+    return None
 
 
 def _events_between(events: Sequence[CodeEvent], after: float, until: float) -> list[CodeEvent]:
@@ -325,6 +340,49 @@ def _equal_flag_change(shift: Shift, runs: dict[str, Run], fields: list[str], mi
     return False
 
 
+def _left_out_reason(run: Run) -> str:
+    """Why a run between the sides is not in the test: its attribution when that excluded it (or it
+    has a steady value), else its status, else that it never reached a steady state; a guessed zone
+    first, as that is the reason that needs the user (--log-tz)."""
+    if "zone-assumed" in run.ambiguous_reasons:
+        return "zone-assumed"
+    if run.attribution in _EXCLUDING or run.steady is not None:
+        return run.attribution
+    return run.status if run.status != "ok" else "no-steady"
+
+
+def _shift_notes(
+    boundary: Boundary,
+    versions: list[list[Run]],
+    members: list[Run],
+    between: list[CodeEvent],
+    last_before: float,
+    first_after: float,
+) -> ShiftNotes:
+    """The notes of a shift: no code event between the sides, the boundary's own notes, the
+    versions pooled into each side, and the runs between the sides left out of the test, with why."""
+    notes = ShiftNotes(no_event=not any(e.changes_commit for e in between), boundary=list(boundary.notes))
+    for side, indices in (("from", boundary.left), ("to", boundary.right)):
+        if len(indices) > 1:
+            notes.pooled[side] = [versions[i][0].commit or "" for i in indices]
+    for run in members:
+        if run.start is not None and last_before < run.start.timestamp() < first_after and not _eligible(run):
+            notes.left_out.append((run.id, _left_out_reason(run)))  # type: ignore[arg-type]
+    return notes
+
+
+def _shift_side(
+    version: list[Run], runs: list[Run], value: float, versions: list[list[Run]], indices: tuple[int, ...]
+) -> ShiftSide:
+    """One side of a shift: its version's commit, its runs, its value, and the commits it pools."""
+    return ShiftSide(
+        version[0].commit or "",
+        [r.id for r in runs],
+        _round(value, 3),
+        [versions[i][0].commit or "" for i in indices],
+    )
+
+
 def _shift(
     number: int,
     group: str,
@@ -341,37 +399,14 @@ def _shift(
     first_after = min(r.start.timestamp() for r in after)  # type: ignore[union-attr]
     between = _events_between(events, last_before, first_after)
     steady = left[0].steady
-    notes = ShiftNotes(no_event=not any(e.changes_commit for e in between), boundary=list(boundary.notes))
-    for side, indices in (("from", boundary.left), ("to", boundary.right)):
-        if len(indices) > 1:
-            notes.pooled[side] = [versions[i][0].commit or "" for i in indices]
-    for run in members:
-        if run.start is not None and last_before < run.start.timestamp() < first_after and not _eligible(run):
-            why = (
-                run.attribution
-                if run.attribution in _EXCLUDING or run.steady is not None
-                else (run.status if run.status != "ok" else "no-steady")
-            )
-            if "zone-assumed" in run.ambiguous_reasons:  # the reason that needs the user: --log-tz
-                why = "zone-assumed"
-            notes.left_out.append((run.id, why))  # type: ignore[arg-type]
+    notes = _shift_notes(boundary, versions, members, between, last_before, first_after)
     return Shift(
         id=f"s{number}",
         group=group,
         metric=steady.metric if steady else METRIC,
         unit=steady.unit if steady else "tok/s",
-        from_side=ShiftSide(
-            before[0].commit or "",
-            [r.id for r in left],
-            _round(boundary.from_value, 3),
-            [versions[i][0].commit or "" for i in boundary.left],
-        ),
-        to_side=ShiftSide(
-            after[0].commit or "",
-            [r.id for r in right],
-            _round(boundary.to_value, 3),
-            [versions[i][0].commit or "" for i in boundary.right],
-        ),
+        from_side=_shift_side(before, left, boundary.from_value, versions, boundary.left),
+        to_side=_shift_side(after, right, boundary.to_value, versions, boundary.right),
         change_pct=_round(boundary.change * 100, 2),
         # The line-spread rule has no between-run noise to compute a p-value from (its normal-test
         # p uses the floor, a lower bound on the noise, so it would overstate the certainty).
