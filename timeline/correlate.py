@@ -208,12 +208,7 @@ def attribute(
     nominal = starts[0].timestamp()
     setter = index.event_at(nominal)
     commit = setter.new if setter else None
-    readings = [index.commit_at(s.timestamp()) for s in starts]
-    # Per reading: every commit held within the tolerance of it, and during a clock step near it.
-    windows = [index.held_within(s.timestamp() - tolerance_s, s.timestamp() + tolerance_s) for s in starts]
-    stepped = [
-        c for s in starts for c in index.stepped_within(s.timestamp() - tolerance_s, s.timestamp() + tolerance_s)
-    ]
+    readings, windows, stepped = _readings(index, starts, tolerance_s)
     outcomes = [commit, *readings, *(c for window in windows for c in window), *stepped]
     latest_start = max(s.timestamp() for s in starts) + tolerance_s
     end_ts = max((end.timestamp() if end else nominal), nominal)
@@ -221,13 +216,7 @@ def attribute(
     ids = [e.id for e in during]
     may_differ = setter is not None and setter.files_may_differ
     if len(set(outcomes)) > 1:  # None among them: one reading falls before the reflog's start
-        reasons: list[AmbiguousReason] = []
-        if len(set(readings)) > 1:
-            reasons.append("dst")
-        if any(len(set(window)) > 1 for window in windows):
-            reasons.append("clock-tolerance")
-        if set(stepped) - {commit}:
-            reasons.append("reflog-clock-step")
+        reasons = _ambiguous_reasons(commit, readings, windows, stepped)
         return Attribution(commit, "ambiguous", ids, _distinct(outcomes), may_differ, reasons=reasons)
     if commit is None or setter is None:  # (one is None when the other is)
         return Attribution(None, "before-reflog")
@@ -235,6 +224,38 @@ def attribute(
         # No reflog: the move's time is a file's mtime, a bound rather than a reading.
         return Attribution(commit, "approximate", ids, [], may_differ)
     return Attribution(commit, "mixed" if during else "exact", ids, [], may_differ)
+
+
+def _readings(
+    index: HeadIndex, starts: Sequence[datetime], tolerance_s: float
+) -> tuple[list[str | None], list[list[str | None]], list[str]]:
+    """What each possible start reads: the commit HEAD held at it, every commit held within the
+    tolerance of it, and every one held during a clock step near it; apart, as each is a reason
+    of its own when they disagree."""
+    readings = [index.commit_at(s.timestamp()) for s in starts]
+    windows = [index.held_within(s.timestamp() - tolerance_s, s.timestamp() + tolerance_s) for s in starts]
+    stepped = [
+        c for s in starts for c in index.stepped_within(s.timestamp() - tolerance_s, s.timestamp() + tolerance_s)
+    ]
+    return readings, windows, stepped
+
+
+def _ambiguous_reasons(
+    commit: str | None,
+    readings: Sequence[str | None],
+    windows: Sequence[Sequence[str | None]],
+    stepped: Sequence[str],
+) -> list[AmbiguousReason]:
+    """Why the readings of ``_readings`` disagree (``commit``: the nominal start's), each reason
+    named so the user sees which guess the attribution rests on."""
+    reasons: list[AmbiguousReason] = []
+    if len(set(readings)) > 1:
+        reasons.append("dst")
+    if any(len(set(window)) > 1 for window in windows):
+        reasons.append("clock-tolerance")
+    if set(stepped) - {commit}:
+        reasons.append("reflog-clock-step")
+    return reasons
 
 
 @functools.lru_cache(maxsize=8)

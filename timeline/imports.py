@@ -270,32 +270,12 @@ def reachable(
     while walker.pending:
         batch, walker.pending = walker.pending, []
         packages = {path: _package_of(path, walker.reached[path]) for path in batch}
-        named = {path: (packages[path], ids[path]) for path in batch if path in ids}
-        contents = read([path for path in batch if named.get(path) not in memo])
-        keys = {
-            path: named.get(path) or (packages[path], contents[path])
-            for path in batch
-            if path in contents or named.get(path) in memo
-        }
-        new = {key: (packages[path], contents[path]) for path, key in keys.items() if key not in memo}
-        memo.update(
-            zip(new, parse(list(new.values())), strict=False)
-        )  # the whole round at once: a pool can share it out
+        found_in = _round_references(batch, packages, read, memo, parse, ids)
         for path in batch:
-            package = packages[path]
-            references = memo[keys[path]] if path in keys else None
+            references = found_in.get(path)
             if references is None:
                 unknown.add(path)
-                if package:
-                    walker.reach(package, whole=True)
-                continue
-            imports, strings = references
-            for target, whole in imports:
-                walker.reach(target, whole)
-            for text in strings:
-                named_module = _named_module(text, package, tree)
-                if named_module is not None:
-                    walker.reach(*named_module)
+            _follow(walker, tree, packages[path], references)
     return Reach(
         root=root,
         reached=frozenset(walker.reached),
@@ -304,6 +284,45 @@ def reachable(
         modules=frozenset(tree.modules),
         unknown=frozenset(unknown),
     )
+
+
+def _round_references(
+    batch: list[str],
+    packages: Mapping[str, str],
+    read: Callable[[list[str]], Mapping[str, bytes]],
+    memo: MutableMapping[tuple[str, bytes | str], References | None],
+    parse: Callable[[list[tuple[str, bytes]]], list[References | None]],
+    ids: Mapping[str, str],
+) -> dict[str, References | None]:
+    """The references of each file of one round of ``reachable``'s walk (a file left out could
+    not be read): reads only the files whose content the memo does not name, and parses the
+    round's new contents in one call, so that a pool can share it out."""
+    named = {path: (packages[path], ids[path]) for path in batch if path in ids}
+    contents = read([path for path in batch if named.get(path) not in memo])
+    keys = {
+        path: named.get(path) or (packages[path], contents[path])
+        for path in batch
+        if path in contents or named.get(path) in memo
+    }
+    new = {key: (packages[path], contents[path]) for path, key in keys.items() if key not in memo}
+    memo.update(zip(new, parse(list(new.values())), strict=False))
+    return {path: memo[key] for path, key in keys.items()}
+
+
+def _follow(walker: _Walker, tree: _Tree, package: str, references: References | None) -> None:
+    """Reach what one file in ``package`` can import; its whole package when its references are
+    not known (unreadable or unparsable: over-approximating is safe, see the module's docstring)."""
+    if references is None:
+        if package:
+            walker.reach(package, whole=True)
+        return
+    imports, strings = references
+    for target, whole in imports:
+        walker.reach(target, whole)
+    for text in strings:
+        named_module = _named_module(text, package, tree)
+        if named_module is not None:
+            walker.reach(*named_module)
 
 
 def _package_of(path: str, name: str) -> str:

@@ -219,6 +219,12 @@ class CommitWalk:
                     break
             else:
                 quiet = 0
+        self._settle(moves, paint, ahead, complete)
+
+    def _settle(self, moves: list[int], paint: dict[str, int], ahead: dict[str, int], complete: bool) -> None:
+        """Read the lists of each move of a finished pass; a move is left ``None`` when git
+        ended first (not ``complete``) with a commit still ahead on one side of it only: its
+        lists may lack commits git never gave."""
         for bit, i in enumerate(moves):
             old_bit = 1 << (2 * bit)
             both = old_bit | (old_bit << 1)
