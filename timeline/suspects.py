@@ -221,8 +221,22 @@ def narrow(shifts: Sequence[Shift]) -> None:
     decisive = [s for s in shifts if s.verdict in DECISIVE]
     cleared: dict[tuple[str, str], Clearing] = {}  # (shift id, sha) -> why
     undone: dict[tuple[str, str], str] = {}  # (shift id, sha) -> the other shift of the pair
-    prime: set[str] = set()
+    prime = _pair_undone(decisive, cleared, undone)
+    _clear_quiet(shifts, decisive, prime, cleared)
+    for shift in shifts:
+        shift.suspects = [
+            replace(s, cleared=cleared.get((shift.id, s.sha)), undone_by=undone.get((shift.id, s.sha)))
+            for s in shift.suspects
+        ]
 
+
+def _pair_undone(
+    decisive: Sequence[Shift], cleared: dict[tuple[str, str], Clearing], undone: dict[tuple[str, str], str]
+) -> set[str]:
+    """Fill ``undone`` with the commits a later opposite shift of similar size took back, and
+    ``cleared`` with the first shift's other suspects, which stayed; return the prime shas.
+    Runs before ``_clear_quiet`` so a pair's clearing wins over a quiet one."""
+    prime: set[str] = set()
     for i, first in enumerate(decisive):
         for second in decisive[i + 1 :]:
             if _direction(first) == _direction(second) or not _similar(first.change_pct, second.change_pct):
@@ -233,13 +247,26 @@ def narrow(shifts: Sequence[Shift]) -> None:
                 undone[(first.id, sha)], undone[(second.id, sha)] = second.id, first.id
             prime |= back
             if back:
-                for suspect in first.suspects:
-                    if suspect.sha not in back:
-                        cleared.setdefault(
-                            (first.id, suspect.sha),
-                            Clearing("stayed-when-undone", first.id, second.id, suspect.change, second.change_pct),
-                        )
+                _clear_stayed(first, second, back, cleared)
+    return prime
 
+
+def _clear_stayed(first: Shift, second: Shift, back: set[str], cleared: dict[tuple[str, str], Clearing]) -> None:
+    """Clear the suspects of ``first`` that ``second`` did not take back: they stayed in while
+    the metric returned, so they cannot explain ``first``."""
+    for suspect in first.suspects:
+        if suspect.sha not in back:
+            cleared.setdefault(
+                (first.id, suspect.sha),
+                Clearing("stayed-when-undone", first.id, second.id, suspect.change, second.change_pct),
+            )
+
+
+def _clear_quiet(
+    shifts: Sequence[Shift], decisive: Sequence[Shift], prime: set[str], cleared: dict[tuple[str, str], Clearing]
+) -> None:
+    """Clear, at each decisive shift, the non-prime suspects that also came or went at a quiet
+    shift: the metric did not move when they did."""
     for calm in shifts:
         if not calm.quiet:
             continue
@@ -251,12 +278,6 @@ def narrow(shifts: Sequence[Shift]) -> None:
                     (shift.id, suspect.sha),
                     Clearing("moved-with-no-change", shift.id, calm.id, suspect.change, calm.change_pct),
                 )
-
-    for shift in shifts:
-        shift.suspects = [
-            replace(s, cleared=cleared.get((shift.id, s.sha)), undone_by=undone.get((shift.id, s.sha)))
-            for s in shift.suspects
-        ]
 
 
 def _direction(shift: Shift) -> int:
@@ -442,6 +463,32 @@ class _Facts(Protocol):
     def changes(self) -> Mapping[str, Sequence[Any]]: ...
 
 
+class _Ledger:
+    """The suspects seen so far, by sha in the order first seen, each with its subject, the shifts
+    it stays a suspect of, those it was cleared at, its evidence as noted and its sort order."""
+
+    def __init__(self, positions: dict[str, int]) -> None:
+        self.positions = positions
+        self.found: dict[str, dict[str, Any]] = {}
+
+    def note(self, suspect: Suspect, shift: Shift, evidence: Evidence | None = None, cleared: bool = False) -> None:
+        entry = self.found.setdefault(
+            suspect.sha,
+            {
+                "subject": suspect.subject,
+                "shifts": [],
+                "cleared": [],
+                "evidence": [],
+                "order": (self.positions[shift.id], len(self.found)),
+            },
+        )
+        target = entry["cleared"] if cleared else entry["shifts"]
+        if shift.id not in target:
+            target.append(shift.id)
+        if evidence is not None:
+            entry["evidence"].append(evidence)
+
+
 def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None, higher_is_better: bool = True) -> list[Culprit]:
     """Every uncleared suspect of every decisive shift once, with its evidence, strongest first.
 
@@ -455,100 +502,120 @@ def rank_culprits(shifts: Sequence[Shift], code: _Facts | None = None, higher_is
     """
     reach = code.reach if code is not None else {}
     changes = code.changes if code is not None else {}
-    positions = {s.id: n for n, s in enumerate(shifts)}
-    found: dict[str, dict[str, Any]] = {}  # sha -> subject, shifts, evidence, order
+    ledger = _Ledger({s.id: n for n, s in enumerate(shifts)})
     shared = same_boundary(shifts)
-
-    def note(suspect: Suspect, shift: Shift, evidence: Evidence | None = None, cleared: bool = False) -> None:
-        entry = found.setdefault(
-            suspect.sha,
-            {
-                "subject": suspect.subject,
-                "shifts": [],
-                "cleared": [],
-                "evidence": [],
-                "order": (positions[shift.id], len(found)),
-            },
-        )
-        target = entry["cleared"] if cleared else entry["shifts"]
-        if shift.id not in target:
-            target.append(shift.id)
-        if evidence is not None:
-            entry["evidence"].append(evidence)
 
     for shift in shifts:
         if shift.verdict not in DECISIVE:
             continue
-        here = (shift.id,)
         reaches = [reach[c] for c in (shift.from_side.commit, shift.to_side.commit) if c in reach]
-        lowered: set[str] = set()
-        for suspect in shift.suspects:
-            if suspect.cleared is not None:
-                note(suspect, shift, Evidence("cleared", "lowers", here, clearing=suspect.cleared), cleared=True)
-                continue
-            note(suspect, shift)
-            if suspect.undone_by is not None:
-                pair = tuple(sorted((shift.id, suspect.undone_by), key=positions.__getitem__))
-                note(suspect, shift, Evidence("undone", "raises", pair))
-            if suspect.unlikely:
-                lowered.add(suspect.sha)
-                note(suspect, shift, Evidence("docs-tests-ci", "lowers", here))
-            else:
-                paths = not_imported(suspect, reaches)
-                if paths:
-                    lowered.add(suspect.sha)
-                    note(suspect, shift, Evidence("not-imported", "lowers", here, paths=paths))
-            argument, message = changed_what_ran(shift, suspect, changes.get(suspect.sha, ()))
-            if argument is not None or message is not None:
-                note(suspect, shift, Evidence("changed-what-ran", "shown", here, field=argument, message=message))
-            if suspect.sha in shared:
-                note(suspect, shift, Evidence("same-boundary", "shown", shared[suspect.sha]))
-            if shift.single_run:
-                note(suspect, shift, Evidence("single-run", "shown", here))
-        for confounder in shift.confounders:
-            for suspect in shift.suspects:
-                paths = (
-                    () if suspect.cleared is not None else knob_link(confounder, suspect, changes.get(suspect.sha, ()))
-                )
-                if paths:
-                    note(suspect, shift, Evidence("knob-link", "raises", here, field=confounder.field, paths=paths))
+        lowered = {
+            suspect.sha
+            for suspect in shift.suspects
+            if _note_suspect(ledger, shift, suspect, reaches, changes.get(suspect.sha, ()), shared)
+        }
+        _note_knob_links(ledger, shift, changes)
         if any(s.undone_by is not None for s in shift.suspects):
             continue  # the prime suspect explains it
-        uncleared = [s for s in shift.suspects if s.cleared is None]
-        remaining = [s for s in uncleared if s.sha not in lowered] or uncleared
-        if len(remaining) == 1:
-            note(remaining[0], shift, Evidence("sole", "raises", here, count=len(shift.suspects) - 1))
-        elif remaining:
-            shift.bisect = bisect_for(shift, higher_is_better)
-            for suspect in remaining:
-                note(suspect, shift, Evidence("one-of", "shown", here, count=len(remaining)))
+        _note_remaining(ledger, shift, lowered, higher_is_better)
 
-    culprits = []
-    for sha, entry in found.items():
-        evidence = _merged(entry["evidence"], positions)
-        kinds = {e.kind for e in evidence}
-        raises = sum(e.effect == "raises" for e in evidence)
-        likelihood: Likelihood
-        if "undone" in kinds:
-            likelihood = "prime"
-        elif "sole" in kinds:
-            likelihood = "sole"
-        elif not entry["shifts"]:
-            likelihood = "cleared"
-        elif kinds & {"docs-tests-ci", "not-imported"}:
-            likelihood = "unlikely"
-        elif "knob-link" in kinds:
-            likelihood = "likely"
-        else:
-            likelihood = "possible"
-        named = entry["shifts"] or entry["cleared"]
-        regression = any(s.verdict == "regression" or s.measured == "regression" for s in shifts if s.id in named)
-        key = (LIKELIHOOD_ORDER.index(likelihood), -raises, not regression, *entry["order"])
-        culprits.append(
-            (key, Culprit(sha, entry["subject"], sorted(named, key=positions.__getitem__), likelihood, evidence))
-        )
+    culprits = [_culprit(sha, entry, shifts, ledger.positions) for sha, entry in ledger.found.items()]
     culprits.sort(key=lambda item: item[0])
     return [culprit for _, culprit in culprits]
+
+
+def _note_suspect(
+    ledger: _Ledger,
+    shift: Shift,
+    suspect: Suspect,
+    reaches: Sequence[_Reach],
+    changed: Sequence[Any],
+    shared: Mapping[str, tuple[str, ...]],
+) -> bool:
+    """Note one suspect of a decisive shift with the evidence about it alone; True when that
+    evidence lowers it (so it does not count towards the shift's sole suspect)."""
+    here = (shift.id,)
+    if suspect.cleared is not None:
+        ledger.note(suspect, shift, Evidence("cleared", "lowers", here, clearing=suspect.cleared), cleared=True)
+        return False
+    ledger.note(suspect, shift)
+    if suspect.undone_by is not None:
+        pair = tuple(sorted((shift.id, suspect.undone_by), key=ledger.positions.__getitem__))
+        ledger.note(suspect, shift, Evidence("undone", "raises", pair))
+    lowered = False
+    if suspect.unlikely:
+        lowered = True
+        ledger.note(suspect, shift, Evidence("docs-tests-ci", "lowers", here))
+    else:
+        paths = not_imported(suspect, reaches)
+        if paths:
+            lowered = True
+            ledger.note(suspect, shift, Evidence("not-imported", "lowers", here, paths=paths))
+    argument, message = changed_what_ran(shift, suspect, changed)
+    if argument is not None or message is not None:
+        ledger.note(suspect, shift, Evidence("changed-what-ran", "shown", here, field=argument, message=message))
+    if suspect.sha in shared:
+        ledger.note(suspect, shift, Evidence("same-boundary", "shown", shared[suspect.sha]))
+    if shift.single_run:
+        ledger.note(suspect, shift, Evidence("single-run", "shown", here))
+    return lowered
+
+
+def _note_knob_links(ledger: _Ledger, shift: Shift, changes: Mapping[str, Sequence[Any]]) -> None:
+    """Raise the uncleared suspects whose changes touch the code behind one of the shift's
+    differing flags (confounders): the flag may have made their code run or not."""
+    for confounder in shift.confounders:
+        for suspect in shift.suspects:
+            if suspect.cleared is not None:
+                continue
+            paths = knob_link(confounder, suspect, changes.get(suspect.sha, ()))
+            if paths:
+                ledger.note(
+                    suspect, shift, Evidence("knob-link", "raises", (shift.id,), field=confounder.field, paths=paths)
+                )
+
+
+def _note_remaining(ledger: _Ledger, shift: Shift, lowered: set[str], higher_is_better: bool) -> None:
+    """Raise the one suspect left once the cleared and lowered ones are set aside (``sole``), or,
+    with several left, mark each ``one-of`` and set the shift's ``bisect``."""
+    here = (shift.id,)
+    uncleared = [s for s in shift.suspects if s.cleared is None]
+    remaining = [s for s in uncleared if s.sha not in lowered] or uncleared
+    if len(remaining) == 1:
+        ledger.note(remaining[0], shift, Evidence("sole", "raises", here, count=len(shift.suspects) - 1))
+    elif remaining:
+        shift.bisect = bisect_for(shift, higher_is_better)
+        for suspect in remaining:
+            ledger.note(suspect, shift, Evidence("one-of", "shown", here, count=len(remaining)))
+
+
+def _likelihood(kinds: set[str], still_suspect: bool) -> Likelihood:
+    """The strongest likelihood the evidence kinds support, in the order rank_culprits documents."""
+    if "undone" in kinds:
+        return "prime"
+    if "sole" in kinds:
+        return "sole"
+    if not still_suspect:
+        return "cleared"
+    if kinds & {"docs-tests-ci", "not-imported"}:
+        return "unlikely"
+    if "knob-link" in kinds:
+        return "likely"
+    return "possible"
+
+
+def _culprit(
+    sha: str, entry: Mapping[str, Any], shifts: Sequence[Shift], positions: dict[str, int]
+) -> tuple[tuple[Any, ...], Culprit]:
+    """One ledger entry as a culprit, with its sort key: likelihood, then more raising evidence,
+    then regressions before improvements, then the order it was first seen in."""
+    evidence = _merged(entry["evidence"], positions)
+    likelihood = _likelihood({e.kind for e in evidence}, bool(entry["shifts"]))
+    raises = sum(e.effect == "raises" for e in evidence)
+    named = entry["shifts"] or entry["cleared"]
+    regression = any(s.verdict == "regression" or s.measured == "regression" for s in shifts if s.id in named)
+    key = (LIKELIHOOD_ORDER.index(likelihood), -raises, not regression, *entry["order"])
+    return key, Culprit(sha, entry["subject"], sorted(named, key=positions.__getitem__), likelihood, evidence)
 
 
 def knob_linked(culprits: Sequence[Culprit], shift: Shift, confounder: Confounder) -> tuple[str, ...]:
