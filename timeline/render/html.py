@@ -43,6 +43,7 @@ from timeline.render.wording import (
     attribution_text,
     clearing_text,
     confounder_text,
+    counted,
     error_text,
     evidence_mark,
     evidence_text,
@@ -216,7 +217,7 @@ class _Report:
         kinds = ", ".join(dict.fromkeys(run.kind for run in runs))
         return (
             f'<figure class="group" data-group="{escape(group)}"><figcaption>{escape(group)} '
-            f'<span class="muted">({len(runs)} run{"s" if len(runs) != 1 else ""}: {escape(kinds)})</span></figcaption>'
+            f'<span class="muted">({counted(len(runs), "run")}: {escape(kinds)})</span></figcaption>'
             f"{''.join(views)}"
             f'<div class="legend">{legend}{order}<span class="muted">hollow: run not tied to one commit '
             "exactly; bar: the run's duration; whisker: min-max of its lines; hover for details</span></div>"

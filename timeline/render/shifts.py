@@ -68,7 +68,7 @@ def verdict_detail(shift: Shift) -> str | None:
         if shift.more_runs is None:
             return "too close to the noise to decide"
         a, b = shift.more_runs
-        return f"+{a} run{'s' if a != 1 else ''} before, +{b} after would decide it"
+        return f"+{counted(a, 'run')} before, +{b} after would decide it"
     return None
 
 

@@ -15,7 +15,14 @@ from timeline.model import CodeEvent, Run, Timeline, is_zero_sha
 from timeline.records import DiagnosticCode
 from timeline.render.safe import displayable
 from timeline.render.window import event_window
-from timeline.render.wording import DATE_SOURCE_NOTE, RUN_STATUS, attribution_text, error_text, zone_readings_text
+from timeline.render.wording import (
+    DATE_SOURCE_NOTE,
+    RUN_STATUS,
+    attribution_text,
+    counted,
+    error_text,
+    zone_readings_text,
+)
 from timeline.workload import workload_label
 
 MAX_COMMITS_SHOWN = 8
@@ -87,7 +94,7 @@ def _event_details(event: CodeEvent, keep: set[str] | None) -> Text:
     for label, commits in (("in", event.commits), ("out", event.commits_removed)):
         if not commits:
             continue
-        text.append(f"\n{len(commits)} commit{'s' if len(commits) != 1 else ''} {label}:", style="bold")
+        text.append(f"\n{counted(len(commits), 'commit')} {label}:", style="bold")
         shown = (
             commits
             if keep is None
