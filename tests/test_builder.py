@@ -282,3 +282,29 @@ def test_a_long_log_keeps_no_stats_line_numbers_without_samples(tmp_path: Path) 
     assert [run.series["decode_throughput"].lines for run in kept.runs] == [
         len(series["decode_throughput"]) for series in seen
     ]
+
+
+def test_the_shifts_of_several_checkouts_number_on_and_rank_together(demo) -> None:
+    """``shifts_and_culprits`` is what build and history share: build's one checkout gives
+    build's answer; two copies of it give each shift twice under new ids, and each culprit once,
+    naming the shifts of both."""
+    import copy
+
+    from timeline.builder import shifts_and_culprits
+
+    timeline = build(demo.logs, repo=demo.repo, log_tz="UTC")
+    one = shifts_and_culprits([(timeline.runs, timeline.events)])
+    assert [(s.id, s.verdict) for s in one.shifts] == [(s.id, s.verdict) for s in timeline.shifts]
+    assert [(c.sha, c.likelihood, c.shifts) for c in one.culprits] == [
+        (c.sha, c.likelihood, c.shifts) for c in timeline.culprits
+    ]
+    other = copy.deepcopy(timeline.runs)
+    for run in other:
+        run.id = "b" + run.id
+    two = shifts_and_culprits([(timeline.runs, timeline.events), (other, timeline.events)])
+    assert [s.id for s in two.shifts] == ["s1", "s2", "s3", "s4"]
+    assert two.shifts[2].from_side.runs == ["b" + r for r in timeline.shifts[0].from_side.runs]
+    prime = demo.shas["pulled3"]
+    assert [(c.sha, c.likelihood, c.shifts) for c in two.culprits][0] == (prime, "prime", ["s1", "s2", "s3", "s4"])
+    assert len({c.sha for c in two.culprits}) == len(two.culprits)
+    assert two.warnings == []

@@ -27,7 +27,17 @@ from timeline.correlate import DEFAULT_TOLERANCE_S, HeadIndex, assume_zone, attr
 from timeline.detect import DEFAULT_MIN_EFFECT, Settings, median
 from timeline.environment import Environment
 from timeline.errors import NoLogsError, UsageError
-from timeline.model import Diagnostic, MetricSummary, Provenance, RepoInfo, Run, Timeline
+from timeline.model import (
+    CodeEvent,
+    Culprit,
+    Diagnostic,
+    MetricSummary,
+    Provenance,
+    RepoInfo,
+    Run,
+    Shift,
+    Timeline,
+)
 from timeline.parsers import parse_file
 from timeline.records import ParsedRun, SeriesDigest
 
@@ -337,13 +347,10 @@ def build(
     runs.sort(key=lambda r: (r.start is None, r.start.timestamp() if r.start else 0.0, r.source, r.first_line or 0))
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
-    shifts, culprits = (
-        ([], [])
-        if not runs
-        else _shifts_and_culprits(
-            runs, events or [], repo, entries, warnings, parse_cache, Settings(min_effect=min_effect)
-        )
+    findings = shifts_and_culprits(
+        [(runs, events or [])], repo, entries=entries, settings=Settings(min_effect=min_effect), cache=parse_cache
     )
+    warnings.extend(findings.warnings)
     return Timeline(
         generated_at=env.now(),
         log_tz=policy.summary.name,
@@ -353,8 +360,8 @@ def build(
         context=history.context if history else [],
         runs=runs,
         warnings=warnings,
-        shifts=shifts,
-        culprits=culprits,
+        shifts=findings.shifts,
+        culprits=findings.culprits,
         provenance=Provenance(
             version=__version__,
             python=platform.python_version(),
@@ -379,21 +386,41 @@ def _steady_of(parsed: ParsedRun):
     return steady_of(parsed)
 
 
-def _shifts_and_culprits(
-    runs: list[Run],
-    events,
-    repo,
-    entries: Sequence[str] | None,
-    warnings: list[Diagnostic],
-    cache: ParseCache | None,
-    settings: Settings,
-):
-    """The shifts, then the code facts their suspects need (read from the checkout's objects,
-    never run; each version's import graph kept in ``cache``), then the culprits ranked on them."""
+@dataclass
+class Findings:
+    """What the runs say: the shifts between versions, the culprits ranked on them, and what
+    reading the checkout's code raised (``shifts_and_culprits``)."""
+
+    shifts: list[Shift] = field(default_factory=list)
+    culprits: list[Culprit] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+
+def shifts_and_culprits(
+    histories: Sequence[tuple[Sequence[Run], Sequence[CodeEvent]]],
+    repo: str | os.PathLike | None = None,
+    *,
+    entries: Sequence[str] | None = None,
+    settings: Settings = Settings(),
+    cache: ParseCache | None = None,
+) -> Findings:
+    """The shifts of each checkout's runs between the versions its own events drew, then the code
+    facts their suspects need (read from ``repo``'s objects, never run; each version's import
+    graph kept in ``cache``), then the culprits of all of them ranked together.
+
+    ``histories``: (runs, code events) of each checkout, run ids unique across them: ``build``
+    has one, ``timeline.history`` one a machine. Shift ids run on across them (``s1``, ``s2``...).
+    ``repo``: a checkout holding the commits; None leaves out the evidence that needs the code
+    (imports, flags behind changed code, messages added), not the rest.
+    """
     from timeline.shifts import find_shifts
     from timeline.suspects import DECISIVE, rank_culprits
 
-    shifts = find_shifts(runs, events, settings)
+    findings = Findings()
+    for runs, events in histories:
+        if runs:
+            findings.shifts.extend(find_shifts(runs, events, settings, first=len(findings.shifts) + 1))
+    shifts = findings.shifts
     decisive = [s for s in shifts if s.verdict in DECISIVE]
     code = None
     if repo is not None and decisive:
@@ -401,7 +428,7 @@ def _shifts_and_culprits(
         from timeline.imports import DEFAULT_ENTRIES
 
         if not entries:
-            kinds = {run.kind for run in runs}
+            kinds = {run.kind for runs, _ in histories for run in runs}
             entries = [e for kind, found in DEFAULT_ENTRIES.items() if kind in kinds for e in found]
         versions = sorted({c for s in decisive for c in (s.from_side.commit, s.to_side.commit) if c})
         # changed lines only serve the evidence that compares the sides: flags, arguments, messages
@@ -412,10 +439,10 @@ def _shifts_and_culprits(
         ]
         commits = sorted({x.sha for s in compared for x in s.suspects if x.cleared is None})
         code = read_code(repo, versions, commits, entries, cache=cache)
-        warnings.extend(Diagnostic(os.fspath(repo), None, problem) for problem in code.problems)
+        findings.warnings.extend(Diagnostic(os.fspath(repo), None, problem) for problem in code.problems)
         lacking = [version[:12] for version, found in code.reach.items() if not found.entries_found]
         if lacking:  # one line for all: a checkout of another project lacks it in every version
-            warnings.append(
+            findings.warnings.append(
                 Diagnostic(
                     os.fspath(repo),
                     None,
@@ -423,7 +450,8 @@ def _shifts_and_culprits(
                     "entry-not-found",
                 )
             )
-    return shifts, rank_culprits(shifts, code)
+    findings.culprits = rank_culprits(shifts, code)
+    return findings
 
 
 WORKERS_MIN_FILES = 16  # this many logs (and WORKERS_MIN_BYTES in all): one worker process a core

@@ -245,9 +245,12 @@ def find_shifts(
     runs: Sequence[Run],
     events: Sequence[CodeEvent],
     settings: Settings = Settings(),
+    first: int = 1,
 ) -> list[Shift]:
     """Every boundary between versions of every workload, tested, with its suspects narrowed
-    (``timeline.suspects.narrow``); ``timeline.suspects.rank_culprits`` ranks them next."""
+    (``timeline.suspects.narrow``); ``timeline.suspects.rank_culprits`` ranks them next.
+    ``first``: the number of the first shift's id (``s1``), so that the shifts of several
+    checkouts, found one checkout at a time, are ranked together under ids of their own."""
     shifts: list[Shift] = []
     groups_shifts: list[list[Shift]] = []
     by_run = {run.id: run for run in runs}
@@ -261,7 +264,8 @@ def find_shifts(
             settings,
         )
         group_shifts = [
-            _shift(len(shifts) + n + 1, label, b, versions, members, events, settings) for n, b in enumerate(boundaries)
+            _shift(first + len(shifts) + n, label, b, versions, members, events, settings)
+            for n, b in enumerate(boundaries)
         ]
         by_index = {b.index: s for b, s in zip(boundaries, group_shifts, strict=False)}
         for boundary, shift in zip(boundaries, group_shifts, strict=False):
