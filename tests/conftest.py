@@ -1,10 +1,16 @@
 from __future__ import annotations
 
+import itertools
 import json
+import os
+from collections.abc import Iterator
+from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from postgres_server import PostgresServer, Unavailable, database_name, running_server, server_programs, server_user
+from postgres_server import unavailable as postgres_unavailable
 
 from timeline.scenario import DemoScenario, GitScript, build_demo
 
@@ -73,6 +79,43 @@ def git_script(tmp_path: Path) -> GitScript:
 def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoScenario:
     """The demo story, built once: clone, pull of 3 commits at 18:10 UTC, reset at 20:30 UTC."""
     return build_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server for the session (tests/postgres_server.py), started on first use:
+    skipped where none can run, failed instead under TIMELINE_REQUIRE_POSTGRES=1 (CI)."""
+    with ExitStack() as stack:
+        try:
+            import psycopg  # noqa: F401  (the test extra's client; store_url connects with it)
+
+            server = stack.enter_context(running_server(server_programs(os.environ.get("PATH")), server_user()))
+        except (Unavailable, ImportError) as why:
+            postgres_unavailable(str(why), os.environ)
+        yield server
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """SQLAlchemy URL of the session server's maintenance database (Unix socket, psycopg 3); a test
+    that writes wants its own database: `store_url`."""
+    return postgres_server.url()
+
+
+_database_numbers = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty store for one test: a SQLite file in tmp_path, or a new database on the
+    session's PostgreSQL server (dropped after the test)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.sqlite'}"
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    name = database_name(request.node.name, next(_database_numbers))
+    yield server.create_database(name)
+    server.drop_database(name)
 
 
 def utc(*parts: int) -> datetime:
