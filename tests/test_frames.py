@@ -309,6 +309,14 @@ def test_a_timeline_shows_briefly_and_as_an_escaped_table(tmp_path, story, timel
     write_sglang_log(hostile, [Launch(datetime(2026, 3, 2, 10, 0), 10, 100.0)])
     shown = timeline_build(hostile)._repr_html_()
     assert "<script>" not in shown and "&lt;script&gt;" in shown
+    # Escape sequences and bidi controls in a file name are written out, as in every other view
+    # (before: HTML-escaped only, so ESC [2J and U+202E reached the notebook and the terminal).
+    launch = Launch(datetime(2026, 3, 2, 10, 0), 10, 100.0)
+    sequences = write_sglang_log(tmp_path / "x\x1b[2J\u202e" / "b.log", [launch])
+    built = timeline_build(sequences, repo=repo.path)
+    for text in (built._repr_html_(), repr(built)):
+        assert "\x1b" not in text and "\u202e" not in text
+    assert "x\\x1b[2J\\u202e" in built._repr_html_()
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from timeline.columns import SampleRows
 from timeline.records import DateSource, Diagnostic, RunStatus
+from timeline.render.safe import visible
 
 __all__ = [
     "Diagnostic",
@@ -440,20 +441,24 @@ class Timeline:
                 (self.warnings, "warning"),
             )
         )
-        return f"<Timeline: {counts}; {repo}; log zone {self.log_tz}>"
+        return visible(f"<Timeline: {counts}; {repo}; log zone {self.log_tz}>")
 
     def _repr_html_(self) -> str:
-        """A compact runs table (Jupyter's rich display); every text escaped."""
+        """A compact runs table (Jupyter's rich display): every text made visible (escape
+        sequences and bidi controls written out, as in every view), then HTML-escaped."""
         from html import escape
+
+        def cell(value: object) -> str:
+            return escape(visible(str(value)))
 
         rows = []
         for run in self.runs[: self.REPR_HTML_RUNS]:
             start = "-" if run.start is None else run.start.isoformat(sep=" ", timespec="seconds")
             steady = "-" if run.steady is None else f"{run.steady.value:.4g} {run.steady.unit}"
             cells = (run.id, start, (run.commit or "-")[:9], run.attribution, steady, run.source)
-            rows.append("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in cells) + "</tr>")
+            rows.append("<tr>" + "".join(f"<td>{cell(value)}</td>" for value in cells) + "</tr>")
         more = len(self.runs) - self.REPR_HTML_RUNS
         if more > 0:
             rows.append(f'<tr><td colspan="6">... and {more} more runs (timeline.runs_frame)</td></tr>')
         head = "".join(f"<th>{name}</th>" for name in ("run", "start", "commit", "attribution", "steady", "log"))
-        return f"<p>{escape(repr(self))}</p><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        return f"<p>{cell(repr(self))}</p><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
