@@ -374,3 +374,46 @@ def test_a_july_berlin_log_on_a_machine_with_a_copied_localtime_is_read_at_plus_
     assert (run.tz, run.tz_source) == (str(localtime), "machine-local")
     assert run.start is not None and run.start.utcoffset() == timedelta(hours=2)
     assert run.start.astimezone(timezone.utc) == datetime(2026, 7, 14, 15, 42, tzinfo=timezone.utc)
+
+
+def test_copied_pacific_logs_say_why_and_what_else_in_the_csv_frames_and_parquet(pacific_copy, tmp_path):
+    # Before, the CSV and the frames said "ambiguous" and no more: not why, not which commit
+    # under which offsets (the JSON, the table and the markdown did).
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    import timeline
+
+    logs, checkout, (old, new) = pacific_copy
+    readings = {  # west to east: the pull at 18:10 -07:00
+        "before.log": f"UTC-12:00..-08:00 {new[:9]}; UTC-07:00..+14:00 {old[:9]}",
+        "after.log": f"UTC-12:00..-07:00 {new[:9]}; UTC-06:00..+14:00 {old[:9]}",
+    }
+    csv_file, parquet = tmp_path / "runs.csv", tmp_path / "parquet"
+    result = runner.invoke(
+        app, ["build", str(logs), "--repo", str(checkout), "--csv", str(csv_file), "--parquet", str(parquet)]
+    )
+    assert result.exit_code == 0, result.output
+    rows = {Path(row["source"]).name: row for row in pd.read_csv(csv_file, keep_default_na=False).to_dict("records")}
+    for name in ("before.log", "after.log"):
+        assert (rows[name]["attribution"], rows[name]["ambiguous_reasons"]) == ("ambiguous", "zone-assumed")
+        assert (rows[name]["candidate_commits"], rows[name]["zone_readings"]) == (f"{old} {new}", readings[name])
+    assert (rows["friday.log"]["ambiguous_reasons"], rows["friday.log"]["zone_readings"]) == ("", "")
+    frame = timeline.runs_frame(timeline.build([logs], repo=checkout)).assign(
+        name=lambda f: [Path(s).name for s in f["source"]]
+    )
+    after = frame.set_index("name").loc["after.log"]
+    assert (after["ambiguous_reasons"], after["candidate_commits"], after["zone_readings"]) == (
+        ["zone-assumed"],
+        [old, new],
+        readings["after.log"],
+    )
+    assert frame["zone_readings"].dtype == "string"
+    table = pq.read_table(parquet / "runs.parquet").to_pydict()
+    by_name = {Path(s).name: i for i, s in enumerate(table["source"])}
+    i = by_name["after.log"]
+    assert (table["ambiguous_reasons"][i], table["candidate_commits"][i], table["zone_readings"][i]) == (
+        ["zone-assumed"],
+        [old, new],
+        readings["after.log"],
+    )

@@ -165,7 +165,9 @@ def runs_frame(timeline: Timeline) -> pd.DataFrame:
 
     ``RUN_CORE`` always, in order: ``run_id``, ``source``, lines, ``run_kind``, ``start``/``end``
     (UTC), zone, ``duration_s``, ``commit``, ``commit_short``, ``commit_subject``,
-    ``attribution``, ``events_during`` (a list), ``group``, the key configuration,
+    ``attribution``, why an ambiguous run is so and what it could be (``ambiguous_reasons``,
+    ``candidate_commits``: lists; ``zone_readings``: text, ``UTC-12:00..-08:00 abc123def;
+    UTC-07:00..+14:00 456789abc``), ``events_during`` (a list), ``group``, the key configuration,
     ``nccl_versions`` (a list), the steady value the shifts compare (``steady_metric``,
     ``steady_value``, ``steady_unit``, ``steady_n``, ``steady_spread``), and ``n``, ``median``,
     ``mean``, ``min``, ``max`` of ``decode_throughput``, ``accept_len`` and
@@ -204,9 +206,9 @@ def runs_frame(timeline: Timeline) -> pd.DataFrame:
             *(c for c in CONFIG_INTS if _all_ints(rows, c)),
         ),
         floats=("duration_s", "steady_value", "steady_spread", *(c for c in metric_columns if c not in counts)),
-        strings=("run_id", "source", "start_local", "commit_subject", "error"),
+        strings=("run_id", "source", "start_local", "commit_subject", "zone_readings", "error"),
         infer=tuple(c for c in CONFIG_INTS if not _all_ints(rows, c)),
-        lists=("events_during", "nccl_versions"),
+        lists=("ambiguous_reasons", "candidate_commits", "events_during", "nccl_versions"),
     )
 
 

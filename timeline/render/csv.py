@@ -9,8 +9,13 @@ Columns, in order (README, "CSV and the HTML report"; ``plain.RUN_LEADING``):
   ``no-stats``)
 - ``start``, ``end`` (ISO-8601 in UTC), ``start_local`` (as the log printed it), ``tz``, ``tz_source``,
   ``date_source`` (``stamp``, ``dated-line``, ``mtime``), ``duration_s``
-- ``commit`` (full sha), ``commit_short``, ``commit_subject``, ``attribution``, ``events_during``
-  (ids separated by spaces)
+- ``commit`` (full sha), ``commit_short``, ``commit_subject``, ``attribution``
+- why an ambiguous run is so: ``ambiguous_reasons`` (``clock-tolerance``, ``dst``, ``zone-assumed``,
+  ``reflog-clock-step``, separated by spaces), ``candidate_commits`` (every commit it may have run
+  on, full shas separated by spaces), ``zone_readings`` (with ``zone-assumed``: the commit under
+  each span of real-world offsets, west to east, ``UTC-12:00..-08:00 abc123def;
+  UTC-07:00..+14:00 456789abc``; ``before-reflog`` where the reflog does not reach)
+- ``events_during`` (ids separated by spaces)
 - ``group`` (the workload label, e.g. ``Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3``)
 - key configuration: ``model``, ``tp_size``, ``dp_size``, ``ep_size``, ``pp_size``,
   ``speculative_algorithm``, ``speculative_num_steps``, ``speculative_eagle_topk``,

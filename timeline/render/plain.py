@@ -12,7 +12,7 @@ import math
 from datetime import datetime, timezone
 from typing import Any
 
-from timeline.clock import iso
+from timeline.clock import format_offset, iso
 from timeline.model import (
     Clearing,
     CodeEvent,
@@ -62,6 +62,9 @@ RUN_LEADING = (
     "duration_s",
     *COMMIT_COLUMNS,
     "attribution",
+    "ambiguous_reasons",
+    "candidate_commits",
+    "zone_readings",
     "events_during",
     "group",
     "model",
@@ -174,6 +177,9 @@ def run_record(run: Run, metrics: list[str], subjects: dict[str, str]) -> dict[s
         "commit_short": short_sha(run.commit),
         "commit_subject": subjects.get(run.commit or ""),
         "attribution": run.attribution,
+        "ambiguous_reasons": list(run.ambiguous_reasons),
+        "candidate_commits": list(run.candidate_commits),
+        "zone_readings": zone_readings_value(run),
         "events_during": list(run.events_during),
         "group": workload_label(run.config) or None,
         "model": scalar(run.config.get("model_path")),
@@ -193,6 +199,19 @@ def run_record(run: Run, metrics: list[str], subjects: dict[str, str]) -> dict[s
         for stat in STATS:
             record[metric_column(name, stat)] = getattr(summary, stat) if summary is not None else None
     return record
+
+
+def zone_readings_value(run: Run) -> str | None:
+    """A zone-assumed run's readings in one cell, west to east: each span of real-world offsets
+    and the commit under it (``UTC-12:00..-08:00 abc123def; UTC-07:00..+14:00 456789abc``;
+    ``before-reflog`` where the reflog does not reach); None when the zone did not matter. It
+    starts with ``UTC``, not a sign, so a spreadsheet reads it as text, not a formula."""
+    if not run.zone_readings:
+        return None
+    return "; ".join(
+        f"UTC{format_offset(r.min_offset)}..{format_offset(r.max_offset)} {short_sha(r.commit) or 'before-reflog'}"
+        for r in run.zone_readings
+    )
 
 
 def shift_window(shift: Shift, runs: dict[str, Run]) -> tuple[datetime | None, datetime | None]:
