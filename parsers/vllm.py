@@ -23,7 +23,11 @@ Recognised messages:
   snake_case (``prompt_throughput``, ``gen_throughput``, ``running``, ``waiting``, ``swapped``,
   ``pending``, ``gpu_kv_cache_usage``, ``prefix_cache_hit_rate``, ``preemptions``, ...; units
   dropped), ``engine`` when printed, ``rank`` = ``Engine 000`` (or None). Series:
-  ``decode_throughput`` (``gen_throughput``, tok/s) and ``prompt_throughput`` (tok/s).
+  ``decode_throughput`` (``gen_throughput``, tok/s) and ``prompt_throughput`` (tok/s) of the lines
+  that each measure one engine (``Engine 000:`` or no prefix); the ``N Engines Aggregated:`` lines
+  (``AggregatedLoggingStatLogger`` of ``vllm/v1/metrics/loggers.py``, ``--aggregate-engine-logging``:
+  the sum over the engines) have their own, ``aggregated_decode_throughput`` and
+  ``aggregated_prompt_throughput``, so that no series mixes one engine's share with the total.
 * ``SpecDecoding metrics: ...`` (V1) and ``Speculative metrics: ...`` (V0): a ``decode`` sample with
   ``accept_len`` (tokens per verify step, **including** the bonus token, as SGLang's ``accept len``)
   and the printed fields. vLLM 0.8.5 printed ``Mean acceptance length`` *without* the bonus token
@@ -96,7 +100,13 @@ _UNIT_SUFFIX_RE = re.compile(r"\s*(?:tokens/s|tokens|reqs|%)\.?$")
 _DATED_RE = re.compile(r"\[?(\d{4})-(\d\d)-(\d\d)[ T]\d\d:\d\d:\d\d")
 
 _THROUGHPUT_NAMES = {"avg_prompt_throughput": "prompt_throughput", "avg_generation_throughput": "gen_throughput"}
-_SERIES_UNITS = {"decode_throughput": "tok/s", "prompt_throughput": "tok/s", "accept_len": "tokens"}
+_SERIES_UNITS = {
+    "decode_throughput": "tok/s",
+    "prompt_throughput": "tok/s",
+    "aggregated_decode_throughput": "tok/s",
+    "aggregated_prompt_throughput": "tok/s",
+    "accept_len": "tokens",
+}
 _ALIASES = (
     ("model", "model_path"),
     ("tensor_parallel_size", "tp_size"),
@@ -236,6 +246,8 @@ class _Run:
         "nccl",
         "decode",
         "prompt",
+        "aggregated_decode",
+        "aggregated_prompt",
         "accept",
         "stats",
         "samples",
@@ -257,6 +269,9 @@ class _Run:
         self.nccl: list[str] = []
         self.decode = array("d")
         self.prompt = array("d")
+        # The "N Engines Aggregated:" lines: the total over the engines, never mixed with one engine's lines
+        self.aggregated_decode = array("d")
+        self.aggregated_prompt = array("d")
         self.accept = array("d")
         self.stats = 0
         self.samples: dict[str, SampleRows] | None = (
@@ -472,12 +487,13 @@ class VLLMLogParser:
         self._touch(run, lineno, stamp)
         run.stats += 1
         run.error = None  # the server went on after it
+        aggregated = "engines_aggregated" in fields
         if gen is not None and isinstance(fields.get(gen), (int, float)):
-            run.decode.append(float(fields[gen]))
+            (run.aggregated_decode if aggregated else run.decode).append(float(fields[gen]))
             if isinstance(fields.get("engine"), int):  # each engine of a data-parallel server logs its own
                 run.ranks.setdefault(f"Engine {fields['engine']:03d}", array("d")).append(float(fields[gen]))
         if prompt is not None and isinstance(fields.get(prompt), (int, float)):
-            run.prompt.append(float(fields[prompt]))
+            (run.aggregated_prompt if aggregated else run.prompt).append(float(fields[prompt]))
         if isinstance(fields.get("accept_len"), (int, float)):
             run.accept.append(float(fields["accept_len"]))
         if run.samples is not None:
@@ -571,6 +587,8 @@ class VLLMLogParser:
             for name, series in (
                 ("decode_throughput", run.decode),
                 ("prompt_throughput", run.prompt),
+                ("aggregated_decode_throughput", run.aggregated_decode),
+                ("aggregated_prompt_throughput", run.aggregated_prompt),
                 ("accept_len", run.accept),
             ):
                 if series:

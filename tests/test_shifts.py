@@ -275,6 +275,35 @@ def test_steady_of_reads_running_req_from_samples_and_prefers_a_bench_result():
     )
 
 
+def test_steady_of_leaves_vllm_aggregated_lines_out_of_one_engines_lines(tmp_path):
+    """One engine's lines and the "N Engines Aggregated:" totals in one run (an excerpt of one
+    engine): the steady value is the engine's median, with samples and without, never a median
+    over both; a run of aggregated lines only is their median (the server's total)."""
+    from timeline.builder import digest_series
+    from timeline.parsers import parse_file
+
+    def line(prefix: str, gen: float) -> str:
+        return (
+            f"INFO 04-14 10:02:00 [loggers.py:257] {prefix}Avg prompt throughput: 0.0 tokens/s, "
+            f"Avg generation throughput: {gen} tokens/s, Running: 8 reqs, Waiting: 0 reqs, "
+            "GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%"
+        )
+
+    both = tmp_path / "both.log"
+    pairs = [("Engine 000: ", 100.0), ("2 Engines Aggregated: ", 210.0)] * 2
+    pairs += [("Engine 000: ", 104.0), ("2 Engines Aggregated: ", 190.0)]
+    both.write_text("\n".join(line(prefix, gen) for prefix, gen in pairs) + "\n")
+    only = tmp_path / "only.log"
+    only.write_text("\n".join(line("4 Engines Aggregated: ", g) for g in (400.0, 410.0, 405.0)) + "\n")
+    for path, value, n in ((both, 100.0, 3), (only, 405.0, 3)):
+        for samples in (False, True):
+            (run,) = parse_file(path, keep_samples=samples).runs
+            steady = steady_of(run)
+            assert (steady.value, steady.n, steady.ranks) == (value, n, {}), (path.name, samples)
+        digest_series(run)
+        assert steady_of(run).value == value
+
+
 def test_group_key_normalises_defaults():
     def run(**config):
         return Run(

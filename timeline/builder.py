@@ -581,13 +581,14 @@ def digest_series(run: ParsedRun) -> None:
     out now, as the build would later, from the same numbers (``parse_file``'s ``finish_run``:
     without samples, a log's memory is a few hundred bytes a run, not 8 bytes a stats line a
     series)."""
-    from timeline.shifts import METRIC, steady_of  # imported where used: start-up under 0.5 s
+    from timeline.shifts import AGGREGATED_METRIC, METRIC, steady_of  # imported where used: start-up under 0.5 s
 
     steady = steady_of(run)
+    home = METRIC if METRIC in run.series else AGGREGATED_METRIC  # the series steady_of reads it back from
     run.series = {
         name: values
         if isinstance(values, SeriesDigest)
-        else SeriesDigest(len(values), summarize(values, run.units.get(name, "")), steady if name == METRIC else None)
+        else SeriesDigest(len(values), summarize(values, run.units.get(name, "")), steady if name == home else None)
         for name, values in run.series.items()
     }
 

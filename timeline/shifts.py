@@ -19,9 +19,20 @@ from timeline.records import MAX_MESSAGES, ParsedRun, SeriesDigest
 from timeline.suspects import narrow, net_suspects, signed_effect
 from timeline.workload import workload_label
 
-__all__ = ["METRIC", "GROUP_FIELDS", "steady_of", "group_key", "workload_groups", "find_shifts", "is_launch_random"]
+__all__ = [
+    "METRIC",
+    "AGGREGATED_METRIC",
+    "GROUP_FIELDS",
+    "steady_of",
+    "group_key",
+    "workload_groups",
+    "find_shifts",
+    "is_launch_random",
+]
 
 METRIC = "decode_throughput"  # higher is better
+# vLLM's "N Engines Aggregated:" lines: the server's total, the run's value when it logged no engine's own line
+AGGREGATED_METRIC = "aggregated_decode_throughput"
 BENCH_RESULT_SERIES = "output_throughput"  # a bench client's own result, preferred when a run has one
 
 # What makes two runs comparable: the same model, parallelism, speculative decoding, dtypes and
@@ -84,7 +95,8 @@ def is_launch_random(name: str, values: Sequence[Any]) -> bool:
 def steady_of(parsed: ParsedRun) -> SteadyValue | None:
     """The run's one number: the bench client's result when it has one, else the sum of the ranks'
     steady values when several ranks logged their own decode lines (``steady_sum``), else
-    ``steady_decode``.
+    ``steady_decode`` of the decode lines, else of vLLM's ``N Engines Aggregated:`` lines (the
+    server's total; never mixed with one engine's lines).
 
     With per-line samples (``--samples``) the ``#running-req`` of each line is used too.
     """
@@ -100,11 +112,15 @@ def steady_of(parsed: ParsedRun) -> SteadyValue | None:
         return steady_sum(parsed.rank_series, unit=unit)
     rows = (parsed.samples or {}).get("decode")
     if rows:
-        held = rows.has("gen_throughput")
-        values = [value for value, has in zip(rows.column("gen_throughput"), held, strict=False) if has]
-        running = [value for value, has in zip(rows.column("running_req"), held, strict=False) if has]
-        return steady_decode(values, running, unit=unit)
-    series = parsed.series.get(METRIC)
+        held = [
+            has and not aggregate
+            for has, aggregate in zip(rows.has("gen_throughput"), rows.has("engines_aggregated"), strict=True)
+        ]
+        if any(held):
+            values = [value for value, has in zip(rows.column("gen_throughput"), held, strict=False) if has]
+            running = [value for value, has in zip(rows.column("running_req"), held, strict=False) if has]
+            return steady_decode(values, running, unit=unit)
+    series = parsed.series.get(METRIC) or parsed.series.get(AGGREGATED_METRIC)
     if isinstance(series, SeriesDigest):  # worked out as the run ended
         return cast("SteadyValue | None", series.steady)
     return steady_decode(series, unit=unit) if series else None

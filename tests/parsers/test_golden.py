@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
+from timeline.builder import digest_series
 from timeline.parsers import parse_file, sglang_fast
+from timeline.shifts import steady_of
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures"
 FIXTURES = ROOT / "sglang"
@@ -71,6 +73,16 @@ def _check_sample(sample: dict[str, Any], want: dict[str, Any]) -> None:
         assert _same(got, value), (key, got, value)
 
 
+def _check_steady(run: Any, want: dict[str, Any]) -> None:
+    steady = steady_of(run)
+    assert steady is not None
+    assert _same(steady.value, want["value"]), steady
+    assert steady.n == want["n"], steady
+    assert sorted(steady.ranks) == sorted(want["ranks"]), steady.ranks
+    for rank, value in want["ranks"].items():
+        assert _same(steady.ranks[rank], value), (rank, steady.ranks[rank])
+
+
 def check_run(run: Any, want: dict[str, Any], *, samples: bool) -> None:
     assert run.kind == want["kind"]
     assert (run.first_line, run.last_line) == (want["first_line"], want["last_line"])
@@ -119,6 +131,12 @@ def check_run(run: Any, want: dict[str, Any], *, samples: bool) -> None:
         if want.get("accept_len"):
             assert run.units["accept_len"] == "tokens"
         assert _same(list(run.series.get("prefill_input_throughput", [])), want.get("prefill_input_throughput", []))
+
+    if "steady" in want:  # the run's one number (timeline.shifts.steady_of), also once its series are digested
+        _check_steady(run, want["steady"])
+        if not samples:
+            digest_series(run)
+            _check_steady(run, want["steady"])
 
     if not samples:
         assert run.samples is None

@@ -318,8 +318,11 @@ def test_generated_vllm_throughput_lines_yield_exactly_their_values(lines) -> No
     parsed = parse_bytes("\n".join(line for line, _, _ in lines).encode(), keep_samples=True)
     (run,) = parsed.runs
     assert run.kind == "vllm-server"
-    assert list(run.series["decode_throughput"]) == [float(g) for _, g, _ in lines]
-    assert list(run.series["prompt_throughput"]) == [float(p) for _, _, p in lines]
+    # an "N Engines Aggregated:" line is the total over the engines: its own series, never mixed in
+    for prefix in ("", "aggregated_"):
+        mine = [(g, p) for line, g, p in lines if ("Engines Aggregated: " in line) == bool(prefix)]
+        assert list(run.series.get(prefix + "decode_throughput", [])) == [float(g) for g, _ in mine]
+        assert list(run.series.get(prefix + "prompt_throughput", [])) == [float(p) for _, p in mine]
     assert [s["gen_throughput"] for s in run.samples["decode"]] == [float(g) for _, g, _ in lines]
 
 

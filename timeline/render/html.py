@@ -230,6 +230,9 @@ class _Report:
         rows = []
         for run in self.timeline.runs:
             decode, accept = run.metrics.get("decode_throughput"), run.metrics.get("accept_len")
+            # vLLM's "N Engines Aggregated:" lines only: the server's total, said so
+            total = "" if decode else ' <span class="muted">engines aggregated</span>'
+            decode = decode or run.metrics.get("aggregated_decode_throughput")
             rows.append(
                 "<tr>"
                 f"<td>{escape(run.id)}</td>"
@@ -240,7 +243,7 @@ class _Report:
                 f'style="background:{self.colour(run.commit)}"></span><code>{_short(run.commit)}</code></td>'
                 f"<td>{escape(attribution_text(run))}{self._during(run)}</td>"
                 f"<td>{escape(workload_label(run.config))}</td>"
-                f'<td class="num">{_number(decode.median if decode else None)}</td>'
+                f'<td class="num">{_number(decode.median if decode else None)}{total if decode else ""}</td>'
                 f'<td class="num">{decode.n if decode else ""}</td>'
                 f'<td class="num">{_number(accept.mean if accept else None, 2)}</td>'
                 f"<td>{escape(', '.join(run.nccl_versions))}</td>"

@@ -73,6 +73,7 @@ class PanelMetric:
 
 PANEL_METRICS = (
     PanelMetric("decode_throughput", "decode throughput", "median"),
+    PanelMetric("aggregated_decode_throughput", "decode throughput, engines aggregated", "median"),
     PanelMetric("accept_len", "accept length", "mean"),
     PanelMetric("output_throughput", "bench output throughput", "median"),
     PanelMetric("accept_length", "bench accept length", "median"),

@@ -133,10 +133,13 @@ def _run_details(run: Run, zone_note: bool = True, date_note: bool = True) -> Te
     if run.nccl_versions:
         facts.append("nccl " + ",".join(run.nccl_versions))
     decode = run.metrics.get("decode_throughput")
+    aggregated = run.metrics.get("aggregated_decode_throughput")
     if run.steady is not None and run.steady.ranks:  # ranks that each log their share: the sum
         facts.append(f"decode {run.steady.value:.1f} {run.steady.unit} (sum of {len(run.steady.ranks)} ranks)")
     elif decode:
         facts.append(f"decode {decode.median:.1f} {decode.unit} (median of {decode.n})")
+    elif aggregated:  # vLLM's "N Engines Aggregated:" lines only: the server's total
+        facts.append(f"decode {aggregated.median:.1f} {aggregated.unit} (engines aggregated, median of {aggregated.n})")
     accept = run.metrics.get("accept_len") or run.metrics.get("accept_length")
     if accept:
         facts.append(f"accept len {accept.mean:.2f}")
