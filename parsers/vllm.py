@@ -45,6 +45,13 @@ Recognised messages:
   (``timeline.records.message_key``); not the stats lines (with ``Prefix cache hit rate: GPU:``,
   which continues one), nor the args and engine-config lines.
 
+An engine or args line hard-wrapped at a fixed width (a paste, a terminal: the break can fall inside
+a key, ``num_sched`` / ``uler_steps=1, ...``) is joined back before it is read: the line that
+follows it continues it when it has no header of its own and reads as the rest of a ``key=value``
+list (it starts with the rest of a key or value up to its ``=`` or a ``, key=``); for an args line,
+while its ``Namespace(`` / ``{`` is still open. A piece as wide as the first continues it too. Read
+alone, the first piece would give ``served_model_name='/m, num_sched'`` and lose every later field.
+
 A run starts at a launch line (version, args or engine line) once the current run has stats or
 already printed that line; lines before any launch line belong to the first run. Only NCCL or
 weight-loading lines (what SGLang <= 0.4.1 prints through vLLM's logger, or an excerpt of worker
@@ -96,6 +103,9 @@ _ENGINE_INIT_RE = re.compile(
     r"Initializing an? (?:V\d )?LLM engine \(v(?P<version>[^)\s]+)\) with config: (?P<config>.*)$"
 )
 _ARGS_RE = re.compile(r"(?:non-default )?args: (?P<args>.*)$")
+# The start of a piece continuing a hard-wrapped key=value list: the rest of a key or value up to
+# its "=" (or a lone "="), or up to the ", key=" that starts the next item.
+_CONTINUATION_RE = re.compile(r"[^\s,=]*(?:=|,\s*[A-Za-z_]\w*=)")
 _UNIT_SUFFIX_RE = re.compile(r"\s*(?:tokens/s|tokens|reqs|%)\.?$")
 _DATED_RE = re.compile(r"\[?(\d{4})-(\d\d)-(\d\d)[ T]\d\d:\d\d:\d\d")
 
@@ -289,6 +299,28 @@ class _Run:
         return self.stats > 0 or self.has_config
 
 
+class _Wrap:
+    """An engine or args line that later lines may continue (hard-wrapped at a fixed width)."""
+
+    __slots__ = ("run", "line", "kind", "pieces", "width", "last_width")
+
+    def __init__(self, run: _Run, line: int, kind: str, text: str, width: int) -> None:
+        self.run = run
+        self.line = line
+        self.kind = kind  # "engine" or "args"
+        self.pieces = [text]
+        self.width = width  # the whole first line's, wrapper and header included
+        self.last_width = width
+
+    def continued_by(self, text: str, width: int) -> bool:
+        """Does ``text`` (a line with no vLLM header, ``width`` wide) continue the wrapped line?"""
+        if not text or text[0].isspace() or self.last_width != self.width:
+            return False
+        if self.kind == "args":
+            return values.bracket_depth("".join(self.pieces)) > 0
+        return len(self.pieces) > 1 or _CONTINUATION_RE.match(text) is not None
+
+
 class VLLMLogParser:
     """Feed it ``(line_number, text)`` pairs, then call ``finish()`` for runs and diagnostics."""
 
@@ -311,6 +343,7 @@ class VLLMLogParser:
         # The last stats line's sample, kept back from its rows: a "Prefix cache hit rate" line
         # after it adds to it.
         self._last_sample: tuple[SampleRows, dict[str, Any]] | None = None
+        self._wrap: _Wrap | None = None  # an engine or args line read once no line continues it
 
     @property
     def open(self) -> bool:
@@ -329,6 +362,13 @@ class VLLMLogParser:
             outer = strip_outer(raw)
             text = outer.text
             m = HEADER_RE.match(text) if len(text) > 20 else None
+            if self._wrap is not None:
+                if m is None and self._wrap.continued_by(text, len(raw)):
+                    self._wrap.pieces.append(text)
+                    self._wrap.last_width = len(raw)
+                    self._wrap.run.last_line = lineno
+                    continue
+                self._unwrap()
             if m is None:
                 self._other(lineno, raw, outer)
                 continue
@@ -341,7 +381,7 @@ class VLLMLogParser:
                     self._dated = (lineno, outer.time.date(), self._year_index, (month, day))
             else:
                 stamp = self._yearless(lineno, month, day, clock, text[m.start("month") : m.end("time")])
-            self._message(lineno, text[m.end() :], stamp, m.group("level"))
+            self._message(lineno, text[m.end() :], stamp, m.group("level"), len(raw))
             if "nccl==" in text or "NCCL version" in text:
                 self._nccl(text)
 
@@ -392,7 +432,7 @@ class VLLMLogParser:
         run.launch.setdefault(kind, text)
         return run
 
-    def _message(self, lineno: int, message: str, stamp: Any, level: str) -> None:
+    def _message(self, lineno: int, message: str, stamp: Any, level: str, width: int) -> None:
         run = self._run
         if "Avg prompt throughput:" in message:
             fields = throughput_fields(message)
@@ -436,23 +476,33 @@ class VLLMLogParser:
             run = self._launch(lineno, "engine", "engine")
             run.version = run.version or e.group("version")
             run.config.setdefault("vllm_version", e.group("version"))
-            for key, value in engine_config(e.group("config")).items():
-                run.config.setdefault(key, value)
             run.has_config = True
+            self._wrap = _Wrap(run, lineno, "engine", e.group("config"), width)  # read by _unwrap
             self._touch(run, lineno, stamp)
             return
         a = _ARGS_RE.match(message)
         if a is not None and a.group("args")[:1] in "{N" and (a.group("args").startswith(("Namespace(", "{"))):
             run = self._launch(lineno, "args", a.group("args"))
-            fields, problems = parse_keyword_repr(a.group("args"))
-            if problems:
-                self.diagnostics.append(Diagnostic(self.source, lineno, "vLLM args: " + "; ".join(problems)))
-            for key, value in fields.items():
-                run.config[key] = value
             run.has_config = True
+            self._wrap = _Wrap(run, lineno, "args", a.group("args"), width)  # read by _unwrap
             self._touch(run, lineno, stamp)
             return
         self._touch(run, lineno, stamp, message)
+
+    def _unwrap(self) -> None:
+        """Read the engine or args line held back, its continuation pieces joined back."""
+        wrap, self._wrap = self._wrap, None
+        if wrap is None:
+            return
+        text = "".join(wrap.pieces)
+        if wrap.kind == "engine":
+            for key, value in engine_config(text).items():
+                wrap.run.config.setdefault(key, value)
+            return
+        fields, problems = parse_keyword_repr(text)
+        if problems:
+            self.diagnostics.append(Diagnostic(self.source, wrap.line, "vLLM args: " + "; ".join(problems)))
+        wrap.run.config.update(fields)
 
     @staticmethod
     def _failure(run: _Run, lineno: int, message: str, level: str) -> None:
@@ -557,6 +607,7 @@ class VLLMLogParser:
         return None, None, None
 
     def finish(self) -> tuple[list[ParsedRun], list[Diagnostic]]:
+        self._unwrap()
         self._close()
         year_of, how, year_source = self._years()
 
