@@ -228,10 +228,16 @@ def bracket_depth(text: str) -> int:
     return sum((c in "([{") - (c in ")]}") for _, c in outside_quotes(text))
 
 
+# Quotes a paste may leave around a name: ASCII, and the typographic ones a forum or chat tool
+# puts in their place (model=‘mistralai/Mistral-7B-Instruct-v0.2’ in
+# https://github.com/vllm-project/vllm/issues/2826, pasted from the Ray forum).
+_QUOTES = "'\"‘’“”"
+
+
 def unquoted(text: str) -> str:
-    """A name without the quotes a damaged paste left around it: a matching pair, or a lone quote at
-    either end (``'/models/Qwen3-8B`` -> ``/models/Qwen3-8B``)."""
+    """A name without the quotes a damaged paste left around it: a matching pair, a typographic
+    pair, or a lone quote at either end (``'/models/Qwen3-8B`` -> ``/models/Qwen3-8B``)."""
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
-    return text.strip("'\"") if text[:1] in "'\"" or text[-1:] in "'\"" else text
+    return text.strip(_QUOTES) if text[:1] in _QUOTES or text[-1:] in _QUOTES else text

@@ -99,9 +99,12 @@ _VERSION_RES = (
     re.compile(r"█\s+version\s+(?P<version>\S+)\s*$"),
 )
 _LOGO_MODEL_RE = re.compile(r"█\s+model\s+(?P<model>\S+)\s*$")
+# Before 0.4 the line names no version: "Initializing an LLM engine with config: ...".
 _ENGINE_INIT_RE = re.compile(
-    r"Initializing an? (?:V\d )?LLM engine \(v(?P<version>[^)\s]+)\) with config: (?P<config>.*)$"
+    r"Initializing an? (?:V\d )?LLM engine (?:\(v(?P<version>[^)\s]+)\) )?with config: (?P<config>.*)$"
 )
+# Names a damaged paste may leave a quote on (values.unquoted)
+_NAME_KEYS = ("model", "model_tag", "tokenizer", "served_model_name")
 _ARGS_RE = re.compile(r"(?:non-default )?args: (?P<args>.*)$")
 # The start of a piece continuing a hard-wrapped key=value list: the rest of a key or value up to
 # its "=" (or a lone "="), or up to the ", key=" that starts the next item.
@@ -474,8 +477,9 @@ class VLLMLogParser:
         e = _ENGINE_INIT_RE.search(message)
         if e is not None:
             run = self._launch(lineno, "engine", "engine")
-            run.version = run.version or e.group("version")
-            run.config.setdefault("vllm_version", e.group("version"))
+            if e.group("version") is not None:
+                run.version = run.version or e.group("version")
+                run.config.setdefault("vllm_version", e.group("version"))
             run.has_config = True
             self._wrap = _Wrap(run, lineno, "engine", e.group("config"), width)  # read by _unwrap
             self._touch(run, lineno, stamp)
@@ -496,13 +500,19 @@ class VLLMLogParser:
             return
         text = "".join(wrap.pieces)
         if wrap.kind == "engine":
-            for key, value in engine_config(text).items():
+            fields = engine_config(text)
+        else:
+            fields, problems = parse_keyword_repr(text)
+            if problems:
+                self.diagnostics.append(Diagnostic(self.source, wrap.line, "vLLM args: " + "; ".join(problems)))
+        for key in _NAME_KEYS:
+            if isinstance(fields.get(key), str):
+                fields[key] = values.unquoted(fields[key])
+        if wrap.kind == "engine":
+            for key, value in fields.items():
                 wrap.run.config.setdefault(key, value)
-            return
-        fields, problems = parse_keyword_repr(text)
-        if problems:
-            self.diagnostics.append(Diagnostic(self.source, wrap.line, "vLLM args: " + "; ".join(problems)))
-        wrap.run.config.update(fields)
+        else:
+            wrap.run.config.update(fields)
 
     @staticmethod
     def _failure(run: _Run, lineno: int, message: str, level: str) -> None:

@@ -213,3 +213,19 @@ def test_split_fields_gives_back_the_pairs_it_was_given(pairs: list[tuple[str, s
 )
 def test_literal(text: str, value: object) -> None:
     assert values.literal(text) == value
+
+
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("'/models/Qwen3-8B'", "/models/Qwen3-8B"),
+        ("'/models/Qwen3-8B", "/models/Qwen3-8B"),  # a lone quote a paste left
+        ("/models/Qwen3-8B'", "/models/Qwen3-8B"),
+        ("‘mistralai/Mistral-7B-Instruct-v0.2’", "mistralai/Mistral-7B-Instruct-v0.2"),  # a forum's quotes
+        ("“Qwen/Qwen3-8B”", "Qwen/Qwen3-8B"),
+        ("Qwen/Qwen3-8B", "Qwen/Qwen3-8B"),
+        ("it's-a-name", "it's-a-name"),  # a quote inside a name stays
+    ],
+)
+def test_unquoted_leaves_no_stray_quote(text: str, name: str) -> None:
+    assert values.unquoted(text) == name
