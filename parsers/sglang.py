@@ -71,6 +71,8 @@ __all__ = [
     "stats_value",
     "field_number",
     "stats_key",
+    "SYNTHETIC_DAY0",
+    "WRAP_S",
 ]
 
 KIND = "sglang-server"
@@ -343,8 +345,8 @@ def _nearby(extreme: tuple[tuple[str, str], Any] | None, in_order: Any) -> Any:
 
 
 OUT_OF_ORDER = timedelta(minutes=10)  # ranks' lines this far out of order are still one moment's
-_SYNTHETIC_DAY0 = "0001-01-01"  # the first day of a log whose stamps have no date, until resolved
-_WRAP_S = 3600  # a time-only stamp this much earlier than the previous one is on the next day
+SYNTHETIC_DAY0 = "0001-01-01"  # the first day of a log whose stamps have no date, until resolved
+WRAP_S = 3600  # a time-only stamp this much earlier than the previous one is on the next day
 
 
 # --------------------------------------------------------------------------- runs
@@ -709,6 +711,23 @@ class SGLangLogParser:
                 if "sglang" in text and _OWN_NCCL_RE.search(text):
                     self._own_nccl_line = True
 
+    def previous_stamp(self) -> Any:
+        """The stamp a time-only stamp takes its date from: the run's last, else the last time-only one."""
+        seg = self.segment
+        return seg.last_stamp if seg.last_stamp is not None else self._last_dateless
+
+    def dateless_read(self, last: tuple[str, str, str], mtime_line: int | None) -> None:
+        """Time-only stamps dated by the block reader as ``_dateless_stamp`` dates them: the last
+        one, and the line of the first whose date is to come from the file's mtime (None: none)."""
+        seg = self.segment
+        self._last_dateless = last
+        if mtime_line is not None:
+            seg.date_guess = "mtime"
+            if self._dateless_line is None:
+                self._dateless_line = mtime_line
+        elif seg.date_guess is None:
+            seg.date_guess = "dated-line"
+
     def _dateless_stamp(self, seg: Segment, lineno: int, time: str) -> tuple[str, str, str]:
         """A time-only stamp (SGLang <= 0.3.2) takes the date of the stamp before it (the run's, else
         the file's), a day later when the time went back more than an hour (midnight). With no date
@@ -718,13 +737,13 @@ class SGLangLogParser:
         last = seg.last_stamp if seg.last_stamp is not None else self._last_dateless
         if last is not None:
             date, last_time, _ = stamp_parts(last)
-            if date is not None and _seconds(last_time) - _seconds(time) > _WRAP_S:
+            if date is not None and _seconds(last_time) - _seconds(time) > WRAP_S:
                 try:
                     date = (_date.fromisoformat(date) + timedelta(days=1)).isoformat()
                 except (ValueError, OverflowError):  # not a date; the day after 9999-12-31
                     date = None
         if date is None:
-            date = _SYNTHETIC_DAY0
+            date = SYNTHETIC_DAY0
         if date < "1000":  # days counted from the stand-in: the date will come from the mtime
             seg.date_guess = "mtime"
             if self._dateless_line is None:
@@ -935,7 +954,7 @@ class SGLangLogParser:
                 rows.map_column("time", fix)
         if shift is None or last is None or day is None:  # (shift is None when day is)
             return what + ": times left empty (no file mtime to date them)"
-        wraps = (_date.fromisoformat(last[0]) - _date.fromisoformat(_SYNTHETIC_DAY0)).days
+        wraps = (_date.fromisoformat(last[0]) - _date.fromisoformat(SYNTHETIC_DAY0)).days
         return (
             f"{what}: dates taken from the file's mtime ({describe_mtime(self.mtime or 0)}): the last stamp "
             f"{last[1]} is on {day.isoformat()}, at or before the mtime"

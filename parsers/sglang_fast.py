@@ -13,15 +13,17 @@ at which digits there are (keys such as ``p99 itl``, the wrappers' "2026-..." de
 defers to the line (``_field_layout``, ``_MAYBE_WRAPPED``).
 
 Shapes judged *generic* - startup lines, ``server_args=``, NCCL lines, lines with ANSI codes, a
-``\\r``, non-ASCII bytes, wrappers (Ray, docker, Slurm), time-only stamps, odd stats lines - go
-through ``SGLangLogParser.feed_all`` in file order, one line at a time, so headers, run splitting
-and diagnostics stay the generic parser's own. Lines with no header that cannot matter (a uvicorn
-access line of SGLang 0.2-0.3.2, say) only move the run's line range, in bulk; lines whose dated
-header is all the generic parser reads of them (a uvicorn access line of SGLang 0.3.4+, ``[date
-time] INFO: ... "POST /generate HTTP/1.1" 200 OK``, one line in twenty of a served benchmark:
+``\\r``, non-ASCII bytes, wrappers (Ray, docker, Slurm), odd stats lines - go through
+``SGLangLogParser.feed_all`` in file order, one line at a time, so headers, run splitting and
+diagnostics stay the generic parser's own. Lines with no header that cannot matter (a uvicorn
+access line of SGLang 0.2-0.3.2, say) only move the run's line range, in bulk; lines whose header
+is all the generic parser reads of them (a uvicorn access line of SGLang 0.3.4+, ``[date time]
+INFO: ... "POST /generate HTTP/1.1" 200 OK``, one line in twenty of a served benchmark:
 ``_probe_header``) are headers of the run, counted in bulk with the stats lines around them.
-``tests/parsers/test_sglang_fast.py`` checks that both paths give identical results, on the
-fixtures and on generated logs.
+Time-only stamps (``[08:00:00 TP0]``, SGLang 0.2-0.3.2) are read in bulk too, dated all at once
+as the generic parser dates them one by one (``_Stamps``: the date of the stamp before, a day
+later past midnight). ``tests/parsers/test_sglang_fast.py`` checks that both paths give
+identical results, on the fixtures and on generated logs.
 
 ``feed_blocks(parser, log)`` is the entry point; ``parsers.parse_file`` uses it for UTF-8 logs of at
 least ``FAST_MIN_BYTES`` (numpy is imported only then), and for smaller ones too once numpy is
@@ -32,6 +34,7 @@ returns False.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from datetime import date as _date
@@ -45,6 +48,8 @@ from timeline.parsers.framing import LogLines, clean_line
 from timeline.parsers.sglang import (
     BATCH_RE,
     PLAIN_HEADER_RE,
+    SYNTHETIC_DAY0,
+    WRAP_S,
     SGLangLogParser,
     find_message,
     match_header,
@@ -130,21 +135,23 @@ _ONE_CLOCK_RE = re.compile(r"\d\d:\d\d:\d\d")
 
 def _header_spans(text: str) -> dict[str, Any] | None:
     """Where the message starts, and the date, time, stamp and rank spans, of a stats line with a
-    plain ``[date time TAGS] `` header or another logging config's prefix (``find_message``) that
-    starts with a dated stamp, holds no other clock reading and has its rank tags side by side."""
+    plain ``[date time TAGS] `` header (``date`` None for a time-only one: SGLang 0.2-0.3.2) or
+    another logging config's prefix (``find_message``) that starts with a dated stamp, holds no
+    other clock reading and has its rank tags side by side."""
     m = PLAIN_HEADER_RE.match(text) if text.startswith("[") else None
     if m is not None:
-        if m.group("date") is None or text[m.end() - 2 : m.end()] != "] ":
+        if text[m.end() - 2 : m.end()] != "] ":
             return None
         full = match_header(text)
         parts = ("date", "time", "rank")
         if full is None or full.span() != m.span() or full.group(*parts) != m.group(*parts):
             return None
+        dated = m.group("date") is not None
         return {
             "at": m.end(),
-            "date": m.span("date"),
+            "date": m.span("date") if dated else None,
             "time": m.span("time"),
-            "stamp": (m.start("date"), m.end("time")),
+            "stamp": (m.start("date") if dated else m.start("time"), m.end("time")),
             "rank": m.span("rank"),
         }
     if match_header(text) is not None:
@@ -229,37 +236,29 @@ def _changes(text: str) -> tuple[set[str], SGLangLogParser]:
     return {k for k in after if after[k] != before.get(k)}, probe
 
 
-# What a stats line may change; a decode line without a throughput also counts itself as such.
-_SEGMENT_STATS = {
-    "segment.first_line",
-    "segment.last_line",
-    "segment.first_stamp",
-    "segment.last_stamp",
-    "segment.headers",
-    "segment.headers_since_config",
-    "segment.stats",
-    "segment.decode",
-    "segment.accept",
-    "segment.prefill_tp",
-    "segment.ranks",
-    "segment.speakers",
-    "segment.low",
-    "segment.high",
+# What a line that only counts as a header of the run may change (the earliest and the latest
+# stamp are read in bulk: ``extremes``); a stats line also adds to the series; a time-only stamp
+# also dates itself (``SGLangLogParser.dateless_read``); a decode line without a throughput also
+# counts itself as such.
+_SEGMENT_HEADER = {
+    "segment." + name
+    for name in ("first_line", "last_line", "first_stamp", "last_stamp", "headers", "headers_since_config")
+} | {"segment.low", "segment.high"}
+_SEGMENT_STATS = _SEGMENT_HEADER | {
+    "segment." + name for name in ("stats", "decode", "accept", "prefill_tp", "ranks", "speakers")
 }
+_DATELESS = {"_last_dateless", "_dateless_line", "segment.date_guess"}
 _NO_THROUGHPUT = {"no_throughput_line", "no_throughput_count"}
 
 
-# What a line that only counts as a header of the run may change.
-_SEGMENT_HEADER = {
-    "segment.first_line",
-    "segment.last_line",
-    "segment.first_stamp",
-    "segment.last_stamp",
-    "segment.headers",
-    "segment.headers_since_config",
-    "segment.low",  # the earliest and the latest stamp (read in bulk: extremes)
-    "segment.high",
-}
+def _probe_stamp(text: str, spans: dict[str, Any]) -> tuple[str, str, str]:
+    """The stamp a fresh parser gives this line: a time-only one is dated from the stand-in first day."""
+    date = text[slice(*spans["date"])] if spans["date"] is not None else SYNTHETIC_DAY0
+    return date, text[slice(*spans["time"])], text[slice(*spans["stamp"])]
+
+
+def _allowed(spans: dict[str, Any], changes: set[str]) -> set[str]:
+    return changes | _DATELESS if spans["date"] is None else changes
 
 
 def _probe_header(text: str, spans: dict[str, Any]) -> bool:
@@ -268,9 +267,9 @@ def _probe_header(text: str, spans: dict[str, Any]) -> bool:
     run's messages leave out), say. Such lines are read in bulk with the stats lines."""
     changed, probe = _changes(text)
     seg = probe.segment
-    if not changed <= _SEGMENT_HEADER or seg.headers != 1 or seg.stats != 0:
+    if not changed <= _allowed(spans, _SEGMENT_HEADER) or seg.headers != 1 or seg.stats != 0:
         return False
-    stamp = (text[slice(*spans["date"])], text[slice(*spans["time"])], text[slice(*spans["stamp"])])
+    stamp = _probe_stamp(text, spans)
     return stamp_parts(seg.first_stamp) == stamp and stamp_parts(seg.last_stamp) == stamp
 
 
@@ -293,19 +292,19 @@ def _probe_stats(text: str, spans: dict[str, Any]) -> bool:
                 expected[target].append(number)
             elif name == "gen":
                 spans["no_gen"] = True
-    allowed = _SEGMENT_STATS | _NO_THROUGHPUT if spans.get("no_gen") else _SEGMENT_STATS
+    allowed = _allowed(spans, _SEGMENT_STATS | _NO_THROUGHPUT if spans.get("no_gen") else _SEGMENT_STATS)
     if not changed <= allowed or seg.stats != 1 or seg.headers != 1:
         return False
     if any(list(getattr(seg, k)) != v and not _same_floats(list(getattr(seg, k)), v) for k, v in expected.items()):
         return False
-    date, time = text[slice(*spans["date"])], text[slice(*spans["time"])]
-    if stamp_parts(seg.first_stamp) != (date, time, text[slice(*spans["stamp"])]):
+    stamp = _probe_stamp(text, spans)
+    if stamp_parts(seg.first_stamp) != stamp:
         return False
     # Samples: the same dict as the generic parser's.
     probe = SGLangLogParser("probe", keep_samples=True)
     probe.feed(1, text)
     rows = cast("dict[str, SampleRows]", probe.segment.samples)[spans["kind"]]  # keep_samples=True
-    mine = _sample(probe, text, spans, 1)
+    mine = _sample(probe, text, spans, 1, stamp[0])
     return len(rows) == 1 and list(rows[0].items()) == list(mine.items())
 
 
@@ -313,8 +312,9 @@ def _same_floats(a: list[float], b: list[float]) -> bool:
     return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b, strict=False))
 
 
-def _sample(parser: SGLangLogParser, text: str, spans: dict[str, Any], lineno: int) -> dict[str, Any]:
-    date, time = text[slice(*spans["date"])], text[slice(*spans["time"])]
+def _sample(parser: SGLangLogParser, text: str, spans: dict[str, Any], lineno: int, date: str) -> dict[str, Any]:
+    """The sample of a stats line (``date``: its stamp's date, for a time-only one the date it was given)."""
+    time = text[slice(*spans["time"])]
     rank = text[slice(*spans["rank"])].strip() or None
     sample: dict[str, Any] = {"time": parser.sample_time(date, time), "line": lineno, "rank": rank}
     if spans["forward"] is not None:
@@ -372,9 +372,10 @@ def _decimal_point(value: str) -> int:
     return 0 if point < 0 else len(value) - point
 
 
-def _sample_batch(buf: bytes, first: int, lines, shape_ids, starts, plans) -> SampleBatch:
-    """``_sample`` of the stats lines ``lines`` (block line numbers, their shapes and starts), as a
-    ``SampleBatch``: each key's values read for all the lines at once (``_sample_column``)."""
+def _sample_batch(buf: bytes, first: int, lines, shape_ids, starts, plans, days) -> SampleBatch:
+    """``_sample`` of the stats lines ``lines`` (block line numbers, their shapes and starts, and
+    their dates' ``days`` from ``_Stamps`` or None), as a ``SampleBatch``: each key's values read
+    for all the lines at once (``_sample_column``)."""
     distinct = sorted(plans)
     local = np.searchsorted(distinct, shape_ids)  # each line's shape, as an index in distinct
     shapes = list(dict.fromkeys(tuple(plans[s]) for s in distinct))
@@ -385,7 +386,10 @@ def _sample_batch(buf: bytes, first: int, lines, shape_ids, starts, plans) -> Sa
     return SampleBatch(
         shapes,
         row_shapes,
-        {key: _sample_column(buf, words, lines, starts, local, [plans[s].get(key) for s in distinct]) for key in keys},
+        {
+            key: _sample_column(buf, words, lines, starts, local, [plans[s].get(key) for s in distinct], days)
+            for key in keys
+        },
     )
 
 
@@ -393,7 +397,7 @@ _NUMERIC = {"int": "int", "decimal": "float"}  # how a value is read -> its kind
 _CONST_KINDS = {int: "int", float: "float", bool: "bool"}  # constants that go in numpy arrays
 
 
-def _sample_column(buf: bytes, words, lines, starts, local, specs: list[Any]) -> tuple[str, Any]:
+def _sample_column(buf: bytes, words, lines, starts, local, specs: list[Any], days) -> tuple[str, Any]:
     """One key's values for every line (``local``: its shape's index in ``specs``, each that
     shape's ``(how, where)`` for the key, or None where it has no such key): ``(kind, values)``,
     kinds as in ``SampleBatch``; ``int``, ``float``, ``bool`` and ``time`` in a numpy array
@@ -423,13 +427,14 @@ def _sample_column(buf: bytes, words, lines, starts, local, specs: list[Any]) ->
                 values[local == index] = spec[1]
         return kind, values
     if hows == {"time"} and len({spec for spec in specs if spec is not None}) == 1:
-        return _walls(buf, starts, *next(spec for spec in specs if spec is not None)[1])
+        date, time = next(spec for spec in specs if spec is not None)[1]
+        return _walls(buf, starts, date, time, days)
     listed: list[Any] = [None] * len(starts)
     for index, spec in enumerate(specs):
         if spec is None:
             continue
         rows = np.flatnonzero(local == index)
-        got = _sample_values(buf, starts[rows], spec)
+        got = _sample_values(buf, starts[rows], spec, None if days is None else days[rows])
         for row, value in zip(rows.tolist(), got, strict=False):
             listed[row] = value
     return ("text" if hows == {"rank"} else "object"), listed
@@ -454,13 +459,13 @@ def _read_decimals(buf: bytes, words, value_at, width, point) -> Any:
     return numbers
 
 
-def _sample_values(buf: bytes, starts, spec: tuple[str, Any]) -> list[Any]:
-    """One key's values, as Python objects, for lines of one shape (their starts in ``buf``)."""
+def _sample_values(buf: bytes, starts, spec: tuple[str, Any], days) -> list[Any]:
+    """One key's values, as Python objects, for lines of one shape (their starts in ``buf``, their dates' ``days``)."""
     how, where = spec
     if how == "const":
         return [where] * len(starts)
     if how == "time":
-        kind, walls = _walls(buf, starts, *where)
+        kind, walls = _walls(buf, starts, where[0], where[1], days)
         return [_WALL_ZERO + timedelta(microseconds=w) for w in walls.tolist()] if kind == "time" else walls
     if how in _NUMERIC:
         offset, width, _ = where
@@ -471,10 +476,10 @@ def _sample_values(buf: bytes, starts, spec: tuple[str, Any]) -> list[Any]:
     return [stats_value(text) for text in texts]
 
 
-def _walls(buf: bytes, at, date: tuple[int, int], time: tuple[int, int]) -> tuple[str, Any]:
+def _walls(buf: bytes, at, date: tuple[int, int] | None, time: tuple[int, int], given_days) -> tuple[str, Any]:
     """``_stamp`` of the header of lines starting at ``at``, as wall-clock microseconds since
     ``datetime.min`` (``time``), all at once; a list of datetimes and None (an impossible date or
-    time) if there is one."""
+    time) if there is one. ``date`` None: time-only stamps, on ``given_days`` (``_Stamps``)."""
     a = np.frombuffer(buf, np.uint8)
 
     def digits(offset: int, width: int) -> Any:
@@ -483,20 +488,16 @@ def _walls(buf: bytes, at, date: tuple[int, int], time: tuple[int, int]) -> tupl
             value = value * 10 + (a[at + offset + k].astype(np.int64) - 48)
         return value
 
-    year, month, day = digits(date[0], 4), digits(date[0] + 5, 2), digits(date[0] + 8, 2)
     hour, minute, second = digits(time[0], 2), digits(time[0] + 3, 2), digits(time[0] + 6, 2)
     fraction = time[1] - time[0] - 9  # digits after the point (none: -1)
     micro = digits(time[0] + 9, fraction) * 10 ** (6 - fraction) if fraction > 0 else 0
-    days = np.zeros(len(at), np.int64)
     valid = (hour < 24) & (minute < 60) & (second < 60)
-    dates = year * 10000 + month * 100 + day
-    for code in np.unique(dates).tolist():  # a block has a day or two: datetime checks each
-        try:
-            ordinal = _date(code // 10000, code // 100 % 100, code % 100).toordinal()
-        except ValueError:
-            valid &= dates != code
-            continue
-        days[dates == code] = ordinal - 1
+    if date is None:
+        days = given_days
+    else:
+        codes = digits(date[0], 4) * 10000 + digits(date[0] + 5, 2) * 100 + digits(date[0] + 8, 2)
+        days = _day_numbers(codes)
+        valid &= days >= 0
     walls = ((days * 86400 + hour * 3600 + minute * 60 + second) * 1_000_000) + micro
     if valid.all():
         return "time", walls
@@ -662,7 +663,8 @@ class Shapes:
                 np.array([bool(s.get("no_gen")) for s in spans], bool),
                 np.array([bool(s.get("other")) for s in spans], bool),
                 np.array([bool(s.get("dp")) for s in spans], bool),
-                np.array([s["date"][0] if "date" in s else 0 for s in spans], np.int64),
+                np.array([_date_at(s) for s in spans], np.int64),
+                np.array([s["time"][0] if "time" in s else 0 for s in spans], np.int64),
             )
             old = self.tables
             self.tables = (
@@ -814,17 +816,23 @@ class _FastFeeder:
             return
         parser = self.parser
         seg = parser.segment
-        self.log.line_number = first + lo + int(seen[0])
-        seg.cover(first + lo + int(seen[0]), first + lo + int(seen[-1]))
         stats = sub == _STATS
         stamped = np.flatnonzero(stats | (sub == _HEADER))
-        if not len(stamped):
+        stamps = _Stamps(self, buf, lo + stamped, ids, starts) if len(stamped) else None
+        if stamps is not None and not stamps.datable:
+            for i in (lo + seen).tolist():
+                self.generic(first + i, buf[int(starts[i]) : int(ends[i])])
+            return
+        self.log.line_number = first + lo + int(seen[0])
+        seg.cover(first + lo + int(seen[0]), first + lo + int(seen[-1]))
+        if stamps is None:
             return
         rows = np.flatnonzero(stats)
         count = len(rows)
-        first_stamp = self.stamp(buf, lo + int(stamped[0]), ids, starts) if seg.first_stamp is None else None
-        seg.count_stats(count, first_stamp, self.stamp(buf, lo + int(stamped[-1]), ids, starts))
-        self.extremes(buf, lo + stamped, ids, starts)
+        first_stamp = stamps.stamp(0) if seg.first_stamp is None else None
+        seg.count_stats(count, first_stamp, stamps.stamp(len(stamped) - 1))
+        stamps.extremes()
+        stamps.date_time_only(first)
         headers = len(stamped) - count  # header-only lines: headers of the run, as the generic parser counts them
         seg.headers += headers
         seg.headers_since_config += headers
@@ -849,27 +857,8 @@ class _FastFeeder:
                 if b > a:
                     parser.missing_throughput(first + int(missing[a]), b - a)
         if seg.samples is not None:
-            self.samples(buf, first, lo + rows, ids, starts, ends)
-
-    def extremes(self, buf: bytes, rows, ids, starts) -> None:
-        """The earliest and the latest stamp of the stats lines ``rows`` (``Segment.see``, all at
-        once): each line's ``YYYY-MM-DD HH:MM:SS`` bytes compared as strings."""
-        at = starts[rows] + self.book.table().date[ids[rows]]
-        seg = self.parser.segment
-        words = _words(buf)
-        if words is not None and len(rows) > 1:
-            # In order (the common case)? "YY-MM-DD" and "HH:MM:SS" as big-endian words compare as text.
-            day, clock = words[at + 2].byteswap(), words[at + 11].byteswap()
-            later = (day[1:] > day[:-1]) | ((day[1:] == day[:-1]) & (clock[1:] >= clock[:-1]))
-            if later.all():
-                for i in (0, len(rows) - 1):
-                    key = buf[int(at[i]) : int(at[i]) + 19].decode("ascii")
-                    seg.see_key((key[:10], key[11:19]), self.stamp(buf, int(rows[i]), ids, starts))
-                return
-        keys = np.frombuffer(buf, np.uint8)[at[:, None] + _STAMP_BYTES].view("S19").ravel()
-        for i in (int(np.argmin(keys)), len(keys) - 1 - int(np.argmax(keys[::-1]))):
-            key = keys[i].decode("ascii")
-            seg.see_key((key[:10], key[11:19]), self.stamp(buf, int(rows[i]), ids, starts))
+            days = None if stamps.days is None else stamps.days[np.searchsorted(stamped, rows)]
+            self.samples(buf, first, lo + rows, ids, starts, ends, days)
 
     def rank_values(self, buf: bytes, rows, numbers, ids, starts) -> None:
         """The decode throughputs of DP ranks' lines (block line numbers ``rows``), each to its
@@ -881,9 +870,10 @@ class _FastFeeder:
             s = int(starts[i])
             seg.rank_value(buf[s + r0 : s + r1].decode("ascii").strip(), value)
 
-    def samples(self, buf: bytes, first: int, rows, ids, starts, ends) -> None:
+    def samples(self, buf: bytes, first: int, rows, ids, starts, ends, days) -> None:
         """The samples of a block's stats lines ``rows`` (block line numbers, ascending), a column
-        at a time per shape (``_sample_plan``); a shape without a plan: line by line (``_sample``)."""
+        at a time per shape (``_sample_plan``); a shape without a plan: line by line (``_sample``).
+        ``days``: each line's date as days since ``datetime.min`` (``_Stamps``), None when all are dated."""
         parser = self.parser
         shape_ids = ids[rows]
         distinct = np.unique(shape_ids).tolist()
@@ -894,25 +884,166 @@ class _FastFeeder:
             of_kind = rows[mask]
             if not len(of_kind):
                 continue
+            kind_days = None if days is None else days[mask]
             target = cast("dict[str, SampleRows]", parser.segment.samples)[kind]  # bulk() checked
             shape_ids = ids[of_kind]
             distinct = np.unique(shape_ids).tolist()
             plans = {s: _sample_plan(self.book.spans[s]) for s in distinct}
             if len(of_kind) < SAMPLES_AT_ONCE or any(plan is None for plan in plans.values()):
-                for i in of_kind.tolist():
+                for j, i in enumerate(of_kind.tolist()):
                     spans = self.book.spans[int(ids[i])]
                     text = buf[int(starts[i]) : int(ends[i])].decode("ascii").rstrip("\r")
-                    target.append(_sample(parser, text, spans, first + i))
+                    # (with days, a dated line's day is its own date's)
+                    date = text[slice(*spans["date"])] if kind_days is None else _day_text(int(kind_days[j]))
+                    target.append(_sample(parser, text, spans, first + i, date))
                 continue
-            target.extend(_sample_batch(buf, first, of_kind, shape_ids, starts[of_kind], plans))
+            target.extend(_sample_batch(buf, first, of_kind, shape_ids, starts[of_kind], plans, kind_days))
 
-    def stamp(self, buf: bytes, i: int, ids, starts) -> tuple[str, str, str]:
-        spans = self.book.spans[int(ids[i])]
-        s = int(starts[i])
-        date = buf[s + spans["date"][0] : s + spans["date"][1]].decode("ascii")
+
+class _Stamps:
+    """The stamps of the stamped lines (block line numbers ``rows``) of a stretch read in bulk,
+    dated as the generic parser dates them (``SGLangLogParser._dateless_stamp``), all at once: a
+    dated header by its own date; a time-only one (SGLang 0.2-0.3.2) by the date of the stamp
+    before it, a day later when its time went back more than ``WRAP_S``. ``days``: each line's
+    date as days since ``datetime.min``, None when all the stamps are dated. Not ``datable``
+    when a date would not carry over as a day (an impossible date before a time-only stamp, the
+    last day of the calendar): the stretch is then read line by line."""
+
+    def __init__(self, feeder: _FastFeeder, buf: bytes, rows, ids, starts) -> None:
+        self.feeder, self.buf, self.rows, self.ids, self.starts = feeder, buf, rows, ids, starts
+        table = feeder.book.table()
+        shapes = ids[rows]
+        self.date_at = table.date[shapes]
+        self.time_only = self.date_at < 0
+        self.days: Any = None
+        self.datable = True
+        if self.time_only.any():
+            self._date(starts[rows] + table.clock[shapes])
+
+    def _date(self, clock) -> None:
+        a = np.frombuffer(self.buf, np.uint8)
+        hour, minute, second = (_two_digits(a, clock + k) for k in (0, 3, 6))
+        self.clock_key = hour * 10000 + minute * 100 + second  # compares as "HH:MM:SS" does
+        seconds = hour * 3600 + minute * 60 + second
+        n = len(self.rows)
+        known = ~self.time_only
+        days = np.zeros(n, np.int64)
+        if known.any():
+            at = self.starts[self.rows[known]] + self.date_at[known]
+            codes = _four_digits(a, at) * 10000 + _two_digits(a, at + 5) * 100 + _two_digits(a, at + 8)
+            days[known] = _day_numbers(codes)
+        previous = self.feeder.parser.previous_stamp()
+        if previous is None:  # no date yet: days counted from the stand-in first day
+            base, before = _date.fromisoformat(SYNTHETIC_DAY0).toordinal() - 1, int(seconds[0])
+        else:
+            date, time, _ = stamp_parts(previous)
+            day, clock = _day_number(date), _clock_seconds(time)
+            if day is None or clock is None:
+                self.datable = False
+                return
+            base, before = day, clock
+        if (days < 0).any():
+            self.datable = False
+            return
+        earlier = np.empty(n, np.int64)
+        earlier[0] = before
+        earlier[1:] = seconds[:-1]
+        wraps = np.cumsum(self.time_only & (earlier - seconds > WRAP_S))  # midnights, so far
+        reset = np.maximum.accumulate(np.where(known, np.arange(n), -1))  # the last dated line
+        since = np.maximum(reset, 0)
+        days = np.where(known, days, np.where(reset >= 0, days[since] - wraps[since], base) + wraps)
+        if days.max() > _LAST_DAY:
+            self.datable = False
+            return
+        self.days = days
+
+    def stamp(self, k: int) -> tuple[str, str, str]:
+        """The stamp of the ``k``-th line, as the generic parser keeps it: (date, time, its text)."""
+        i = int(self.rows[k])
+        spans = self.feeder.book.spans[int(self.ids[i])]
+        s = int(self.starts[i])
+        buf = self.buf
         time = buf[s + spans["time"][0] : s + spans["time"][1]].decode("ascii")
+        if spans["date"] is None:
+            return (_day_text(int(self.days[k])), time, time)
+        date = buf[s + spans["date"][0] : s + spans["date"][1]].decode("ascii")
         return (date, time, buf[s + spans["stamp"][0] : s + spans["stamp"][1]].decode("ascii"))
 
+    def extremes(self) -> None:
+        """The earliest and the latest stamp (``Segment.see``, all at once): dated stamps'
+        ``YYYY-MM-DD HH:MM:SS`` bytes compared as strings; with time-only ones, day and time numbers."""
+        seg = self.feeder.parser.segment
+        if self.days is not None:
+            keys = self.days * 1_000_000 + self.clock_key
+            for k in (int(np.argmin(keys)), len(keys) - 1 - int(np.argmax(keys[::-1]))):
+                stamp = self.stamp(k)
+                seg.see_key((stamp[0], stamp[1][:8]), stamp)
+            return
+        buf, rows = self.buf, self.rows
+        at = self.starts[rows] + self.date_at
+        words = _words(buf)
+        if words is not None and len(rows) > 1:
+            # In order (the common case)? "YY-MM-DD" and "HH:MM:SS" as big-endian words compare as text.
+            day, clock = words[at + 2].byteswap(), words[at + 11].byteswap()
+            later = (day[1:] > day[:-1]) | ((day[1:] == day[:-1]) & (clock[1:] >= clock[:-1]))
+            if later.all():
+                for k in (0, len(rows) - 1):
+                    key = buf[int(at[k]) : int(at[k]) + 19].decode("ascii")
+                    seg.see_key((key[:10], key[11:19]), self.stamp(k))
+                return
+        keys = np.frombuffer(buf, np.uint8)[at[:, None] + _STAMP_BYTES].view("S19").ravel()
+        for k in (int(np.argmin(keys)), len(keys) - 1 - int(np.argmax(keys[::-1]))):
+            key = keys[k].decode("ascii")
+            seg.see_key((key[:10], key[11:19]), self.stamp(k))
+
+    def date_time_only(self, first: int) -> None:
+        """Tell the parser of the time-only stamps read (``SGLangLogParser.dateless_read``)."""
+        if self.days is None:
+            return
+        time_only = np.flatnonzero(self.time_only)
+        guessed = time_only[self.days[time_only] < _YEAR_1000]  # dates to come from the file's mtime
+        self.feeder.parser.dateless_read(
+            self.stamp(int(time_only[-1])), first + int(self.rows[guessed[0]]) if len(guessed) else None
+        )
+
+
+def _two_digits(a, at) -> Any:
+    return (a[at].astype(np.int64) - 48) * 10 + (a[at + 1].astype(np.int64) - 48)
+
+
+def _four_digits(a, at) -> Any:
+    return _two_digits(a, at) * 100 + _two_digits(a, at + 2)
+
+
+def _day_numbers(codes) -> Any:
+    """Days since ``datetime.min`` of dates coded ``YYYYMMDD`` (-1: no real date); a block has a day or two."""
+    days = np.full(len(codes), -1, np.int64)
+    for code in np.unique(codes).tolist():
+        with contextlib.suppress(ValueError):
+            days[codes == code] = _date(code // 10000, code // 100 % 100, code % 100).toordinal() - 1
+    return days
+
+
+def _day_number(date: str | None) -> int | None:
+    try:
+        return _date.fromisoformat(date or "").toordinal() - 1
+    except ValueError:
+        return None
+
+
+def _clock_seconds(time: str) -> int | None:
+    try:
+        return int(time[0:2]) * 3600 + int(time[3:5]) * 60 + int(time[6:8])
+    except ValueError:
+        return None
+
+
+def _day_text(day: int) -> str:
+    return _date.fromordinal(day + 1).isoformat()
+
+
+_LAST_DAY = _date.max.toordinal() - 1
+_YEAR_1000 = _date(1000, 1, 1).toordinal() - 1  # a date before it was counted from the stand-in first day
 
 _NO_LINES: Any = None  # an empty array of line numbers (set with numpy)
 _STAMP_BYTES: Any = None  # 0..18: the bytes of "YYYY-MM-DD HH:MM:SS" from the date's start (set with numpy)
@@ -922,7 +1053,7 @@ class _ShapeTable(NamedTuple):
     """By shape number: its kind (``_SKIP``...), per series (``SERIES``) the offset and width of
     its value in the line (width -1: none), whether a decode line has no throughput,
     whether another log family's parser would look at it, whether its rank tags name a DP rank,
-    and where its stamp's date starts."""
+    where its stamp's date starts (-1: a time-only stamp) and where its time starts."""
 
     kind: Any
     offset: Any
@@ -931,6 +1062,12 @@ class _ShapeTable(NamedTuple):
     other: Any
     dp: Any
     date: Any
+    clock: Any
+
+
+def _date_at(spans: dict[str, Any]) -> int:
+    date = spans.get("date", (0, 0))
+    return -1 if date is None else date[0]
 
 
 class _HandBack(Exception):

@@ -286,6 +286,77 @@ def test_samples_of_short_and_long_runs_of_stats_lines(tmp_path: Path, monkeypat
     assert fast == slow and "'model_path': 'm2'" in fast
 
 
+def time_only_log(rng: random.Random, starts: list[str]) -> list[str]:
+    """Launches stamped with the time only (SGLang 0.2-0.3.2), each running over midnight, after
+    the lines of ``starts``: stats lines of two ranks (out of order now and then, fractions of a
+    second, an impossible time), time-only access lines, a dated line among them after a dated start."""
+    lines = []
+    for start in starts:
+        lines.append(start)
+        second = 23 * 3600 + rng.randint(0, 3000)
+        for i in range(400):
+            second += rng.choice((1, 2, 30, 600))
+            clock = f"{second // 3600 % 24:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
+            clock += rng.choice(("", "", "", ".5", ".123456"))
+            rank = rng.choice(("TP0", "TP1", "DP1 TP0"))
+            if i % 97 == 5:
+                clock = "25:61:00"
+            lines.append(
+                f"[{clock} {rank}] Decode batch. #running-req: {rng.randint(1, 64)}, #token: {rng.randint(1, 9999)}, "
+                f"token usage: 0.{rng.randint(10, 99)}, gen throughput (token/s): {rng.randint(10, 999)}.{i % 10}, "
+                "#queue-req: 0"
+            )
+            if i % 19 == 0:
+                lines.append(
+                    f'[{clock}] INFO:     127.0.0.1:{rng.randint(30000, 60000)} - "POST /generate HTTP/1.1" 200 OK'
+                )
+            if i % 7 == 0:
+                lines.append(f'INFO:     127.0.0.1:{rng.randint(30000, 60000)} - "POST /generate HTTP/1.1" 200 OK')
+            if i == 200 and "-" in start:  # a dated line among them
+                lines.append(
+                    f"[2026-03-0{rng.randint(1, 9)} {clock[:8]} TP0] Decode batch. #running-req: 1, #token: 9, "
+                    "token usage: 0.01, gen throughput (token/s): 5.5, #queue-req: 0"
+                )
+    return lines
+
+
+@pytest.mark.parametrize("at_once", [1, sglang_fast.SAMPLES_AT_ONCE], ids=["columns", "short-runs-by-line"])
+def test_time_only_stamps_are_dated_in_bulk_as_line_by_line(tmp_path: Path, monkeypatch, at_once: int) -> None:
+    """Time-only stamps (SGLang 0.2-0.3.2) are read on the block path with the stats lines, and
+    dated as the generic parser dates them: from the stamp before (a day later past midnight),
+    from the file's mtime when no line has a date; an impossible date or the calendar's last day
+    before them sends the stretch line by line. Same runs, samples and diagnostics."""
+    monkeypatch.setattr(framing, "BLOCK_BYTES", 3000)
+    rng = random.Random(11)
+    server_args = "[{}] server_args=ServerArgs(model_path='m', tp_size=2)"
+    logs = {
+        # no date anywhere: counted from the stand-in first day, dated from the mtime
+        "undated.log": (  # the tail of a launch (its stats lines first), then a launch
+            ["INFO:     Application startup complete.", server_args.format("22:00:00")],
+            "dates taken from the file's mtime",
+        ),
+        "dated.log": (
+            [
+                server_args.format("2026-03-01 23:00:00"),  # a dated launch line: the dates follow it
+                server_args.format("2026-02-30 23:00:00"),  # an impossible date: read line by line
+                server_args.format("9999-12-31 23:00:00"),  # no day after it: read line by line
+            ],
+            "'date_source': 'dated-line'",
+        ),
+    }
+    for name, (starts, said) in logs.items():
+        path = tmp_path / name
+        path.write_text("\n".join(time_only_log(rng, starts)) + "\n")
+        for samples in (False, True):
+            fast, slow = both(path, monkeypatch, samples=samples, samples_at_once=at_once)
+            assert fast == slow
+        assert said in fast
+        book = sglang_fast.Shapes(reading.OTHER_FAMILIES)
+        monkeypatch.setattr(reading, "SGLANG_SHAPES", book)
+        parse_file(path)
+        assert book.block_stats_lines > 400 and book.block_header_lines > 20
+
+
 def test_the_first_log_a_process_reads_on_the_fast_path(monkeypatch) -> None:
     """No shape known yet (a fresh process): the shape tables start empty and grow."""
     monkeypatch.setattr(reading, "SGLANG_SHAPES", sglang_fast.Shapes(reading.OTHER_FAMILIES))
@@ -297,7 +368,8 @@ SGLANG_LOGS = LOGS + sorted((FIXTURES.parent / "wrappers").glob("*.log"))
 
 
 def block_path_lines(log: Path) -> int:
-    """The stats lines the block reader is made for: a plain ``[date time TAGS] `` header, or
+    """The stats lines the block reader is made for: a plain ``[date time TAGS] `` header (or a
+    time-only ``[time TAGS] `` one, SGLang 0.2-0.3.2), or
     another logging config's prefix starting with a dated stamp (``find_message``), on a line the
     wrapper normaliser leaves alone (it splits pasted records, strips Ray and Slurm wrappers) and
     that the terminal did not cut inside a key (``..., #queue-req``: read the generic way)."""
@@ -305,15 +377,20 @@ def block_path_lines(log: Path) -> int:
     from timeline.parsers.wrappers import needs_normalizing
 
     count = 0
-    for line in log.read_bytes().decode("utf-8", "replace").split("\n"):
+    lines = log.read_bytes().decode("utf-8", "replace").split("\n")
+    if any(map(sglang_fast.Shapes(reading.OTHER_FAMILIES).for_others, lines)):
+        return 0  # a line of another family's (vLLM's logger in SGLang <= 0.4.1): all read line by line
+    for line in lines:
         line = line.removesuffix("\r")
         if "\r" in line or "\x1b" in line:  # progress updates, colours: cleaned line by line
             continue
         if ": " not in line.rstrip(", ").rsplit(", ", 1)[-1]:  # cut inside its last key
             continue
         m = PLAIN_HEADER_RE.match(line)
-        if m is not None and m.group("date"):
-            count += bool(BATCH_RE.match(line, m.end())) and not needs_normalizing(line)
+        if m is not None:
+            batch = BATCH_RE.match(line, m.end())
+            # (SGLang <= 0.3.4's mixed-chunk "Prefill batch(mixed #running-req: N)" is read line by line)
+            count += batch is not None and not batch.group(2) and not needs_normalizing(line)
             continue
         if match_header(line) is not None:  # SGLang's header after a docker stamp, a Ray tag...
             continue
@@ -324,11 +401,11 @@ def block_path_lines(log: Path) -> int:
 
 
 @pytest.mark.parametrize("log", SGLANG_LOGS, ids=[p.name for p in SGLANG_LOGS])
-def test_stats_lines_with_a_dated_header_take_the_block_path(log: Path, monkeypatch) -> None:
-    """Every stats line the block reader is made for (``[date time TAGS] Decode batch...``, or the
-    same message after another logging prefix) is read by it: a change that sends them the
-    line-by-line way (a startup line taken for another family's, a new field the generic parser
-    touches) fails here."""
+def test_stats_lines_with_a_header_take_the_block_path(log: Path, monkeypatch) -> None:
+    """Every stats line the block reader is made for (``[date time TAGS] Decode batch...``,
+    ``[time TAGS] Decode batch...``, or the same message after another logging prefix) is read
+    by it: a change that sends them the line-by-line way (a startup line taken for another
+    family's, a new field the generic parser touches) fails here."""
     book = sglang_fast.Shapes(reading.OTHER_FAMILIES)
     monkeypatch.setattr(reading, "SGLANG_SHAPES", book)
     parse_file(log)
