@@ -122,6 +122,12 @@ def test_offset_is_inferred_from_an_mtime_that_agrees_with_the_last_line():
     assert infer_offset(last, written) == timedelta(hours=1)
     assert infer_offset(datetime(2026, 3, 2, 23, 22), written) == timedelta(hours=4, minutes=30)
     assert infer_offset(last, written + 600) is None  # 10 minutes off any quarter hour: no agreement
+    # A server writes its last line and the mtime together: a minute later is no agreement (a
+    # copy, or a file written to after its last stamped line), as it was under the old 5 minutes.
+    at_once = written - 3  # 18:52:00 UTC, the last line's own second
+    assert infer_offset(last, at_once + 60) is None
+    assert infer_offset(last, at_once + 6) is None and infer_offset(last, at_once - 3) is None
+    assert infer_offset(last, at_once + 5) == infer_offset(last, at_once - 2) == timedelta(hours=1)
     assert infer_offset(last, written + 20 * 86400) is None  # a copied file
 
 

@@ -103,19 +103,79 @@ def test_without_mtime_agreement_the_machine_zone_is_assumed_and_said(berlin_sto
     assert any("mtime does not match" in w["message"] for w in document["warnings"])
 
 
-def test_inferred_zone_disagreeing_with_the_reflog_is_said(tmp_path, git_script, monkeypatch):
+def test_an_mtime_unlike_the_reflogs_offsets_is_not_taken_as_the_zone(tmp_path, git_script, monkeypatch):
     monkeypatch.setenv("TZ", "UTC")
     checkout, _ = make_checkout(tmp_path, git_script, [datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)])
     write_log_written_at(
         tmp_path / "logs" / "a.log", Launch(datetime(2026, 3, 2, 15, 0), 5, 90.0), ZoneInfo("Asia/Kolkata")
     )
     document = build_json(str(tmp_path / "logs"), "--repo", str(checkout))
-    assert any(
-        "differs from the reflog's offsets" in w["message"] and "--log-tz" not in w["message"]
-        for w in document["warnings"]
-    )
+    (run,) = document["runs"]
+    assert (run["tz"], run["tz_source"]) == ("UTC", "machine-local")
+    said = [w for w in document["warnings"] if w["code"] == "zone-unlike-reflog"]
+    assert [w["message"] for w in said] == [
+        "the file's mtime matches its last line at UTC+05:30, but the reflog around then was written at "
+        "+00:00: the mtime is not taken as the zone (a copied file?); times read in this machine's zone, UTC"
+    ]
     result = runner.invoke(app, ["build", str(tmp_path / "logs"), "--repo", str(checkout)])
-    assert "differs from the reflog's offsets around that time (+00:00) (check --log-tz)" in result.stderr
+    assert "this machine's zone, UTC (check --log-tz)" in result.stderr
+
+
+@pytest.mark.parametrize("copied_hours", [2, 4])
+def test_a_copy_time_that_lands_on_a_real_offset_is_no_zone(pacific_copy, copied_hours):
+    # The Pacific logs again, each copied a few hours after its last line, at a moment that
+    # happens to lie a whole real-world offset after it, to the second (the copy's mtime reads
+    # as the last line at UTC-09:00 or UTC-11:00). Before, that was taken as the log's zone
+    # (inferred-mtime): "before" came out on the new commit, exact, a confident wrong answer.
+    logs, checkout, (old, new) = pacific_copy
+    for path in logs.iterdir():
+        lines = path.read_text().splitlines()
+        last = datetime.strptime(lines[-1][1:20], "%Y-%m-%d %H:%M:%S").replace(tzinfo=PACIFIC)
+        copied = last.timestamp() + copied_hours * 3600 + 1
+        os.utime(path, (copied, copied))
+    document = build_json(str(logs), "--repo", str(checkout))
+    runs = by_file(document)
+    # Near the pull, the reflog says -07:00 and the copy's offset is unlike it: no evidence, the
+    # zone is assumed. Further from any HEAD move than any offset reaches, nothing can tell the
+    # mtime wrong, nor could the zone change the commit: the mtime's offset stands.
+    offset = f"UTC-{7 + copied_hours:02d}:00"
+    assert {name: (r["tz"], r["tz_source"]) for name, r in runs.items()} == {
+        "monday.log": (offset, "inferred-mtime"),
+        "before.log": ("UTC", "machine-local"),
+        "after.log": ("UTC", "machine-local"),
+        "friday.log": (offset, "inferred-mtime"),
+        "saturday.log": (offset, "inferred-mtime"),
+    }
+    for name in ("before.log", "after.log"):  # near the pull: the zone decides, and it was assumed
+        run = runs[name]
+        assert (run["commit"], run["attribution"], run["ambiguous_reasons"]) == (old, "ambiguous", ["zone-assumed"])
+        assert run["candidate_commits"] == [old, new]
+    for name, commit in (("monday.log", old), ("friday.log", new), ("saturday.log", new)):
+        assert (runs[name]["commit"], runs[name]["attribution"]) == (commit, "exact")  # far from it: no matter
+    said = {Path(w["source"]).name: w["message"] for w in document["warnings"] if w["code"] == "zone-unlike-reflog"}
+    assert set(said) == {"before.log", "after.log"}
+    assert said["before.log"].startswith(f"the file's mtime matches its last line at {offset}, but the reflog")
+    # Where the user reads it: the run rows say the zone was assumed, and what each offset would make of it.
+    table = runner.invoke(app, ["build", str(logs), "--repo", str(checkout)], env={"COLUMNS": "200"}).stdout
+    assert table.count("(zone assumed)") == 2 and "this machine's zone, assumed" in table
+
+
+def test_a_log_whose_mtime_is_its_last_line_at_the_reflogs_offset_is_read_in_it(pacific_copy):
+    # The same logs as a live server leaves them (mtime = last line, in -07:00, a second later):
+    # the mtime agrees with the reflog, so it is the zone, and every run is exact.
+    logs, checkout, (old, new) = pacific_copy
+    for path in logs.iterdir():
+        last = datetime.strptime(path.read_text().splitlines()[-1][1:20], "%Y-%m-%d %H:%M:%S")
+        written = last.replace(tzinfo=PACIFIC).timestamp() + 1
+        os.utime(path, (written, written))
+    runs = by_file(build_json(str(logs), "--repo", str(checkout)))
+    assert {name: (r["tz"], r["tz_source"], r["commit"], r["attribution"]) for name, r in runs.items()} == {
+        "monday.log": ("UTC-07:00", "inferred-mtime", old, "exact"),
+        "before.log": ("UTC-07:00", "inferred-mtime", old, "exact"),
+        "after.log": ("UTC-07:00", "inferred-mtime", new, "exact"),
+        "friday.log": ("UTC-07:00", "inferred-mtime", new, "exact"),
+        "saturday.log": ("UTC-07:00", "inferred-mtime", new, "exact"),
+    }
 
 
 def test_zones_by_pattern(tmp_path, git_script):

@@ -638,28 +638,35 @@ def _zone_of(policy: ZonePolicy, source: str, path: Path, parsed: list[ParsedRun
     """The file's zone, with a warning whenever it was not given explicitly."""
     ends = [r.end or r.start for r in parsed if (r.end or r.start) is not None]
     last_wall = ends[-1] if ends else None
+    naive = [moment for r in parsed for moment in (r.start, r.end) if moment is not None and moment.tzinfo is None]
     try:
         mtime = path.stat().st_mtime
     except OSError:
         mtime = None
     zone = policy.zone_for(source, last_wall, mtime)
     if zone.source == "inferred-mtime":
-        warnings.append(
-            Diagnostic(source, None, f"no zone given: inferred {zone.name} from the file's mtime", "zone-inferred")
-        )
-        disagreeing = _reflog_offsets_near(events, last_wall, zone)
-        if disagreeing:
+        disagreeing = _reflog_offsets_near(events, (min(naive), max(naive)) if naive else None, zone)
+        if not disagreeing:
             warnings.append(
-                Diagnostic(
-                    source,
-                    None,
-                    (
-                        f"the inferred zone {zone.name} differs from the reflog's offsets around that time "
-                        f"({', '.join(sorted(disagreeing))})"
-                    ),
-                    "zone-unlike-reflog",
-                )
+                Diagnostic(source, None, f"no zone given: inferred {zone.name} from the file's mtime", "zone-inferred")
             )
+            return zone
+        # The checkout's own reflog was written at other offsets around then: an mtime that
+        # falls on a real offset by chance (a copy) is no evidence. The zone is assumed, and
+        # the runs say whether it matters (correlate.assume_zone).
+        inferred, zone = zone, policy.machine
+        warnings.append(
+            Diagnostic(
+                source,
+                None,
+                (
+                    f"the file's mtime matches its last line at {inferred.name}, but the reflog around then "
+                    f"was written at {', '.join(sorted(disagreeing))}: the mtime is not taken as the zone "
+                    f"(a copied file?); times read in this machine's zone, {zone.name}"
+                ),
+                "zone-unlike-reflog",
+            )
+        )
     elif zone.source == "machine-local" and last_wall is not None and last_wall.tzinfo is None:
         warnings.append(
             Diagnostic(
@@ -675,12 +682,20 @@ def _zone_of(policy: ZonePolicy, source: str, path: Path, parsed: list[ParsedRun
     return zone
 
 
-def _reflog_offsets_near(events, last_wall, zone: Zone) -> set[str]:
-    """Offsets the reflog was written with within a day of the log's end, when they differ from the log's."""
-    if not events or last_wall is None:
+# A log read at a wrong offset is off by at most the span of real-world offsets (-12:00 to
+# +14:00): reflog entries further than that (and an hour) from its runs can neither change their
+# commits nor tell its zone.
+_ZONE_REACH_S = (26 + 1) * 3600
+
+
+def _reflog_offsets_near(events, span: tuple[datetime, datetime] | None, zone: Zone) -> set[str]:
+    """The offsets the reflog was written with around the log's runs (``span``: its earliest and
+    latest wall-clock reading, within ``_ZONE_REACH_S``), when the log's offset is not one of them."""
+    if not events or span is None:
         return set()
-    end = last_wall.replace(tzinfo=zone.tzinfo).timestamp()
-    offsets = {e.time.utcoffset() for e in events if abs(e.ts - end) <= 86400}
+    start = span[0].replace(tzinfo=zone.tzinfo).timestamp() - _ZONE_REACH_S
+    end = span[1].replace(tzinfo=zone.tzinfo).timestamp() + _ZONE_REACH_S
+    offsets = {e.time.utcoffset() for e in events if start <= e.ts <= end}
     mine = zone.tzinfo.utcoffset(None)
     if not offsets or mine in offsets:
         return set()

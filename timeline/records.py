@@ -36,7 +36,7 @@ DiagnosticCode = Literal[
     "reflog-damaged-line",  # a reflog line skipped, cut, glued or oddly terminated
     "reflog-chain-gap",  # a reflog entry does not start where the one before it ended
     "zone-inferred",  # no zone given for a log: inferred from its mtime
-    "zone-unlike-reflog",  # a log's inferred zone differs from the reflog's offsets around that time
+    "zone-unlike-reflog",  # a log's mtime matches at an offset unlike the reflog's around then: zone assumed
     "zone-machine",  # no zone given and none inferred: the log read in this machine's zone
     "entry-not-found",  # the server's entry module is not in a version: its imports not judged
     "reflog-clock-step",  # a reflog entry reads earlier than one before it: runs then are ambiguous
