@@ -17,6 +17,7 @@ import os
 import random
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -55,11 +56,11 @@ class GitScript:
             raise RuntimeError(f"git {' '.join(args)} failed in {cwd}: {done.stderr.strip()}")
         return done.stdout.strip()
 
-    def commit_file(self, repo: Path, subject: str, at: datetime) -> str:
-        """Change a file and commit it; returns the new sha."""
+    def commit_file(self, repo: Path, subject: str, at: datetime, folder: str = "changes") -> str:
+        """Change a file of ``folder`` and commit it; returns the new sha."""
         slug = "".join(c if c.isalnum() else "_" for c in subject.lower())[:40]
-        (repo / "changes").mkdir(exist_ok=True)
-        (repo / "changes" / f"{slug}.txt").write_text(subject + "\n", encoding="utf-8")
+        (repo / folder).mkdir(parents=True, exist_ok=True)
+        (repo / folder / f"{slug}.txt").write_text(subject + "\n", encoding="utf-8")
         self.git(repo, "add", "-A", at=at)
         self.git(repo, "commit", "-q", "-m", subject, at=at)
         return self.git(repo, "rev-parse", "HEAD", at=at)
@@ -351,3 +352,102 @@ def build_month(root: Path) -> MonthScenario:
         write_sglang_log(logs / f"sglang_{day:%Y-%m-%d}.log", launches, seed=day.day)
         runs += len(launches)
     return MonthScenario(root, checkout, logs, pulls, runs)
+
+
+@dataclass(frozen=True)
+class NightlyMachine:
+    """A benchmark machine of ``NightlyScenario``: its name, NCCL version and throughput level."""
+
+    name: str
+    nccl: str
+    level: float  # tok/s before any regression
+    gpu_count: int = 8
+
+
+@dataclass(frozen=True)
+class Night:
+    """One night's benchmark on one machine, written: the logs to ingest and the checkout."""
+
+    number: int  # 1-based
+    machine: NightlyMachine
+    logs: Path  # this night's log folder (nothing else in it)
+    repo: Path  # the machine's checkout, as it is after this night's pull
+
+
+# Nightly CI on two machines that pull the same upstream every night a commit landed, then run
+# the benchmark twice. gpu-b runs an older NCCL. On night NIGHTLY_REGRESSION_NIGHT upstream
+# brings three commits; one of them slows the one-shot allreduce that only NCCL 2.27 takes, so
+# only gpu-a drops (-14%). Upstream commits (subject, folder) land on the nights listed.
+NIGHTLY_START = datetime(2026, 5, 1, tzinfo=timezone.utc)
+NIGHTLY_MACHINES = (NightlyMachine("gpu-a", "2.27.5", 94.0), NightlyMachine("gpu-b", "2.26.2", 90.0))
+NIGHTLY_REGRESSION_NIGHT = 18
+NIGHTLY_CULPRIT = "NCCL: one-shot allreduce for small messages"
+NIGHTLY_COMMITS: dict[int, tuple[tuple[str, str], ...]] = {
+    3: (("Scheduler: overlap tokenizer with scheduling", "python/sglang/srt/managers"),),
+    6: (("Router: sticky sessions", "python/sglang/srt/router"), ("Docs: router", "docs")),
+    9: (("Bump flashinfer to 0.4.1", "python"),),
+    12: (("RadixTree refactor", "python/sglang/srt/mem_cache"),),
+    15: (("Tests: speculative decoding", "test/srt"),),
+    NIGHTLY_REGRESSION_NIGHT: (
+        ("MoE: fused top-k for FP8", "python/sglang/srt/layers/moe"),
+        (NIGHTLY_CULPRIT, "python/sglang/srt/distributed"),
+        ("Docs: NCCL tuning", "docs"),
+    ),
+    22: (("Metrics: per-request TTFT histogram", "python/sglang/srt/metrics"),),
+    25: (("Tokenizer: batch detokenize", "python/sglang/srt/managers"),),
+    28: (("Release 0.5.10", "python"),),
+}
+NIGHTLY_DROP = 0.86  # gpu-a's level after the culprit, as a fraction of before
+
+
+class NightlyScenario:
+    """30 nights of benchmarking on two machines (``NIGHTLY_MACHINES``), written night by night:
+    iterate ``nights()`` and ingest each ``Night`` before the next is written, as a nightly job
+    would. Times in UTC. ``shas``: subject -> sha of every upstream commit."""
+
+    def __init__(self, root: Path, nights: int = 30, machines: tuple[NightlyMachine, ...] = NIGHTLY_MACHINES):
+        self.root = root
+        self.count = nights
+        self.machines = machines
+        self.git = GitScript(root / "home")
+        self.upstream = root / "upstream"
+        self.checkouts = {m.name: root / m.name / "sglang" for m in machines}
+        self.shas: dict[str, str] = {}
+
+    def level(self, machine: NightlyMachine, night: int) -> float:
+        """The machine's throughput level on that night (the regression hits NCCL 2.27 only)."""
+        hit = night >= NIGHTLY_REGRESSION_NIGHT and machine.nccl.startswith("2.27")
+        return machine.level * (NIGHTLY_DROP if hit else 1.0)
+
+    def nights(self) -> Iterator[Night]:
+        git, start = self.git, NIGHTLY_START
+        self.upstream.mkdir(parents=True)
+        git.git(self.upstream, "init", "-q", at=start - timedelta(days=2))
+        for number, subject in enumerate(("Add EAGLE-3 verify path", "Tune NCCL allreduce for PCIe")):
+            self.shas[subject] = git.commit_file(self.upstream, subject, start - timedelta(days=1, hours=-number))
+        for index, machine in enumerate(self.machines):
+            clone = start + timedelta(minutes=30 + 5 * index)
+            self.checkouts[machine.name].parent.mkdir(parents=True)
+            git.git(self.root, "clone", "-q", str(self.upstream), str(self.checkouts[machine.name]), at=clone)
+        rng = random.Random(19)
+        for night in range(1, self.count + 1):
+            day = start + timedelta(days=night - 1)
+            for number, (subject, folder) in enumerate(NIGHTLY_COMMITS.get(night, ())):
+                when = day - timedelta(hours=6 - number)  # landed upstream the evening before
+                self.shas[subject] = git.commit_file(self.upstream, subject, when, folder)
+            for index, machine in enumerate(self.machines):
+                checkout = self.checkouts[machine.name]
+                if night in NIGHTLY_COMMITS:
+                    git.git(checkout, "pull", "-q", "origin", "main", at=day + timedelta(hours=1, minutes=5 * index))
+                launches = [
+                    Launch(
+                        (day + timedelta(hours=2, minutes=30 * run)).replace(tzinfo=None),
+                        12,
+                        self.level(machine, night) * (1 + rng.uniform(-0.006, 0.006)),
+                        nccl=machine.nccl,
+                    )
+                    for run in range(2)
+                ]
+                logs = self.root / machine.name / "logs" / f"{day:%Y-%m-%d}"
+                write_sglang_log(logs / "sglang.log", launches, seed=night * 10 + index)
+                yield Night(night, machine, logs, checkout)
