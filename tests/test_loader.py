@@ -95,3 +95,28 @@ def test_what_is_not_a_document_is_said_in_one_line_naming_the_file(tmp_path, co
 def test_a_missing_file_is_said_naming_it(tmp_path):
     with pytest.raises(DocumentError, match=r"gone\.json: cannot read: No such file"):
         load(tmp_path / "gone.json")
+
+
+def test_the_machine_of_runs_and_events_round_trips_and_splits_the_workloads(demo, exported_documents):
+    """A timeline of several machines (timeline history) names each run's and event's machine;
+    build's document has no such field; a workload is one machine's."""
+    from timeline.shifts import workload_groups
+
+    built = timeline.build(demo.logs, repo=demo.repo, log_tz="UTC")
+    assert "machine" not in json.loads(dumps(built))["runs"][0]
+    for run in built.runs:
+        run.machine = "gpu-a" if run.id in ("r1", "r2") else "gpu-b"
+    for event in built.events:
+        event.machine = "gpu-a"
+    document = json.loads(dumps(built))  # checked against the schema when the test ends
+    assert [r["machine"] for r in document["runs"]] == ["gpu-a", "gpu-a", "gpu-b", "gpu-b"]
+    assert {e["machine"] for e in document["events"]} == {"gpu-a"}
+    loaded = from_document(document)
+    assert [(r.id, r.machine) for r in loaded.runs] == [(r.id, r.machine) for r in built.runs]
+    assert [e.machine for e in loaded.events] == [e.machine for e in built.events]
+    groups = workload_groups(built.runs)
+    assert {label: [r.id for r in runs] for label, runs in groups.items()} == {
+        "gpu-a: Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3": ["r1", "r2"],
+        "gpu-b: Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3": ["r3", "r4"],
+    }
+    exported_documents.append(document)

@@ -135,6 +135,8 @@ def event_to_dict(event: CodeEvent) -> dict[str, Any]:
     """One event (docs/json.md, "events[]"): its commits by sha (described in ``commits``)."""
     document = event_values(event)
     document["time"] = iso(event.time)
+    if event.machine is not None:  # a timeline of several machines (timeline.history)
+        document["machine"] = event.machine
     return document
 
 
@@ -178,6 +180,8 @@ def run_to_dict(run: Run, *, samples: bool = True) -> dict[str, Any]:
         "error_line": run.error_line,
         "date_source": run.date_source,
     }
+    if run.machine is not None:  # a timeline of several machines (timeline.history)
+        document["machine"] = run.machine
     if samples and run.samples is not None:
         document["samples"] = {kind: rows.rows(0, len(rows), _plain_column) for kind, rows in run.samples.items()}
     return document

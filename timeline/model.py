@@ -146,6 +146,8 @@ class CodeEvent:
     note: str | None = None
     # ``old`` was not recorded but taken from the next-older entry (reftable via git reflog).
     old_inferred: bool = False
+    # The machine whose checkout moved, in a timeline of several (timeline.history); None: one checkout.
+    machine: str | None = None
 
 
 @dataclass(frozen=True)
@@ -217,6 +219,8 @@ class Run:
     error_line: int | None = None
     # Where the date of its times comes from; "mtime" is a guess (the file's modification time).
     date_source: DateSource | None = None
+    # The machine it ran on, in a timeline of several (timeline.history); None: one machine's logs.
+    machine: str | None = None
 
 
 @dataclass(frozen=True)

@@ -143,7 +143,7 @@ def group_key(run: Run) -> tuple | None:
     config = run.config
     if not config:
         return None
-    key: list[Any] = [run.kind, _model(config)]
+    key: list[Any] = [run.machine, run.kind, _model(config)]
     for name in _SIZES:
         value = config.get(name)
         key.append(1 if value is None else value)
@@ -249,7 +249,7 @@ def workload_groups(runs: Sequence[Run]) -> dict[str, list[Run]]:
             groups.setdefault(key, []).append(run)
     labelled: dict[str, list[Run]] = {}
     for members in groups.values():
-        label = workload_label(members[0].config) or "(unknown workload)"
+        label = workload_label(members[0].config, members[0].machine) or "(unknown workload)"
         number, unique = 2, label
         while unique in labelled:
             unique, number = f"{label} #{number}", number + 1

@@ -11,13 +11,14 @@ def _short_model(path: Any) -> str | None:
     return path.rstrip("/").rsplit("/", 1)[-1]
 
 
-def workload_label(config: dict[str, Any]) -> str:
-    """A readable label such as ``Qwen3-235B tp8 EAGLE3/2/1/3 fp8``.
+def workload_label(config: dict[str, Any], machine: str | None = None) -> str:
+    """A readable label such as ``Qwen3-235B tp8 EAGLE3/2/1/3 fp8``, after ``gpu-a: `` when the
+    run's ``machine`` is named (a timeline of several machines: timeline.history).
 
     Speculative settings read as algorithm/steps/topk/draft-tokens; parallelism sizes of 1
     and default dtypes are left out.
     """
-    parts: list[str] = []
+    parts: list[str] = [f"{machine}:"] if machine else []
     model = _short_model(config.get("served_model_name")) or _short_model(config.get("model_path"))
     if model:
         parts.append(model)

@@ -100,6 +100,7 @@ _EVENT_FIELDS = (
     "detail",
     "note",
     "old_inferred",
+    "machine",
 )
 if (
     tuple(f.name for f in fields(CodeEvent)) != _EVENT_FIELDS or CodeEvent.__new__ is not object.__new__
@@ -217,6 +218,7 @@ def _plain_events(
         event.detail = detail
         event.note = inferred_note if note is None else note
         event.old_inferred = old_inferred
+        event.machine = None
         append(event)
 
 
@@ -340,6 +342,7 @@ def context_events(logs, diags: list[Diagnostic]) -> tuple[list[CodeEvent], list
                 detail,
                 None,
                 logs.old_inferred,
+                None,
             )
             out.append(event)
     return out, stash

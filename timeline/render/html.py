@@ -45,6 +45,7 @@ from timeline.render.wording import (
     confounder_text,
     counted,
     error_text,
+    event_message,
     evidence_mark,
     evidence_text,
     rerun_text,
@@ -242,7 +243,7 @@ class _Report:
                 '<td><span class="swatch" '
                 f'style="background:{self.colour(run.commit)}"></span><code>{_short(run.commit)}</code></td>'
                 f"<td>{escape(attribution_text(run))}{self._during(run)}</td>"
-                f"<td>{escape(workload_label(run.config))}</td>"
+                f"<td>{escape(workload_label(run.config, run.machine))}</td>"
                 f'<td class="num">{_number(decode.median if decode else None)}{total if decode else ""}</td>'
                 f'<td class="num">{decode.n if decode else ""}</td>'
                 f'<td class="num">{_number(accept.mean if accept else None, 2)}</td>'
@@ -312,7 +313,7 @@ class _Report:
                 f'<td class="t">{_fmt_time(_moment(event.time), self.zone)}</td>'
                 f"<td>{escape(event.kind)}</td>"
                 f"<td><code>{_short(event.old)}</code> → <code>{_short(event.new)}</code></td>"
-                f"<td>{escape(event.message)}{commits}</td>"
+                f"<td>{escape(event_message(event))}{commits}</td>"
                 "</tr>"
             )
         message = "No code events (no --repo given)." if self.timeline.repo is None else "No code events."

@@ -25,7 +25,7 @@ from html import escape
 
 from timeline.model import CodeEvent, MetricSummary, Run, Shift, is_zero_sha
 from timeline.render.shifts import fmt_change
-from timeline.render.wording import attribution_text, zone_readings_text
+from timeline.render.wording import attribution_text, event_message, zone_readings_text
 
 FONT_PX = 11
 CHAR_EM = 0.62  # advance of one character of the chart font (DejaVu Sans Mono: 0.602 em), rounded up
@@ -400,7 +400,7 @@ def _run_title(point: Point, metric: PanelMetric, subject: str) -> str:
 def _event_title(event: CodeEvent) -> str:
     brought = [f"+ {short_sha(c.sha)} {c.subject}" for c in event.commits]
     removed = [f"- {short_sha(c.sha)} {c.subject}" for c in event.commits_removed]
-    return "\n".join([f"{event.id} {event.kind}: {event.message}", *brought, *removed])
+    return "\n".join([f"{event.id} {event.kind}: {event_message(event)}", *brought, *removed])
 
 
 def _shift_label(shift: Shift) -> tuple[list[str], str]:

@@ -32,8 +32,10 @@ from timeline.render.window import event_window
 from timeline.render.wording import (
     DATE_SOURCE_NOTE,
     attribution_text,
+    checkout_note,
     counted,
     equal_flags_text,
+    event_message,
     evidence_mark,
     evidence_text,
     run_outcome,
@@ -127,7 +129,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
             "",
         ]
     else:
-        out += ["No --repo given: runs are listed without commits.", ""]
+        out += [text(checkout_note(timeline)), ""]
 
     out += ["## Runs", ""]
     given = [] if timeline.provenance is None else timeline.provenance.options.get("paths", [])
@@ -144,7 +146,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
                 short_sha(run.commit) if run.commit else "-",
                 _attribution(run),
                 code(where),
-                workload_label(run.config) or "-",
+                workload_label(run.config, run.machine) or "-",
                 ", ".join(run.nccl_versions) or "-",
                 "-" if steady is None else f"{fmt_value(steady.value)} {steady.unit} (n={steady.n})",
                 run_outcome(run.status, run.error, run.error_line),
@@ -161,7 +163,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
         move = f"{short_sha(event.old)} → {short_sha(event.new)}" if event.changes_commit else short_sha(event.new)
         commits = [f"+ {short_sha(c.sha)} {c.subject}" for c in event.commits]
         commits += [f"- {short_sha(c.sha)} {c.subject}" for c in event.commits_removed]
-        rows.append([event.id, _time(event.time), event.kind, move, event.message, lines(commits)])
+        rows.append([event.id, _time(event.time), event.kind, move, event_message(event), lines(commits)])
     out += _table(["Event", "Time", "Kind", "Move", "Message", "Commits"], rows)
     note = window.note()
     if note:

@@ -181,7 +181,7 @@ def run_record(run: Run, metrics: list[str], subjects: dict[str, str]) -> dict[s
         "candidate_commits": list(run.candidate_commits),
         "zone_readings": zone_readings_value(run),
         "events_during": list(run.events_during),
-        "group": workload_label(run.config) or None,
+        "group": workload_label(run.config, run.machine) or None,
         "model": scalar(run.config.get("model_path")),
     }
     for key in KEY_CONFIG:

@@ -19,8 +19,10 @@ from timeline.render.wording import (
     DATE_SOURCE_NOTE,
     RUN_STATUS,
     attribution_text,
+    checkout_note,
     counted,
     error_text,
+    event_message,
     zone_readings_text,
 )
 from timeline.workload import workload_label
@@ -90,7 +92,7 @@ def _when(moment: datetime | None, zone: tzinfo | None) -> str:
 def _event_details(event: CodeEvent, keep: set[str] | None) -> Text:
     """The message and the commits the move brought in and took away. ``keep``: the commits
     that must be shown (None: every commit); past ``MAX_COMMITS_SHOWN`` the others fold."""
-    text = Text(event.message)
+    text = Text(event_message(event))
     for label, commits in (("in", event.commits), ("out", event.commits_removed)):
         if not commits:
             continue
@@ -126,7 +128,7 @@ def _run_details(run: Run, zone_note: bool = True, date_note: bool = True) -> Te
     if run.first_line is not None:
         where += f":{run.first_line}-{run.last_line}"
     text = Text(where, style="cyan")
-    label = workload_label(run.config)
+    label = workload_label(run.config, run.machine)
     if label:
         text.append(f"\n{label}")
     facts = []
@@ -230,8 +232,9 @@ def render_timeline(
     from timeline.render.shifts import render_shifts
 
     render_shifts(timeline, console)
-    if timeline.repo is None:
-        console.print("No --repo given: runs are listed without commits.", style="dim")
+    note = checkout_note(timeline)
+    if note:
+        console.print(note, style="dim")
 
 
 def render_warnings(timeline: Timeline, console: Console, hints: Mapping[DiagnosticCode, str] | None = None) -> None:

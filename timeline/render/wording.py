@@ -11,7 +11,7 @@ from typing import Any
 
 from timeline.clock import format_offset
 from timeline.detect import MAX_PLANNED_RUNS
-from timeline.model import Clearing, Confounder, Culprit, Evidence, Rerun, Run, Shift
+from timeline.model import Clearing, CodeEvent, Confounder, Culprit, Evidence, Rerun, Run, Shift, Timeline
 from timeline.suspects import short_sha
 
 __all__ = [
@@ -75,6 +75,22 @@ RUN_STATUS = {"ok": "ok", "crashed": "crashed", "no-stats": "no stats"}
 DATE_SOURCE_NOTE = {"mtime": "dates from file time"}
 """The date sources the views point out: a guess, not a reading."""
 MAX_ERROR_SHOWN = 160  # characters of a crash's error line in the table and markdown (the JSON keeps it whole)
+
+
+def event_message(event: CodeEvent) -> str:
+    """The reflog's message, after its machine in a timeline of several (``timeline history``)."""
+    return f"{event.machine}: {event.message}" if event.machine else event.message
+
+
+def checkout_note(timeline: Timeline) -> str | None:
+    """What the views say above the runs when there is no one checkout to name."""
+    machines = sorted({run.machine for run in timeline.runs if run.machine})
+    if timeline.repo is None and machines:
+        listed = ", ".join(machines)
+        return f"Runs and code events of {counted(len(machines), 'machine')} ({listed}): each names its own."
+    if timeline.repo is None:
+        return "No --repo given: runs are listed without commits."
+    return None
 
 
 def error_text(error: str | None, error_line: int | None) -> str:
