@@ -663,12 +663,7 @@ class SGLangLogParser:
                     if found is not None:
                         message = message[found.at :]
                         rank = " ".join(filter(None, (m.group("rank").strip(), found.rank))) or None
-                config = message.startswith("server_args=")
-                if config:
-                    seg = self._config_line(lineno, message, len(text))
-                if seg.first_line is None:
-                    seg.first_line = lineno
-                seg.last_line = lineno
+                seg, config = self._counted_in(seg, lineno, message, len(text))
                 if first != "[" and m.group("rfc"):
                     stamp = _rfc_stamp(m) or m
                 elif m.group("date") is None:
@@ -771,11 +766,8 @@ class SGLangLogParser:
     def _bare_line(self, seg: Segment, lineno: int, text: str) -> Segment:
         """A stats or ``server_args=`` line printed without any header (``%(message)s`` logging,
         or stamps cut off when pasting): its values count, with no time and no rank."""
-        if text.startswith("server_args="):
-            seg = self._config_line(lineno, text, len(text))
-            if seg.first_line is None:
-                seg.first_line = lineno
-            seg.last_line = lineno
+        seg, config = self._counted_in(seg, lineno, text, len(text))
+        if config:
             seg.headers_since_config += 1
         elif "batch" in text:
             self._stats_line(seg, lineno, None, None, text)
@@ -785,12 +777,7 @@ class SGLangLogParser:
         """A stats or ``server_args=`` line after another logging config's prefix (``find_message``):
         read as if it had SGLang's own header, with the stamp and rank tags that prefix carries."""
         message = text[found.at :]
-        config = message.startswith("server_args=")
-        if config:
-            seg = self._config_line(lineno, message, len(text))
-            if seg.first_line is None:
-                seg.first_line = lineno
-            seg.last_line = lineno
+        seg, config = self._counted_in(seg, lineno, message, len(text))
         stamp: Any = None
         if found.time is not None:
             stamp = (
@@ -809,6 +796,18 @@ class SGLangLogParser:
         if not config:
             self._stats_line(seg, lineno, stamp, None, message, found.rank or None)
         return seg
+
+    def _counted_in(self, seg: Segment, lineno: int, message: str, width: int) -> tuple[Segment, bool]:
+        """The segment a line belongs to, with the line counted in it, and whether its message is a
+        ``server_args=`` line, which starts a run (``_config_line``): whatever header, prefix or none
+        the line had."""
+        config = message.startswith("server_args=")
+        if config:
+            seg = self._config_line(lineno, message, width)
+        if seg.first_line is None:
+            seg.first_line = lineno
+        seg.last_line = lineno
+        return seg, config
 
     def _config_line(self, lineno: int, message: str, width: int) -> Segment:
         """A ``server_args=`` line (``width``: the whole line's length) starts a run. One whose repr
