@@ -177,13 +177,16 @@ def _call(s: str, loc: int, toks: pp.ParseResults) -> _Box:
 
 
 IDENT = r"[A-Za-z_]\w*"
+# Quotes a forum or chat tool put in place of ASCII ones in a pasted log (model=‘mistralai/...’ in
+# https://github.com/vllm-project/vllm/issues/2826): a string all the same (_string keeps the text inside).
+TYPOGRAPHIC = r"‘[^‘’]*’|“[^“”]*”"
 
 
 def _build() -> pp.ParserElement:
     lpar, rpar, lbrk, rbrk, lbrc, rbrc, colon, eq, comma = map(pp.Suppress, "()[]{}:=,")
     value = pp.Forward()
 
-    string = pp.Regex(r"""(?:[rRbBuU]{1,2})?(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+    string = pp.Regex(r"""(?:[rRbBuU]{1,2})?(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|""" + TYPOGRAPHIC)
     string.set_parse_action(_string)
     number = pp.Regex(r"[-+]?(?:(?:\d[\d_]*)?\.?\d[\d_]*(?:[eE][-+]?\d+)?|inf|nan)(?![\w.])")
     number.set_parse_action(_number)
@@ -216,7 +219,7 @@ _VALUE_ALL = _VALUE + pp.StringEnd()
 
 # Top-level items of "Name(k=v, ...)" and "{'k': v, ...}", with recovery at the next item.
 _CALL_SEP = re.compile(r",\s*" + IDENT + r"\s*=(?!=)")
-_DICT_SEP = re.compile(r""",\s*(?:'[^'\\]*'|"[^"\\]*")\s*:""")
+_DICT_SEP = re.compile(r""",\s*(?:'[^'\\]*'|"[^"\\]*"|""" + TYPOGRAPHIC + r""")\s*:""")
 _CLOSED = "\x00closed"
 
 
@@ -232,7 +235,11 @@ def _top_grammar(opener: str, closer: str, item: pp.ParserElement, sep: re.Patte
 
 
 _CALL_ITEM = pp.Regex(IDENT) + pp.Suppress("=") + _VALUE
-_DICT_ITEM = pp.Regex(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\"""").set_parse_action(_string) + pp.Suppress(":") + _VALUE
+_DICT_ITEM = (
+    pp.Regex(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|""" + TYPOGRAPHIC).set_parse_action(_string)
+    + pp.Suppress(":")
+    + _VALUE
+)
 _FORMS = {
     "call": _top_grammar(r"[A-Za-z_][\w.]*\(", ")", _CALL_ITEM, _CALL_SEP),
     "dict": _top_grammar(r"\{", "}", _DICT_ITEM, _DICT_SEP),

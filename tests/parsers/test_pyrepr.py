@@ -166,6 +166,18 @@ def test_equals_inside_values_is_not_a_boundary() -> None:
     assert fields == {"a": "x, b=1", "c": [1, 2], "d": {"e": 1, "f": 2}, "g": 3}
 
 
+def test_typographic_quotes_of_a_pasted_repr_are_quotes() -> None:
+    """A forum or chat tool turns a pasted log's quotes typographic (vllm-project/vllm#2826):
+    the strings still read as strings, in both forms; a typographic quote inside an ASCII-quoted
+    string is part of its text."""
+    fields, problems = parse_keyword_repr("ServerArgs(model_path=‘/m/Qwen3-8B’, tp_size=2, dtype=“auto”, x='it’s')")
+    assert problems == []
+    assert fields == {"model_path": "/m/Qwen3-8B", "tp_size": 2, "dtype": "auto", "x": "it’s"}
+    fields, problems = parse_keyword_repr("{‘model_path’: ‘/m/Qwen3-8B’, ‘tp_size’: 2, 'chat_template': '“hi”'}")
+    assert problems == []
+    assert fields == {"model_path": "/m/Qwen3-8B", "tp_size": 2, "chat_template": "“hi”"}
+
+
 def test_long_repr_is_fast_enough() -> None:
     import time
 
