@@ -193,6 +193,36 @@ def find_message(text: str, *, after_header: bool = False) -> Prefixed | None:
     return Prefixed(at, stamp.group("date"), time, stamp.group(0), rank)
 
 
+# Messages only SGLang prints, besides ``server_args=`` and the stats lines: a header line with
+# one of them (or with rank tags) makes header lines an SGLang launch's, not any program's
+# ``[date time] text`` log. Uvicorn's lines under SGLang's ``[%(asctime)s] %(levelprefix)s``
+# format (``set_uvicorn_logging_configs``, SGLang 0.3.4+: the level, a colon and blanks to nine
+# characters, as uvicorn's ``ColourizedFormatter`` pads it); the startup and failure messages of
+# the model runner, the scheduler and the launcher, every release from 0.2 on
+# (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/model_executor/model_runner.py,
+# .../managers/scheduler.py, .../entrypoints/http_server.py).
+_OWN_MESSAGE_RE = re.compile(
+    r"(?:INFO:     |WARNING:  |ERROR:    |DEBUG:    |CRITICAL: |TRACE:    )\S"
+    r"|The server is fired up and ready to roll!"
+    r"|Load weight (?:begin|end)\. "
+    r"|Init torch distributed (?:begin|ends)\."
+    r"|KV Cache is allocated\. "
+    r"|Memory pool end\. "
+    r"|Capture [\w ]{0,40}graph (?:begin|end)\."
+    r"|max_total_num_tokens="
+    r"|(?:Scheduler|DetokenizerManager|TokenizerManager|TpModelWorkerClient|DataParallelController) hit an exception"
+    r"|Received sigquit from a child process"
+    r"|KV cache pool is full\. Retract requests\."
+    r"|Decode out of memory\."
+    r"|Start of (?:co-locate|pd disaggregation) warmup"
+)
+
+
+def own_message(message: str, rank: str) -> bool:
+    """Is a header line with this message and these rank tags one only SGLang prints?"""
+    return bool(rank.strip()) or _OWN_MESSAGE_RE.match(message) is not None
+
+
 # Sample keys the parser sets itself; stats fields with these names get a "_field" suffix.
 _RESERVED = frozenset({"time", "line", "rank", "forward_ct", "mixed"})
 
@@ -405,6 +435,7 @@ class Segment:
         "fatal",
         "error",
         "date_guess",
+        "sglang",
     )
 
     def __init__(self, keep_samples: bool) -> None:
@@ -435,6 +466,9 @@ class Segment:
         self.fatal: tuple[int, str] | None = None  # the last fatal message (parsers.failures), (line, text)
         self.error: tuple[int, str] | None = None  # the last exception line no normal line followed
         self.date_guess: DateSource | None = None  # where time-only stamps took their date from
+        # A header line only SGLang prints (own_message): without one, or a server_args= or a stats
+        # line, header lines are any program's "[date time] text" log, not an SGLang launch.
+        self.sglang = False
 
     def has_content(self) -> bool:
         return self.config is not None or self.stats > 0 or bool(self.nccl)
@@ -581,8 +615,10 @@ class SGLangLogParser:
     @property
     def saw_header(self) -> bool:
         """Has a line of SGLang's been read: one with its header (or another logging prefix's
-        stamp), or its own ``sglang is using nccl==`` (NCCL's library lines are anyone's)?"""
-        return self._any_header or self.segment.headers > 0 or self._own_nccl_line
+        stamp) in a run that holds a line only SGLang prints, or its own ``sglang is using
+        nccl==`` (NCCL's library lines are anyone's)?"""
+        seg = self.segment
+        return self._any_header or (seg.headers > 0 and (seg.sglang or seg.has_content())) or self._own_nccl_line
 
     def missing_throughput(self, first_line: int, count: int = 1) -> None:
         """``count`` Decode lines without a numeric gen throughput, the first at ``first_line``."""
@@ -596,18 +632,20 @@ class SGLangLogParser:
         self.diagnostics.append(Diagnostic(self.source, line, message, code))
 
     def _close_segment(self, final: bool = False) -> None:
-        """End the run being built. Header lines without any content are a launch of their own
-        (``no-stats``, or ``crashed``) when they end the file or a crash ends them; before a
-        ``server_args=`` line, they are the launch's preamble (reported, not a run)."""
+        """End the run being built. Header lines without any content, but with a line only SGLang
+        prints (``Segment.sglang``), are a launch of their own (``no-stats``, or ``crashed``) when
+        they end the file or a crash ends them; before a ``server_args=`` line, they are the
+        launch's preamble (reported, not a run). Without such a line they are another program's
+        ``[date time] text`` log: no run, nothing said of them here."""
         seg = self.segment
-        if seg.headers:
+        if seg.headers and (seg.sglang or seg.has_content()):
             self._any_header = True
-        if seg.has_content() or (seg.headers and (final or seg.crashed())):
+        if seg.has_content() or (seg.headers and seg.sglang and (final or seg.crashed())):
             run = seg.to_run()
             if self.finish_run is not None:
                 self.finish_run(run)
             self.runs.append(run)
-        elif seg.headers:
+        elif seg.headers and seg.sglang:
             self._diag(
                 seg.first_line,
                 f"lines {seg.first_line}-{seg.last_line} hold SGLang log lines but no server_args, "
@@ -680,6 +718,8 @@ class SGLangLogParser:
                 if not (stats or config):
                     note(seg.messages, message)
                     self._failure(seg, lineno, message)
+                    if not seg.sglang and own_message(message, m.group("rank")):
+                        seg.sglang = True
             else:
                 if seg.first_line is None:
                     seg.first_line = lineno

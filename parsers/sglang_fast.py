@@ -264,11 +264,14 @@ def _allowed(spans: dict[str, Any], changes: set[str]) -> set[str]:
 def _probe_header(text: str, spans: dict[str, Any]) -> bool:
     """The generic parser only counts this line as a header of the run, stamped as ``spans``
     say: a uvicorn access line (``[date time] INFO:     ip:port - "POST ..." 200 OK``, which the
-    run's messages leave out), say. Such lines are read in bulk with the stats lines."""
+    run's messages leave out), say. Such lines are read in bulk with the stats lines; whether
+    the line is one only SGLang prints (``Segment.sglang``: uvicorn's under SGLang's format, yes;
+    another program's ``[date time] GET /health 200``, no) goes in ``spans["sglang"]``."""
     changed, probe = _changes(text)
     seg = probe.segment
-    if not changed <= _allowed(spans, _SEGMENT_HEADER) or seg.headers != 1 or seg.stats != 0:
+    if not changed <= _allowed(spans, _SEGMENT_HEADER | {"segment.sglang"}) or seg.headers != 1 or seg.stats != 0:
         return False
+    spans["sglang"] = seg.sglang
     stamp = _probe_stamp(text, spans)
     return stamp_parts(seg.first_stamp) == stamp and stamp_parts(seg.last_stamp) == stamp
 
@@ -663,6 +666,7 @@ class Shapes:
                 np.array([bool(s.get("no_gen")) for s in spans], bool),
                 np.array([bool(s.get("other")) for s in spans], bool),
                 np.array([bool(s.get("dp")) for s in spans], bool),
+                np.array([bool(s.get("sglang")) for s in spans], bool),
                 np.array([_date_at(s) for s in spans], np.int64),
                 np.array([s["time"][0] if "time" in s else 0 for s in spans], np.int64),
             )
@@ -837,6 +841,8 @@ class _FastFeeder:
         seg.headers += headers
         seg.headers_since_config += headers
         self.book.block_header_lines += headers
+        if headers and not seg.sglang and self.book.table().sglang[ids[lo + stamped]].any():
+            seg.sglang = True  # an SGLang launch's lines, not another program's log
         if not count:
             return
         self.book.block_stats_lines += count
@@ -1053,7 +1059,8 @@ class _ShapeTable(NamedTuple):
     """By shape number: its kind (``_SKIP``...), per series (``SERIES``) the offset and width of
     its value in the line (width -1: none), whether a decode line has no throughput,
     whether another log family's parser would look at it, whether its rank tags name a DP rank,
-    where its stamp's date starts (-1: a time-only stamp) and where its time starts."""
+    whether it is a header line only SGLang prints (``Segment.sglang``), where its stamp's date
+    starts (-1: a time-only stamp) and where its time starts."""
 
     kind: Any
     offset: Any
@@ -1061,6 +1068,7 @@ class _ShapeTable(NamedTuple):
     no_gen: Any
     other: Any
     dp: Any
+    sglang: Any
     date: Any
     clock: Any
 

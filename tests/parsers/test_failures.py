@@ -47,10 +47,15 @@ def test_the_root_cause_is_kept_over_the_pointer_to_it() -> None:
 
 
 def sglang(*lines: str):
+    return sglang_read(*lines)[0]
+
+
+def sglang_read(*lines: str):
+    """The runs (first line, status, error line, error) and the diagnostics' codes of these lines."""
     parser = SGLangLogParser("t.log")
     parser.feed_all(enumerate(lines, start=1))
-    runs, _ = parser.finish()
-    return [(r.first_line, r.status, r.error_line, r.error) for r in runs]
+    runs, diagnostics = parser.finish()
+    return [(r.first_line, r.status, r.error_line, r.error) for r in runs], [d.code for d in diagnostics]
 
 
 def test_sglang_stats_then_a_traceback_at_the_end_is_a_crash() -> None:
@@ -89,6 +94,64 @@ def test_sglang_header_lines_without_content() -> None:
     assert sglang(shutdown, ARGS) == [(2, "no-stats", None, None)]
     assert sglang(*crash, ARGS, DECODE.format(t="10:01:00")) == [(1, "crashed", 2, OOM), (3, "ok", None, None)]
     assert sglang(shutdown) == [(1, "no-stats", None, None)]
+
+
+APP_LOG = (  # another program's log in SGLang's "[date time] text" format
+    "[2026-01-05 10:00:00] starting worker",
+    "[2026-01-05 10:00:01] GET /health 200",
+    "[2026-01-05 10:00:02] INFO: job 17 queued",
+)
+
+
+def test_sglang_header_lines_of_another_program_are_no_run() -> None:
+    """``[date time] text`` lines without one line only SGLang prints are another program's log:
+    no ``no-stats`` run, no ``crashed`` run, and "no SGLang lines" said of the file."""
+    assert sglang_read(*APP_LOG) == ([], ["no-sglang-lines"])
+    assert sglang_read(*APP_LOG, "Traceback (most recent call last):", "  File x", OOM) == ([], ["no-sglang-lines"])
+    # before a launch: no preamble reported, the launch is the only run
+    assert sglang_read(*APP_LOG, ARGS, DECODE.format(t="10:01:00")) == ([(4, "ok", None, None)], [])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[2026-01-05 10:00:03 TP0] Init torch distributed begin.",  # rank tags: a scheduler's line
+        "[2026-01-05 10:00:03] Load weight begin. avail mem=78.53 GB",  # tp=1, 0.4.7+: no rank tags
+        "[2026-01-05 10:00:03] max_total_num_tokens=452000, chunked_prefill_size=8192, max_prefill_tokens=16384",
+        "[2026-01-05 10:00:03] Capture cuda graph begin. This can take up to several minutes. avail mem=7.20 GB",
+        "[2026-01-05 10:00:03] The server is fired up and ready to roll!",
+        "[2026-01-05 10:00:03] INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)",
+        "[2026-01-05 10:00:03] WARNING:  Invalid HTTP request received.",
+    ],
+)
+def test_sglang_a_line_only_sglang_prints_makes_a_launch(line: str) -> None:
+    """One such line among them and the header lines are an SGLang launch: no-stats, or crashed."""
+    assert sglang(*APP_LOG, line) == [(1, "no-stats", None, None)]
+    assert sglang(*APP_LOG, line, "Traceback (most recent call last):", OOM) == [(1, "crashed", 6, OOM)]
+
+
+def test_sglang_a_fatal_message_of_sglang_makes_a_crashed_launch() -> None:
+    fatal = "[2026-01-05 10:00:03] Scheduler hit an exception: Traceback (most recent call last):"
+    assert sglang(*APP_LOG, fatal, "  File x", OOM) == [(1, "crashed", 6, OOM)]
+    assert sglang(*APP_LOG, fatal) == [(1, "crashed", 4, "Scheduler hit an exception")]
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["line-by-line", "fast-path"])
+def test_another_programs_log_is_no_run_on_either_path(fast: bool, tmp_path: Path, monkeypatch) -> None:
+    """The block reader decides it as the line-by-line reader does, with access lines in bulk:
+    a log of another program's health checks is no run; uvicorn's access lines under SGLang's
+    format are a launch (no-stats), and a crash after ``server_args=`` stays ``crashed``."""
+    monkeypatch.setattr(sglang_fast, "FAST_MIN_BYTES", 0 if fast else 1 << 62)
+    clock = [f"2026-01-05 1{h}:{m:02d}:{s:02d}" for h in range(3) for m in range(60) for s in range(0, 60, 3)]
+    path = tmp_path / "app.log"
+    path.write_text("".join(f"[{t}] GET /health 200\n" for t in clock))
+    parsed = parse_file(path)
+    assert parsed.runs == [] and [d.code for d in parsed.diagnostics] == ["nothing-found"]
+    access = '[{}] INFO:     127.0.0.1:4{:04d} - "GET /health HTTP/1.1" 200 OK\n'
+    path.write_text("".join(access.format(t, i) for i, t in enumerate(clock)))
+    assert [(r.status, r.first_line, r.last_line) for r in parse_file(path).runs] == [("no-stats", 1, len(clock))]
+    path.write_text(ARGS + "\n" + "".join(access.format(t, i) for i, t in enumerate(clock)) + OOM + "\n")
+    assert [(r.status, r.error) for r in parse_file(path).runs] == [("crashed", OOM)]
 
 
 def vllm(*lines: str):
