@@ -8,6 +8,8 @@ explains the method to users.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import json
 import math
 from collections.abc import Sequence
@@ -135,7 +137,19 @@ def _model(config: dict[str, Any]) -> str | None:
 
 
 def _frozen(value: Any) -> str:
+    """``value`` as text that compares as the value does (``1``, ``1.0`` and ``true`` apart)."""
+    kind = type(value)
+    if kind in _SCALARS:  # most server arguments: each distinct one written once (100,000 runs' worth)
+        return _frozen_scalar(kind.__name__, value)
     return json.dumps(value, sort_keys=True, default=str)
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _frozen_scalar(kind: str, value: Any) -> str:  # keyed by the type too: 1 == 1.0 == True
+    return json.dumps(value)
 
 
 def group_key(run: Run) -> tuple | None:
@@ -200,20 +214,16 @@ def _argument_confounders(before: list[Run], after: list[Run]) -> list[Confounde
     """Server arguments every run of both sides prints with different values on each side,
     leaving out the cosmetic, the grouping and the launch-random ones (a seed, a port)."""
     found: list[Confounder] = []
-    names = [n for n in before[0].config if n not in COSMETIC_FIELDS and n not in GROUP_FIELDS]
+    both = before + after
+    printed = set(before[0].config).intersection(*(r.config.keys() for r in both[1:]))  # by every run
+    names = [n for n in before[0].config if n in printed and n not in COSMETIC_FIELDS and n not in GROUP_FIELDS]
     for name in names:
-        if not all(name in r.config for r in before + after):
+        values = [r.config[name] for r in both]
+        if is_launch_random(name, values):
             continue
-        if is_launch_random(name, [r.config[name] for r in before + after]):
-            continue
-        old = [_frozen(r.config[name]) for r in before]
-        new = [_frozen(r.config[name]) for r in after]
-        if set(old) != set(new):
-            found.append(
-                Confounder(
-                    name, _side_value([r.config[name] for r in before]), _side_value([r.config[name] for r in after])
-                )
-            )
+        frozen = [_frozen(value) for value in values]
+        if set(frozen[: len(before)]) != set(frozen[len(before) :]):
+            found.append(Confounder(name, _side_value(values[: len(before)]), _side_value(values[len(before) :])))
     return found
 
 
@@ -279,8 +289,9 @@ def find_shifts(
             [Version(tuple(r.steady.value for r in v), tuple(r.steady.spread for r in v)) for v in versions],  # type: ignore[union-attr]
             settings,
         )
+        timed = _Timed(members)
         group_shifts = [
-            _shift(first + len(shifts) + n, label, b, versions, members, events, settings)
+            _shift(first + len(shifts) + n, label, b, versions, timed, events, settings)
             for n, b in enumerate(boundaries)
         ]
         by_index = {b.index: s for b, s in zip(boundaries, group_shifts, strict=False)}
@@ -371,10 +382,25 @@ def _left_out_reason(run: Run) -> str:
     return run.status if run.status != "ok" else "no-steady"
 
 
+class _Timed:
+    """A group's runs that have a start, by start: the runs between two instants found by
+    bisection, not by a pass over the group at each boundary (100,000 runs, hundreds of them)."""
+
+    def __init__(self, members: list[Run]) -> None:
+        timed = sorted((run.start.timestamp(), order, run) for order, run in enumerate(members) if run.start)
+        self.stamps = [stamp for stamp, _, _ in timed]
+        self.ordered = [(order, run) for _, order, run in timed]
+
+    def strictly_between(self, after: float, before: float) -> list[Run]:
+        """The runs starting after ``after`` and before ``before``, in the group's order."""
+        found = self.ordered[bisect.bisect_right(self.stamps, after) : bisect.bisect_left(self.stamps, before)]
+        return [run for _, run in sorted(found, key=lambda item: item[0])]
+
+
 def _shift_notes(
     boundary: Boundary,
     versions: list[list[Run]],
-    members: list[Run],
+    timed: _Timed,
     between: list[CodeEvent],
     last_before: float,
     first_after: float,
@@ -385,8 +411,8 @@ def _shift_notes(
     for side, indices in (("from", boundary.left), ("to", boundary.right)):
         if len(indices) > 1:
             notes.pooled[side] = [versions[i][0].commit or "" for i in indices]
-    for run in members:
-        if run.start is not None and last_before < run.start.timestamp() < first_after and not _eligible(run):
+    for run in timed.strictly_between(last_before, first_after):
+        if not _eligible(run):
             notes.left_out.append((run.id, _left_out_reason(run)))  # type: ignore[arg-type]
     return notes
 
@@ -408,7 +434,7 @@ def _shift(
     group: str,
     boundary: Boundary,
     versions: list[list[Run]],
-    members: list[Run],
+    timed: _Timed,
     events: Sequence[CodeEvent],
     settings: Settings,
 ) -> Shift:
@@ -419,7 +445,7 @@ def _shift(
     first_after = min(r.start.timestamp() for r in after)  # type: ignore[union-attr]
     between = _events_between(events, last_before, first_after)
     steady = left[0].steady
-    notes = _shift_notes(boundary, versions, members, between, last_before, first_after)
+    notes = _shift_notes(boundary, versions, timed, between, last_before, first_after)
     return Shift(
         id=f"s{number}",
         group=group,
@@ -459,5 +485,5 @@ def _messages_only_in(these: list[Run], others: list[Run]) -> list[str]:
 
 def _only_in(these: list[Run], others: list[Run]) -> list[str]:
     """Server arguments every run of ``these`` prints and no run of ``others`` does."""
-    common = set.intersection(*(set(r.config) for r in these))
-    return sorted(name for name in common if not any(name in r.config for r in others))
+    common = set(these[0].config).intersection(*(r.config.keys() for r in these[1:]))
+    return sorted(common.difference(*(r.config.keys() for r in others)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from datetime import tzinfo
 from typing import TYPE_CHECKING, cast
 
 from rich.console import Console
@@ -80,6 +81,31 @@ def run(
     finally:
         if bar is not None:
             bar.close()
+    write_outputs(timeline, to_stdout, files, display, all_events, parquet_dir, samples, out, err, env)
+    if parse_cache is not None and parse_cache.problem:  # about this machine, not the logs: not in the JSON
+        err.print(
+            f"warning: {parse_cache.problem} (--no-cache to skip it)", markup=False, highlight=False, soft_wrap=True
+        )
+    if fail_on_regression and gate_failures(timeline.shifts, confirmed_only):
+        return ExitCode.REGRESSION
+    return ExitCode.OK
+
+
+def write_outputs(
+    timeline: Timeline,
+    to_stdout: str,
+    files: dict[str, str],
+    display: tzinfo | None,
+    all_events: bool,
+    parquet_dir: str | None,
+    samples: bool,
+    out: Console,
+    err: Console,
+    env: Environment,
+) -> None:
+    """Write ``timeline`` as ``plan_outputs`` planned: the files, the Parquet folder, then standard
+    output (``to_stdout``: table, json, csv, markdown or github), then the warnings on ``err``.
+    ``samples``: keep the samples in the JSON (they were kept for the Parquet files only when False)."""
     if parquet_dir is not None:
         write_parquet(timeline, parquet_dir, option="parquet_dir")
         if not samples:  # kept for the Parquet files only: the JSON has them with --samples
@@ -97,13 +123,6 @@ def run(
     else:
         write_text_atomic("-", render_text(timeline, to_stdout, display, all_events), errors=TEXT_ERRORS[to_stdout])
     render_warnings(timeline, err, FLAG_HINTS)
-    if parse_cache is not None and parse_cache.problem:  # about this machine, not the logs: not in the JSON
-        err.print(
-            f"warning: {parse_cache.problem} (--no-cache to skip it)", markup=False, highlight=False, soft_wrap=True
-        )
-    if fail_on_regression and gate_failures(timeline.shifts, confirmed_only):
-        return ExitCode.REGRESSION
-    return ExitCode.OK
 
 
 # The flag that settles a kind of warning, said after it on stderr (the library names no flag).
