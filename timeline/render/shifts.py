@@ -72,8 +72,12 @@ def verdict_detail(shift: Shift) -> str | None:
     return None
 
 
+RUNS_NAMED = 6  # more runs on a side: the first, the last and how many (weeks of nightly runs pool dozens)
+
+
 def side_text(commit: str, runs: list[str], value: float, unit: str) -> str:
-    return f"{short_sha(commit)} ({', '.join(runs)}) {fmt_value(value)} {unit}"
+    named = ", ".join(runs) if len(runs) <= RUNS_NAMED else f"{runs[0]}, {runs[1]} ... {runs[-1]}: {len(runs)} runs"
+    return f"{short_sha(commit)} ({named}) {fmt_value(value)} {unit}"
 
 
 def suspect_status(suspect: Suspect, culprit: Culprit | None = None) -> str:
