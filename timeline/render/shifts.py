@@ -185,12 +185,15 @@ def render_shifts(timeline: Timeline, console: Console) -> None:
     timeline = displayable(timeline)
     console.print(shifts_table(timeline))
     culprits = {c.sha: c for c in timeline.culprits}
+    several = len({s.group for s in timeline.shifts}) > 1  # say which workload (and machine) each is of
     for shift in timeline.shifts:
         lines = shift_details(shift, culprits)
         bisect = bisect_lines(shift)
         if not lines and not bisect:
             continue
         head = Text(f"{shift.id} ", style="bold")
+        if several:
+            head.append(f"{shift.group}: ", style="bold")
         head.append(
             f"{verdict_word(shift)}, {fmt_change(shift.change_pct)}:",
             style=VERDICT_STYLE.get(shift.verdict or "", "dim"),
