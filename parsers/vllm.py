@@ -48,8 +48,9 @@ Recognised messages:
 An engine or args line hard-wrapped at a fixed width (a paste, a terminal: the break can fall inside
 a key, ``num_sched`` / ``uler_steps=1, ...``) is joined back before it is read: the line that
 follows it continues it when it has no header of its own and reads as the rest of a ``key=value``
-list (it starts with the rest of a key or value up to its ``=`` or a ``, key=``); for an args line,
-while its ``Namespace(`` / ``{`` is still open. A piece as wide as the first continues it too. Read
+list (it starts with the rest of a key or value up to its ``=`` or a ``, key=``), or when the line
+broke after a ``=`` or inside a bracket (a ``compilation_config={...}``); for an args line, while
+its ``Namespace(`` / ``{`` is still open. A piece as wide as the first continues it too. Read
 alone, the first piece would give ``served_model_name='/m, num_sched'`` and lose every later field.
 
 A run starts at a launch line (version, args or engine line) once the current run has stats or
@@ -108,7 +109,7 @@ _NAME_KEYS = ("model", "model_tag", "tokenizer", "served_model_name")
 _ARGS_RE = re.compile(r"(?:non-default )?args: (?P<args>.*)$")
 # The start of a piece continuing a hard-wrapped key=value list: the rest of a key or value up to
 # its "=" (or a lone "="), or up to the ", key=" that starts the next item.
-_CONTINUATION_RE = re.compile(r"[^\s,=]*(?:=|,\s*[A-Za-z_]\w*=)")
+_CONTINUATION_RE = re.compile(r"\s*[^\s,=]*(?:=|,\s*[A-Za-z_]\w*=)")
 _UNIT_SUFFIX_RE = re.compile(r"\s*(?:tokens/s|tokens|reqs|%)\.?$")
 _DATED_RE = re.compile(r"\[?(\d{4})-(\d\d)-(\d\d)[ T]\d\d:\d\d:\d\d")
 
@@ -317,11 +318,13 @@ class _Wrap:
 
     def continued_by(self, text: str, width: int) -> bool:
         """Does ``text`` (a line with no vLLM header, ``width`` wide) continue the wrapped line?"""
-        if not text or text[0].isspace() or self.last_width != self.width:
+        if not text or self.last_width != self.width:
             return False
-        if self.kind == "args":
-            return values.bracket_depth("".join(self.pieces)) > 0
-        return len(self.pieces) > 1 or _CONTINUATION_RE.match(text) is not None
+        joined = "".join(self.pieces)
+        reads_on = _CONTINUATION_RE.match(text) is not None
+        if self.kind == "args":  # a Namespace(...) / {...} still open; not an indented traceback line
+            return values.bracket_depth(joined) > 0 and (reads_on or not text[0].isspace())
+        return len(self.pieces) > 1 or reads_on or joined.endswith("=") or values.bracket_depth(joined) > 0
 
 
 class VLLMLogParser:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from timeline.parsers import VLLMLogParser
 
 HEADER = "INFO 04-04 16:30:36 [core.py:61] Initializing a V1 LLM engine (v0.8.3) with config: "
@@ -80,3 +83,21 @@ def test_a_wrapped_args_namespace_is_joined_while_it_is_open() -> None:
     runs, diagnostics = parse(first, "INFO 02-06 22:00:50 api_server.py:840] Started engine process with PID 7")
     assert runs[0].config["model_tag"] == "/m/DeepSeek-R1" and "port" not in runs[0].config
     assert [d.line for d in diagnostics if "vLLM args" in d.message] == [1]
+
+
+ENGINE = (
+    HEADER + "model='/models/Qwen3-8B', speculative_config=None, tokenizer='/models/Qwen3-8B', dtype=torch.bfloat16, "
+    "max_seq_len=40960, tensor_parallel_size=2, kv_cache_dtype=auto,  device_config=cuda, "
+    "decoding_config=DecodingConfig(guided_decoding_backend='xgrammar', reasoning_backend=None), seed=0, "
+    "served_model_name=/models/Qwen3-8B, enable_prefix_caching=True, "
+    'compilation_config={"splitting_ops":[],"compile_sizes":[],"cudagraph_capture_sizes":[8,4,2,1],"max_capture_size":8}'
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(width=st.integers(len(HEADER) + 1, len(ENGINE) - 1))
+def test_an_engine_line_wrapped_at_any_width_reads_as_the_whole_line(width: int) -> None:
+    (whole,), _ = parse(ENGINE)
+    pieces = [ENGINE[i : i + width] for i in range(0, len(ENGINE), width)]
+    (wrapped,), _ = parse(*pieces, "INFO 04-04 16:31:00 [core.py:70] init engine took 12.0 s")
+    assert wrapped.config == whole.config, pieces
