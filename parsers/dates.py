@@ -12,9 +12,20 @@ whole day. Earlier stamps are counted back over each midnight (or new year) the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-__all__ = ["SLACK", "mtime_local", "last_day", "last_year", "describe_mtime"]
+__all__ = [
+    "SLACK",
+    "mtime_local",
+    "last_day",
+    "last_year",
+    "describe_mtime",
+    "real_clock",
+    "real_date",
+    "real_month_day",
+    "ImpossibleStamps",
+]
 
 SLACK = timedelta(minutes=5)
 
@@ -64,3 +75,54 @@ def last_year(month: int, day: int, clock: str, mtime: float) -> int | None:
 def describe_mtime(mtime: float) -> str:
     local = mtime_local(mtime)
     return "?" if local is None else local.strftime("%Y-%m-%d %H:%M:%S") + " local time"
+
+
+# --------------------------------------------------------------------------- impossible stamps
+# A stamp whose fields are digits in the right places but no real date and time (2026-02-30,
+# month 13, 25:61:00; a leap second, :60, too, which datetime does not take): not a reading.
+# Every family skips it as a time and tallies it, and the file says so once, at its line.
+
+_REAL_DATES: dict[str, bool] = {}
+
+
+def real_clock(clock: str) -> bool:
+    """``HH:MM:SS`` (digits) is a time of day."""
+    return clock[0:2] <= "23" and clock[3:4] <= "5" and clock[6:7] <= "5"
+
+
+def real_date(text: str) -> bool:
+    """``YYYY-MM-DD`` (digits) is a day of the calendar (remembered: a log has a few)."""
+    known = _REAL_DATES.get(text)
+    if known is None:
+        try:
+            date(int(text[0:4]), int(text[5:7]), int(text[8:10]))
+            known = True
+        except ValueError:
+            known = False
+        if len(_REAL_DATES) < 4096:
+            _REAL_DATES[text] = known
+    return known
+
+
+def real_month_day(month: int, day: int) -> bool:
+    """``MM-DD`` is a day of some year (02-29 is)."""
+    try:
+        date(2000, month, day)  # a leap year
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(slots=True)
+class ImpossibleStamps:
+    """The stamps of one file that are no real date and time: how many, the first one's line and text."""
+
+    count: int = 0
+    line: int | None = None
+    text: str | None = None
+
+    def note(self, line: int, text: str, count: int = 1) -> None:
+        """``count`` such stamps, the first of them at ``line``, reading ``text``."""
+        if self.line is None:
+            self.line, self.text = line, text
+        self.count += count

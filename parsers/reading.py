@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from itertools import islice
@@ -11,6 +10,7 @@ from operator import itemgetter
 
 from timeline.parsers import sglang_fast
 from timeline.parsers.bench import MARKERS_RE, BenchParser
+from timeline.parsers.dates import ImpossibleStamps
 from timeline.parsers.framing import (
     MAX_EXPANSION,
     STREAM_ERRORS,
@@ -148,49 +148,40 @@ def parse_file(
                 ),
             )
         )
-    found.extend(_impossible_stamps(src, result.runs))
+    # SGLang's parser's tally too, unless the file is another family's (an NCCL "[date]" line of vLLM's).
+    tallies = [vllm.impossible, sglang.impossible] if sg_runs or not (others or vllm.headers) else [vllm.impossible]
+    found.extend(_impossible_stamps(src, tallies))
     found.sort(key=lambda d: (d.line is None, d.line or 0))
     result.diagnostics = [Diagnostic(src, line, message) for line, message in log.notes] + found + problems
     return result
 
 
-_FULL_STAMP = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
-
-
-def _impossible_stamps(src: str, runs: list[ParsedRun]) -> list[Diagnostic]:
-    """A run whose first stamp is a full date and time that does not exist (2026-02-30, 25:61)
-    has no start: say so at its line, and how many of its samples lost their time the same way
-    (before, both were dropped without a word)."""
-    said = []
-    for run in runs:
-        if run.start is None and run.start_text is not None and _FULL_STAMP.match(run.start_text):
-            said.append(
-                Diagnostic(
-                    src,
-                    run.first_line,
-                    (
-                        f"time stamp {run.start_text!r} is no real date and time: the run has no start, so no "
-                        "commit can be tied to it (attribution no-time)"
-                    ),
-                    "impossible-date",
-                )
-            )
-        if not run.kind.endswith("-server"):  # a benchmark client's rows have no time of their own
-            continue
-        for kind, rows in (run.samples or {}).items():
-            times = rows.column("time")
-            lost = times.count(None)
-            if 0 < lost < len(times):  # some stamped lines read, others not: their stamps were impossible
-                said.append(
-                    Diagnostic(
-                        src,
-                        run.first_line,
-                        f"{lost} {kind} line(s) of this run have a time stamp that is no real date and time: "
-                        "their samples have no time",
-                        "impossible-date",
-                    )
-                )
-    return said
+def _impossible_stamps(src: str, tallies: list[ImpossibleStamps]) -> list[Diagnostic]:
+    """One line for every stamp of the file that is no real date and time (2026-02-30, month 13,
+    25:61), at the first one: the parsers read none of them as a time (before, a run's last
+    one, and any line's when samples were not kept, were dropped without a word)."""
+    count = sum(t.count for t in tallies)
+    if not count:
+        return []
+    line, text = min((t.line, t.text) for t in tallies if t.line is not None)
+    if count == 1:
+        what, read = f"time stamp {text!r} is no real date and time", "not read as a time"
+    else:
+        what, read = (
+            f"{count} time stamps are no real date and time (the first, {text!r}, at this line)",
+            "not read as times",
+        )
+    return [
+        Diagnostic(
+            src,
+            line,
+            (
+                f"{what}: {read} (a run's start and end come from its other stamps; a stats line's sample "
+                "has no time then)"
+            ),
+            "impossible-date",
+        )
+    ]
 
 
 def _client_line(line: str) -> bool:

@@ -51,7 +51,7 @@ from typing import Any, NamedTuple
 
 from timeline.columns import SampleRows
 from timeline.parsers import values
-from timeline.parsers.dates import describe_mtime, last_day
+from timeline.parsers.dates import ImpossibleStamps, describe_mtime, last_day, real_clock, real_date
 from timeline.parsers.failures import exception_line, fatal_message, kept_error
 from timeline.parsers.pyrepr import parse_keyword_repr
 from timeline.parsers.wrappers import RFC3339_RE, rfc3339
@@ -492,19 +492,27 @@ class Segment:
         self.last_line = last
 
     def count_stats(self, count: int, first_stamp: Any, last_stamp: Any) -> None:
-        """``count`` stats lines with headers, the first and last stamped as given."""
+        """``count`` stats lines with headers, the first and last real stamps as given (None: none)."""
         self.headers += count
         self.headers_since_config += count
         self.stats += count
         self.error = None  # the server went on after it
         if self.first_stamp is None:
             self.first_stamp = first_stamp
-        self.last_stamp = last_stamp
+        if last_stamp is not None:
+            self.last_stamp = last_stamp
 
-    def see(self, stamp: Any) -> None:
-        """A line's stamp, for the earliest and the latest (ties: the first earliest, the last latest)."""
+    def see(self, stamp: Any) -> bool:
+        """A line's stamp, for the first and the last, the earliest and the latest (ties: the first
+        earliest, the last latest); False, and not kept, when it is no real date and time."""
         date, time = stamp[:2] if isinstance(stamp, tuple) else stamp.group("date", "time")
+        if not real_clock(time) or (date is not None and not real_date(date)):
+            return False
+        if self.first_stamp is None:
+            self.first_stamp = stamp
+        self.last_stamp = stamp
         self.see_key((date or "", time[:8]), stamp)
+        return True
 
     def see_key(self, key: tuple[str, str], stamp: Any) -> None:
         if self.low is None or key < self.low[0]:
@@ -604,6 +612,7 @@ class SGLangLogParser:
         self.no_throughput_line: int | None = None  # decode lines without a numeric gen throughput
         self.no_throughput_count = 0
         self._stamp_cache: tuple[str | None, str, datetime | None] = (None, "", None)
+        self.impossible = ImpossibleStamps()  # stamps that are no real date and time (not read as times)
 
     def state(self) -> dict[str, Any]:
         """Everything feeding may change, by name (the run's fields as ``segment.NAME``): the
@@ -708,10 +717,8 @@ class SGLangLogParser:
                     stamp = self._dateless_stamp(seg, lineno, m.group("time"))
                 else:
                     stamp = m
-                if seg.first_stamp is None:
-                    seg.first_stamp = stamp
-                seg.last_stamp = stamp
-                seg.see(stamp)
+                if not seg.see(stamp):
+                    self.impossible.note(lineno, stamp_parts(stamp)[2])
                 seg.headers += 1
                 seg.headers_since_config += 1
                 stats = "batch" in message and self._stats_line(seg, lineno, stamp, m, message, rank)
@@ -767,7 +774,9 @@ class SGLangLogParser:
         """A time-only stamp (SGLang <= 0.3.2) takes the date of the stamp before it (the run's, else
         the file's), a day later when the time went back more than an hour (midnight). With no date
         seen at all it counts days from a stand-in first day, resolved from the file's mtime in
-        ``finish``."""
+        ``finish``. A time that is no time of day (25:61:00) changes nothing: it is no reading."""
+        if not real_clock(time):
+            return (SYNTHETIC_DAY0, time, time)
         date = None
         last = seg.last_stamp if seg.last_stamp is not None else self._last_dateless
         if last is not None:
@@ -825,10 +834,8 @@ class SGLangLogParser:
                 if found.date is None
                 else (found.date, found.time, found.stamp_text)
             )
-            if seg.first_stamp is None:
-                seg.first_stamp = stamp
-            seg.last_stamp = stamp
-            seg.see(stamp)
+            if not seg.see(stamp):
+                self.impossible.note(lineno, stamp[2])
             seg.headers += 1
             seg.headers_since_config += 1
         elif config:

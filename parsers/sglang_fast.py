@@ -44,6 +44,7 @@ from typing import Any, NamedTuple, cast
 
 from timeline.columns import SampleBatch, SampleRows
 from timeline.parsers import framing, values
+from timeline.parsers.dates import real_date
 from timeline.parsers.framing import LogLines, clean_line
 from timeline.parsers.sglang import (
     BATCH_RE,
@@ -89,9 +90,10 @@ def _numpy() -> Any:
             return None
         np = numpy
         _decimal_tables()
-        global _NO_LINES, _STAMP_BYTES
+        global _NO_LINES, _STAMP_BYTES, _DAY_BYTES
         _NO_LINES = np.zeros(0, np.int64)
         _STAMP_BYTES = np.arange(19)
+        _DAY_BYTES = np.arange(10)
     return np
 
 
@@ -232,6 +234,8 @@ def _changes(text: str) -> tuple[set[str], SGLangLogParser]:
     before = _fresh().state()
     probe = _fresh()
     probe.feed(1, text)
+    if probe.impossible.count:  # a stamp that is no real date and time tells nothing of the shape's other lines
+        raise ValueError("judged again on another line")
     after = probe.state()
     return {k for k in after if after[k] != before.get(k)}, probe
 
@@ -756,6 +760,9 @@ class _FastFeeder:
         if table.other.any() and table.other[ids].any():
             raise _HandBack
         code = table.kind[ids]
+        unreal = _unreal(buf, np.flatnonzero((code == _STATS) | (code == _HEADER)), ids, starts, table)
+        if len(unreal):  # their stamps are no real date and time: the generic parser tallies them
+            code[unreal] = _GENERIC
         values = self.values(buf, starts, ids)
         if table.no_gen.any():  # decode lines without a throughput: counted as such
             without = np.flatnonzero(table.no_gen[ids])
@@ -1013,6 +1020,33 @@ class _Stamps:
         )
 
 
+def _unreal(buf: bytes, rows, ids, starts, table: _ShapeTable) -> Any:
+    """Which of the stamped lines ``rows`` (block line numbers) have a stamp that is no real date
+    and time (``dates.real_clock``, ``dates.real_date``), all at once: the clocks by their digits'
+    bytes, the dates by each distinct one (a block has a day or two)."""
+    if not len(rows):
+        return rows
+    a = np.frombuffer(buf, np.uint8)
+    shapes = ids[rows]
+    clock = starts[rows] + table.clock[shapes]
+    hour = a[clock]  # the bytes of "HH:MM:SS": under "24", "6", "6"
+    ok = ((hour < 0x32) | ((hour == 0x32) & (a[clock + 1] < 0x34))) & (a[clock + 3] < 0x36) & (a[clock + 6] < 0x36)
+    dated = np.flatnonzero(table.date[shapes] >= 0)
+    if len(dated):
+        at = starts[rows[dated]] + table.date[shapes[dated]]
+        words = _words(buf)  # "YYYY-MM-" and "YY-MM-DD" as words: one day in the block (the common case)?
+        head, tail = words[at], words[at + 2]
+        if ((head == head[0]) & (tail == tail[0])).all():
+            if not real_date(buf[int(at[0]) : int(at[0]) + 10].decode("ascii")):
+                ok[dated] = False
+        else:
+            days = a[at[:, None] + _DAY_BYTES].view("S10").ravel()
+            for day in np.unique(days).tolist():
+                if not real_date(day.decode("ascii")):
+                    ok[dated[days == day]] = False
+    return rows[~ok]
+
+
 def _two_digits(a, at) -> Any:
     return (a[at].astype(np.int64) - 48) * 10 + (a[at + 1].astype(np.int64) - 48)
 
@@ -1053,6 +1087,7 @@ _YEAR_1000 = _date(1000, 1, 1).toordinal() - 1  # a date before it was counted f
 
 _NO_LINES: Any = None  # an empty array of line numbers (set with numpy)
 _STAMP_BYTES: Any = None  # 0..18: the bytes of "YYYY-MM-DD HH:MM:SS" from the date's start (set with numpy)
+_DAY_BYTES: Any = None  # 0..9: those of "YYYY-MM-DD"
 
 
 class _ShapeTable(NamedTuple):

@@ -70,7 +70,7 @@ from typing import Any
 
 from timeline.columns import SampleRows
 from timeline.parsers import values
-from timeline.parsers.dates import describe_mtime, last_year
+from timeline.parsers.dates import ImpossibleStamps, describe_mtime, last_year, real_clock, real_month_day
 from timeline.parsers.failures import exception_line, fatal_message, kept_error
 from timeline.parsers.pyrepr import parse_keyword_repr
 from timeline.parsers.wrappers import Detector, strip_outer
@@ -343,6 +343,7 @@ class VLLMLogParser:
         self._year_index = 0
         self._last_md: tuple[int, int] | None = None
         self._last_stamp: tuple[int, int, int, str] | None = None  # (year index, month, day, clock)
+        self.impossible = ImpossibleStamps()  # stamps that are no real date and time (not read as times)
         self._wraps: list[int] = []  # line numbers where a new year began
         self._dated: tuple[int, date, int, tuple[int, int] | None] | None = None  # line, date, index, md
         self._bonus_lines: list[int] = []
@@ -385,8 +386,11 @@ class VLLMLogParser:
                 stamp: Any = (outer.time, outer.time_text)
                 if self._dated is None:
                     self._dated = (lineno, outer.time.date(), self._year_index, (month, day))
-            else:
+            elif real_clock(clock) and real_month_day(month, day):
                 stamp = self._yearless(lineno, month, day, clock, text[m.start("month") : m.end("time")])
+            else:  # no real date and time: tallied, not read as a time (nor as a year's turn)
+                self.impossible.note(lineno, text[m.start("month") : m.end("time")])
+                stamp = None
             self._message(lineno, text[m.end() :], stamp, m.group("level"), len(raw))
             if "nccl==" in text or "NCCL version" in text:
                 self._nccl(text)
@@ -540,6 +544,8 @@ class VLLMLogParser:
         if run.first_line is None:
             run.first_line = lineno
         run.last_line = lineno
+        if stamp is None:
+            return
         if run.first_stamp is None:
             run.first_stamp = stamp
         run.last_stamp = stamp

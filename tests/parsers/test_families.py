@@ -219,33 +219,57 @@ def test_a_100_mb_line_is_not_read_with_a_warning_and_the_rest_is_read(tmp_path:
     assert any(d.line == 2 and "longer than" in d.message for d in parsed.diagnostics)
 
 
+@pytest.mark.parametrize("path", ["fast", "generic"])
 @pytest.mark.parametrize("samples", [False, True])
-def test_impossible_dates_are_reported_with_their_line(tmp_path: Path, samples: bool) -> None:
-    # Before: a run whose first stamp was 2026-02-30 had no start and no word was said; stats
-    # lines stamped 25:61 lost their time silently.
-    first = DECODE.format(s=0, g="9.00").replace("2026-01-01", "2026-02-30")
-    lines = [first] + [DECODE.format(s=n, g="9.00") for n in range(1, 4)]
+def test_impossible_dates_are_reported_once_with_their_line(
+    tmp_path: Path, samples: bool, path: str, monkeypatch
+) -> None:
+    # Before: a run's first stamp 2026-02-30 was said, but an impossible last stamp (the run's end)
+    # and any impossible stamp without --samples were dropped without a word, and the run lost
+    # its end. Now every one is counted, said once at the first, and not read as a time.
+    from timeline.parsers import sglang_fast
+
+    if path == "generic":
+        monkeypatch.setattr(sglang_fast, "FAST_MIN_BYTES", 1 << 62)
+        monkeypatch.setattr(sglang_fast, "LOADED_MIN_BYTES", 1 << 62)
+    lines = [DECODE.format(s=n, g="9.00") for n in range(6)]
+    lines[0] = lines[0].replace("2026-01-01", "2026-02-30")
     lines[2] = lines[2].replace("10:00:02", "25:61:02")
-    path = tmp_path / "dates.log"
-    path.write_text("\n".join(lines) + "\n")
-    parsed = parse_file(path, keep_samples=samples)
+    lines[5] = lines[5].replace("2026-01-01", "2026-13-01")  # the run's last line: its end
+    log = tmp_path / "dates.log"
+    log.write_text("\n".join(lines) + "\n")
+    parsed = parse_file(log, keep_samples=samples)
     (run,) = parsed.runs
-    assert run.start is None and list(run.series["decode_throughput"]) == [9.0] * 4
+    assert list(run.series["decode_throughput"]) == [9.0] * 6
+    assert (run.start, run.end) == (datetime(2026, 1, 1, 10, 0, 1), datetime(2026, 1, 1, 10, 0, 4))
+    assert (run.start_text, run.status) == ("2026-01-01 10:00:01", "ok")
     said = [(d.line, d.message) for d in parsed.diagnostics if d.code == "impossible-date"]
-    assert said[0] == (
-        1,
-        "time stamp '2026-02-30 10:00:00' is no real date and time: the run has no start, so no commit can be "
-        "tied to it (attribution no-time)",
-    )
+    assert said == [
+        (
+            1,
+            "3 time stamps are no real date and time (the first, '2026-02-30 10:00:00', at this line): not read "
+            "as times (a run's start and end come from its other stamps; a stats line's sample has no time then)",
+        )
+    ]
     if samples:
-        assert said[1:] == [
-            (
-                1,
-                "2 decode line(s) of this run have a time stamp that is no real date and time: their samples have no time",
-            )
-        ]
-    else:
-        assert said[1:] == []
+        times = [row["time"] for row in run.samples["decode"]]
+        assert [t is None for t in times] == [True, False, True, False, False, True]
+
+
+def test_an_impossible_vllm_stamp_is_reported_and_not_read(tmp_path: Path) -> None:
+    line = "INFO {md} 12:00:0{s} [loggers.py:1] Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s"
+    text = "\n".join(line.format(md=md, s=s) for s, md in enumerate(["05-06", "05-06", "13-06"])) + "\n"
+    parsed = parse_file(write(tmp_path, text, mtime=datetime(2026, 5, 6, 12, 1)))
+    (run,) = parsed.runs
+    assert (run.start, run.end) == (datetime(2026, 5, 6, 12, 0, 0), datetime(2026, 5, 6, 12, 0, 1))
+    said = [(d.line, d.message) for d in parsed.diagnostics if d.code == "impossible-date"]
+    assert said == [
+        (
+            3,
+            "time stamp '13-06 12:00:02' is no real date and time: not read as a time (a run's start and end "
+            "come from its other stamps; a stats line's sample has no time then)",
+        )
+    ]
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs a non-root POSIX user")
