@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from timeline.clock import format_offset, iso, steady_offset
-from timeline.columns import SampleBatch
+from timeline.columns import SampleBatch, SampleRows
 from timeline.errors import PATH_ERRNOS, OutputError
 from timeline.model import CodeEvent, CommitInfo, Culprit, Provenance, RepoInfo, Run, Shift, SteadyValue, Timeline
 from timeline.render.plain import (
@@ -183,8 +183,13 @@ def run_to_dict(run: Run, *, samples: bool = True) -> dict[str, Any]:
     if run.machine is not None:  # a timeline of several machines (timeline.history)
         document["machine"] = run.machine
     if samples and run.samples is not None:
-        document["samples"] = {kind: rows.rows(0, len(rows), _plain_column) for kind, rows in run.samples.items()}
+        document["samples"] = samples_to_dict(run.samples)
     return document
+
+
+def samples_to_dict(samples: dict[str, SampleRows]) -> dict[str, list[dict[str, Any]]]:
+    """A run's stats lines, by kind, as the JSON's ``samples`` holds them (timeline.loader reads them back)."""
+    return {kind: rows.rows(0, len(rows), _plain_column) for kind, rows in samples.items()}
 
 
 def shift_to_dict(shift: Shift, culprits: Sequence[Culprit] = ()) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from timeline.model import (
 )
 from timeline.records import Diagnostic
 
-__all__ = ["load", "from_document", "DocumentError"]
+__all__ = ["load", "from_document", "samples_from_dict", "DocumentError"]
 
 SCHEMA_VERSIONS = (1, 2)  # 2: events list shas, the top-level "commits" describes each (docs/json.md)
 _NOT_FINITE = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}  # json_safe's text for them
@@ -188,8 +188,13 @@ def _run(run: dict[str, Any]) -> Run:
             ZoneReading(r["commit"], _offset(r["min_offset"]), _offset(r["max_offset"]))
             for r in run.get("zone_readings", [])
         ],
-        samples=None if samples is None else {kind: _sample_rows(rows) for kind, rows in samples.items()},
+        samples=None if samples is None else samples_from_dict(samples),
     )
+
+
+def samples_from_dict(samples: dict[str, list[dict[str, Any]]]) -> dict[str, SampleRows]:
+    """A run's ``samples`` as the JSON holds them (timeline.export.samples_to_dict), typed again."""
+    return {kind: _sample_rows(rows) for kind, rows in samples.items()}
 
 
 def _offset(text: str) -> timedelta:
