@@ -99,6 +99,25 @@ CONTRACTS = [
         ("timeline.git", "timeline.builder", "timeline.cache", *ANALYSIS, *OUTPUTS, *COMMAND_LINE),
     ),
     (
+        "the store keeps the typed model: it never runs git, a build or the command line",
+        ("timeline.store",),
+        ("timeline.git", "timeline.builder", "timeline.cache", *COMMAND_LINE),
+    ),
+    (
+        "nothing but the command line opens the store: the model, analysis, outputs and build never do",
+        (
+            "timeline.model",
+            "timeline.records",
+            "timeline.parsers",
+            "timeline.git",
+            "timeline.builder",
+            "timeline.loader",
+            *ANALYSIS,
+            *OUTPUTS,
+        ),
+        ("timeline.store",),
+    ),
+    (
         "outputs read the model, never git or the command line",
         OUTPUTS,
         ("timeline.git", "timeline.builder", *COMMAND_LINE),
@@ -172,6 +191,7 @@ def test_the_contracts_see_every_module():
         "timeline.suspects",
         "timeline.render.wording",
         "timeline.cli",
+        "timeline.store.writing",
     } <= set(MODULES)
     assert imports_of(MODULES["timeline.parsers.sglang_fast"], "timeline.parsers.sglang_fast") & {
         "timeline.parsers.sglang",

@@ -1,0 +1,127 @@
+"""Opening a store: URLs, the schema made or migrated, a newer or foreign store refused in one line."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, inspect, text
+
+from timeline.errors import UsageError
+from timeline.store import STORE_VARIABLE, open_store
+from timeline.store.database import store_url
+from timeline.store.errors import StoreError
+from timeline.store.schema import HEAD_REVISION, REVISIONS, VERSION_TABLE, metadata
+
+
+def alembic_config(connection) -> Config:
+    config = Config()
+    config.set_main_option("script_location", "timeline.store:migrations")
+    config.attributes["connection"] = connection
+    return config
+
+
+def test_the_revisions_are_the_migrations_shipped():
+    script = ScriptDirectory.from_config(alembic_config(None))
+    assert [r.revision for r in reversed(list(script.walk_revisions()))] == list(REVISIONS)
+    assert script.get_current_head() == HEAD_REVISION
+
+
+def test_a_new_store_has_exactly_the_schema_of_the_tables(tmp_path):
+    open_store(str(tmp_path / "h.sqlite"), {}).close()
+    engine = create_engine(f"sqlite:///{tmp_path / 'h.sqlite'}")
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
+        assert compare_metadata(context, metadata) == []
+        assert context.get_current_revision() == HEAD_REVISION
+        assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+
+
+def test_a_store_made_by_an_older_timeline_is_migrated_keeping_its_rows(tmp_path):
+    path = tmp_path / "old.sqlite"
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as connection:
+        command.upgrade(alembic_config(connection), REVISIONS[0])
+        connection.execute(
+            text(
+                "INSERT INTO machines (name, nccl_versions, first_ingest, last_ingest)"
+                " VALUES ('n1', '[]', '2026-01-01', '2026-01-01')"
+            )
+        )
+    assert "samples" not in inspect(engine).get_table_names()
+    with open_store(str(path), {}) as store:
+        assert [m.name for m in store.machines()] == ["n1"]
+    assert "samples" in inspect(engine).get_table_names()
+
+
+def test_a_store_made_by_a_newer_timeline_is_refused_untouched(tmp_path):
+    path = tmp_path / "new.sqlite"
+    open_store(str(path), {}).close()
+    with sqlite3.connect(path) as connection:
+        connection.execute(f"UPDATE {VERSION_TABLE} SET version_num = '0099'")
+    before = path.read_bytes()
+    with pytest.raises(
+        StoreError,
+        match=r"^.*new\.sqlite: made by a newer timeline \(schema 0099; this one knows up to 0002\): upgrade timeline$",
+    ):
+        open_store(str(path), {})
+    assert path.read_bytes() == before
+
+
+def test_a_sqlite_file_of_another_program_is_not_touched(tmp_path):
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE notes (body TEXT)")
+    with pytest.raises(StoreError, match="other.sqlite: not a timeline store"):
+        open_store(str(path), {})
+    with sqlite3.connect(path) as connection:
+        assert [r[0] for r in connection.execute("SELECT name FROM sqlite_master")] == ["notes"]
+
+
+def test_a_file_that_is_not_a_database_is_one_line(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello, this is not SQLite\n" * 100)
+    with pytest.raises(StoreError) as caught:
+        open_store(str(path), {})
+    assert "notes.txt: cannot open the store: file is not a database" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "url, said",
+    [
+        ("ftp://host/x", "store ftp://host/x: not a store URL"),
+        ("mysql://u:secret@host/db", "store mysql://u:***@host/db: not a store URL"),
+        ("sqlite:///{tmp}/no/such/folder/h.sqlite", "no folder"),
+        ("{tmp}", "is a folder, not a store file"),
+        ("{tmp}/missing/h.sqlite", "no folder"),
+        ("postgresql://:x", "not a URL"),
+    ],
+)
+def test_a_url_that_names_no_store_is_a_usage_error(tmp_path, url, said):
+    with pytest.raises(UsageError, match="^store ") as caught:
+        store_url(url.format(tmp=tmp_path), {})
+    assert said in str(caught.value) and "secret" not in str(caught.value)
+
+
+def test_the_url_comes_from_the_option_else_the_environment_else_the_users_data_folder(tmp_path, monkeypatch):
+    assert store_url(str(tmp_path / "a.sqlite"), {STORE_VARIABLE: "ignored"}).database == str(tmp_path / "a.sqlite")
+    assert store_url(None, {STORE_VARIABLE: str(tmp_path / "b.sqlite")}).database == str(tmp_path / "b.sqlite")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert store_url(None, {}).database == str(tmp_path / "data" / "timeline" / "history.sqlite")
+    assert (tmp_path / "data" / "timeline").is_dir()
+    assert store_url("postgresql://u@db.example/timeline", {}).drivername == "postgresql+psycopg"
+    assert store_url("postgresql+psycopg://u@db.example/timeline", {}).drivername == "postgresql+psycopg"
+
+
+def test_a_server_that_does_not_answer_is_one_line_without_the_password(tmp_path):
+    with pytest.raises(StoreError) as caught:
+        open_store(f"postgresql://u:secret@/timeline?host={tmp_path}", {})
+    message = str(caught.value)
+    assert message.startswith("postgresql+psycopg://u:***@/timeline") and "cannot open the store" in message
+    assert "\n" not in message and "secret" not in message

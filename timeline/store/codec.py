@@ -1,0 +1,191 @@
+"""The typed model in the store's compact JSON form, and back.
+
+A run is kept as one JSON array (its fields in ``RUN_FIELDS`` order), not the export's object:
+reading 100,000 runs back is the hot path of ``timeline history``, and an array of values parses
+in half the time of an object that repeats every key. Its server arguments and messages are kept
+apart (``blobs``: each distinct one once), its events named by their store identity
+(``event_entry``, a digest of the reflog entry), not by the ``e3`` of one build. Times keep their
+own offset (ISO 8601 text). Nothing is lost: ``decode_run(encode_run(run))`` equals ``run`` but
+for ``id`` (numbered again when read) and ``samples`` (in their own table).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import fields
+from datetime import datetime, timedelta
+from typing import Any
+
+from timeline.model import CodeEvent, CommitInfo, MetricSummary, RepoInfo, Run, SteadyValue, ZoneReading
+
+# The fields of a Run in its array, in order; the others are kept elsewhere (KEPT_APART).
+RUN_FIELDS = (
+    "source",
+    "kind",
+    "start",
+    "end",
+    "start_local",
+    "tz",
+    "tz_source",
+    "first_line",
+    "last_line",
+    "commit",
+    "attribution",
+    "events_during",
+    "candidate_commits",
+    "ambiguous_reasons",
+    "zone_readings",
+    "files_may_differ",
+    "nccl_versions",
+    "metrics",
+    "steady",
+    "status",
+    "error",
+    "error_line",
+    "date_source",
+)
+KEPT_APART = ("id", "config", "messages", "samples")
+METRIC_FIELDS = tuple(f.name for f in fields(MetricSummary))
+STEADY_FIELDS = tuple(f.name for f in fields(SteadyValue))
+EVENT_FIELDS = (
+    "time",
+    "kind",
+    "message",
+    "old",
+    "new",
+    "changes_commit",
+    "ref",
+    "source",
+    "line",
+    "files_may_differ",
+    "approximate",
+    "detail",
+    "note",
+    "old_inferred",
+)
+EVENT_APART = ("id", "ts", "commits", "commits_removed")  # ts: from time; commits: table event_commits
+COMMIT_FIELDS = ("subject", "author", "author_email", "author_date", "committer_date", "paths")
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON; non-finite floats as JSON's NaN/Infinity extension, which ``json.loads`` reads back."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+_fromiso = datetime.fromisoformat
+
+
+def _time(text: str | None) -> datetime | None:
+    return None if text is None else _fromiso(text)
+
+
+def _made(cls: type[Any], names: tuple[str, ...], values: list[Any]) -> Any:
+    """An instance of the (frozen) dataclass ``cls`` from its field values in ``names`` order.
+
+    Set straight into the instance's ``__dict__``: the values were the fields of such an instance
+    when stored, and a frozen dataclass's ``__init__`` (one ``object.__setattr__`` a field) is
+    most of the time of reading 100,000 runs."""
+    made = object.__new__(cls)
+    made.__dict__.update(zip(names, values, strict=True))
+    return made
+
+
+# --- runs --------------------------------------------------------------------------------------
+
+
+def encode_run(run: Run, entries: dict[str, str]) -> str:
+    """``run`` as the store's JSON array; ``entries`` maps the timeline's event ids to their digests."""
+    steady = run.steady
+    values: dict[str, Any] = {
+        **{name: getattr(run, name) for name in RUN_FIELDS},
+        "start": _iso(run.start),
+        "end": _iso(run.end),
+        "events_during": [entries[event] for event in run.events_during],
+        "zone_readings": [
+            [r.commit, r.min_offset.total_seconds(), r.max_offset.total_seconds()] for r in run.zone_readings
+        ],
+        "metrics": {name: [getattr(m, f) for f in METRIC_FIELDS] for name, m in run.metrics.items()},
+        "steady": None if steady is None else [getattr(steady, f) for f in STEADY_FIELDS],
+    }
+    return dumps([values[name] for name in RUN_FIELDS])
+
+
+def decode_run(
+    doc: str, config: dict[str, Any], messages: list[str], event_ids: dict[str, str], run_id: str = ""
+) -> Run:
+    """The ``Run`` of ``encode_run``'s array; ``event_ids`` maps event digests to this reading's event ids."""
+    values = dict(zip(RUN_FIELDS, json.loads(doc), strict=True))
+    values["start"] = _time(values["start"])
+    values["end"] = _time(values["end"])
+    values["events_during"] = [event_ids[entry] for entry in values["events_during"] if entry in event_ids]
+    if values["zone_readings"]:
+        values["zone_readings"] = [
+            ZoneReading(commit, timedelta(seconds=low), timedelta(seconds=high))
+            for commit, low, high in values["zone_readings"]
+        ]
+    values["metrics"] = {name: _made(MetricSummary, METRIC_FIELDS, m) for name, m in values["metrics"].items()}
+    steady = values["steady"]
+    if steady is not None:
+        values["steady"] = _made(SteadyValue, STEADY_FIELDS, steady)
+    values.update(id=run_id, config=dict(config), messages=list(messages), samples=None)
+    run = Run.__new__(Run)
+    run.__dict__.update(values)
+    return run
+
+
+# --- events, commits, the checkout -------------------------------------------------------------
+
+
+def event_entry(event: CodeEvent) -> str:
+    """The event's identity on its machine and checkout: a digest of its reflog entry."""
+    return digest(dumps([event.old, event.new, _iso(event.time), event.message]))
+
+
+def encode_event(event: CodeEvent) -> str:
+    return dumps([_iso(event.time) if name == "time" else getattr(event, name) for name in EVENT_FIELDS])
+
+
+def decode_event(doc: str, event_id: str, commits: list[CommitInfo], removed: list[CommitInfo]) -> CodeEvent:
+    values = dict(zip(EVENT_FIELDS, json.loads(doc), strict=True))
+    time = _fromiso(values["time"])
+    return CodeEvent(
+        **{**values, "time": time}, id=event_id, ts=int(time.timestamp()), commits=commits, commits_removed=removed
+    )
+
+
+def encode_commit(commit: CommitInfo) -> str:
+    return dumps(
+        [
+            commit.subject,
+            commit.author,
+            commit.author_email,
+            _iso(commit.author_date),
+            _iso(commit.committer_date),
+            None if commit.paths is None else list(commit.paths),
+        ]
+    )
+
+
+def decode_commit(sha: str, doc: str) -> CommitInfo:
+    subject, author, email, authored, committed, paths = json.loads(doc)
+    return CommitInfo(
+        sha, subject, author, email, _time(authored), _time(committed), None if paths is None else tuple(paths)
+    )
+
+
+def encode_repo(repo: RepoInfo) -> str:
+    return dumps([repo.path, repo.head, repo.coverage_reason, _iso(repo.coverage_start), repo.coverage_description])
+
+
+def decode_repo(doc: str) -> RepoInfo:
+    path, head, reason, start, description = json.loads(doc)
+    return RepoInfo(path, head, reason, _time(start), description)

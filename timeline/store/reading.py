@@ -1,0 +1,158 @@
+"""``Store.read``: the stored runs and code events of each machine, as typed as build made them.
+
+A handful of queries whatever the number of runs (machines, repos, runs, their blobs, events,
+their commits, samples), never one a row: ``timeline history`` reads 100,000 runs this way. The
+runs and events of one machine are numbered again (``r1``, ``e1``...) in the order build numbers
+them, and a run's events-during point at the new event ids.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, select, union
+from sqlalchemy.engine import Connection
+
+from timeline.loader import samples_from_dict
+from timeline.model import CodeEvent, CommitInfo, RepoInfo, Run
+from timeline.store import codec, schema
+from timeline.store.machine import Machine
+
+
+@dataclass
+class StoredHistory:
+    """Everything stored about one machine: its runs (in build's order: by start, then log and
+    line) and code events (by time), with ids numbered for this reading, and its checkout (the
+    one ingested last; None when no ingest named one)."""
+
+    machine: Machine
+    runs: list[Run]
+    events: list[CodeEvent]
+    repo: RepoInfo | None
+
+
+def _machine(row: Any) -> Machine:
+    return Machine(row.name, row.host, row.gpu_count, tuple(json.loads(row.nccl_versions)), row.driver)
+
+
+def machines(connection: Connection) -> list[Machine]:
+    return [_machine(row) for row in connection.execute(select(schema.machines).order_by(schema.machines.c.name))]
+
+
+def _run_order(run: Run) -> tuple[bool, float, str, int]:
+    """build's order of runs (timeline.builder.build)."""
+    return (run.start is None, run.start.timestamp() if run.start else 0.0, run.source, run.first_line or 0)
+
+
+def read(
+    connection: Connection, machine: str | None, since: datetime | None, with_samples: bool
+) -> list[StoredHistory]:
+    table = schema.machines
+    query = select(table).order_by(table.c.name)
+    if machine is not None:
+        query = query.where(table.c.name == machine)
+    machine_rows = connection.execute(query).all()
+    if not machine_rows:
+        return []
+    machine_ids = [row.id for row in machine_rows]
+    if since is not None:
+        since = (since if since.tzinfo else since.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+
+    runs = schema.runs
+    run_filter: ColumnElement[bool] = runs.c.machine_id.in_(machine_ids)
+    if since is not None:
+        run_filter &= runs.c.start >= since
+    chosen: Select = select(runs.c.id).where(run_filter)
+    blob_ids = union(
+        select(runs.c.config_id).where(run_filter), select(runs.c.messages_id).where(run_filter)
+    ).subquery()
+    blobs = {
+        row.id: json.loads(row.body)
+        for row in connection.execute(
+            select(schema.blobs.c.id, schema.blobs.c.body).where(schema.blobs.c.id.in_(select(blob_ids.c[0])))
+        )
+    }
+    samples = {}
+    if with_samples:
+        samples = {
+            row.run_id: row.body
+            for row in connection.execute(
+                select(schema.samples.c.run_id, schema.samples.c.body).where(schema.samples.c.run_id.in_(chosen))
+            )
+        }
+
+    events_by_machine = _events(connection, machine_ids, since)
+    histories: list[StoredHistory] = []
+    run_rows: dict[int, list[Any]] = {machine_id: [] for machine_id in machine_ids}
+    for row in connection.execute(
+        select(runs.c.id, runs.c.machine_id, runs.c.doc, runs.c.config_id, runs.c.messages_id).where(run_filter)
+    ):
+        run_rows[row.machine_id].append(row)
+    repos = _repos(connection, machine_ids)
+    for machine_row in machine_rows:
+        events = events_by_machine.get(machine_row.id, [])
+        event_ids = {entry: event.id for entry, event in events}
+        stored = []
+        for row in run_rows[machine_row.id]:
+            run = codec.decode_run(row.doc, blobs[row.config_id], blobs[row.messages_id], event_ids)
+            if row.id in samples:
+                run.samples = samples_from_dict(json.loads(samples[row.id]))
+            stored.append(run)
+        stored.sort(key=_run_order)
+        for number, run in enumerate(stored, 1):
+            run.id = f"r{number}"
+        histories.append(
+            StoredHistory(_machine(machine_row), stored, [event for _, event in events], repos.get(machine_row.id))
+        )
+    return histories
+
+
+def _events(
+    connection: Connection, machine_ids: list[int], since: datetime | None
+) -> dict[int, list[tuple[str, CodeEvent]]]:
+    """Each machine's events in the reflog's order, numbered ``e1``..., with the digest of each one's entry."""
+    events = schema.events
+    event_filter: ColumnElement[bool] = events.c.machine_id.in_(machine_ids)
+    if since is not None:
+        event_filter &= events.c.time >= since
+    links = schema.event_commits
+    commits_of: dict[int, tuple[list[CommitInfo], list[CommitInfo]]] = {}
+    described: dict[str, CommitInfo] = {}
+    for link in connection.execute(
+        select(links.c.event_id, links.c.removed, links.c.sha, schema.commits.c.doc)
+        .join(schema.commits, schema.commits.c.sha == links.c.sha)
+        .where(links.c.event_id.in_(select(events.c.id).where(event_filter)))
+        .order_by(links.c.event_id, links.c.removed, links.c.position)
+    ):
+        commit = described.get(link.sha)
+        if commit is None:
+            commit = described[link.sha] = codec.decode_commit(link.sha, link.doc)
+        commits_of.setdefault(link.event_id, ([], []))[1 if link.removed else 0].append(commit)
+    found: dict[int, list[tuple[str, CodeEvent]]] = {}
+    for row in connection.execute(
+        select(events.c.id, events.c.machine_id, events.c.entry, events.c.doc).where(event_filter)
+    ):
+        brought, removed = commits_of.get(row.id, ([], []))
+        found.setdefault(row.machine_id, []).append((row.entry, codec.decode_event(row.doc, "", brought, removed)))
+    for listed in found.values():
+        # the reflog's order: by time, then by line (two moves in one second)
+        listed.sort(key=lambda item: (item[1].ts, item[1].line or 0))
+        for number, (_, event) in enumerate(listed, 1):
+            event.id = f"e{number}"
+    return found
+
+
+def _repos(connection: Connection, machine_ids: list[int]) -> dict[int, RepoInfo]:
+    """The checkout each machine ingested last."""
+    repos = schema.repos
+    latest: dict[int, RepoInfo] = {}
+    for row in connection.execute(
+        select(repos.c.machine_id, repos.c.doc)
+        .where(repos.c.machine_id.in_(machine_ids))
+        .order_by(repos.c.last_ingest, repos.c.id)
+    ):
+        latest[row.machine_id] = codec.decode_repo(row.doc)
+    return latest

@@ -1,0 +1,247 @@
+"""``Store.ingest``: a build's runs, code events and commits, and its machine, into the store.
+
+One transaction a call. Every row has a unique key (a run: its lines and line range; an event:
+its machine, checkout and reflog entry; a commit: its sha; a blob: its digest) and is inserted
+with ``ON CONFLICT DO NOTHING ... RETURNING``, so what was known is skipped and counted, and
+two ingests of the same logs at once store each row once. Rows go in key order (no two
+transactions wait on each other's rows in opposite orders: no deadlock) and in batches
+(executemany), never a round trip a row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Table, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+
+from timeline.export import samples_to_dict
+from timeline.model import CodeEvent, CommitInfo, RepoInfo, Run, Timeline
+from timeline.render.plain import utc
+from timeline.store import codec, schema
+from timeline.store.keys import RunKey
+from timeline.store.machine import Machine
+from timeline.workload import workload_label
+
+BATCH = 500  # values a query names at once (far under SQLite's 32,766 and PostgreSQL's 65,535)
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What one ingest stored: new rows, and the rows the store already had."""
+
+    runs_added: int
+    runs_known: int
+    events_added: int
+    events_known: int
+    commits_added: int
+
+
+def _insert(connection: Connection, table: Table) -> Any:
+    """The dialect's INSERT, which has ON CONFLICT DO NOTHING (SQLite and PostgreSQL spell it alike)."""
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table).on_conflict_do_nothing()
+
+
+def _batches(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), BATCH):
+        yield items[start : start + BATCH]
+
+
+def _inserted(connection: Connection, table: Table, rows: list[dict[str, Any]], *returned: str) -> list[Any]:
+    """Insert ``rows`` (skipping those whose key is taken); the ``returned`` columns of the new ones."""
+    if not rows:
+        return []
+    statement = _insert(connection, table).returning(*(table.c[name] for name in returned))
+    found: list[Any] = []
+    for batch in _batches(rows):
+        found.extend(connection.execute(statement, list(batch)).all())
+    return found
+
+
+def ingest(
+    connection: Connection,
+    timeline: Timeline,
+    machine: Machine,
+    keys: list[RunKey],
+    keep_samples: bool,
+    now: datetime,
+) -> IngestResult:
+    machine_id = _machine(connection, machine, now)
+    repo_id = None if timeline.repo is None else _repo(connection, machine_id, timeline.repo, now)
+    entries = {event.id: codec.event_entry(event) for event in timeline.events}
+    commits_added = _commits(connection, timeline.events)
+    events_added = 0 if repo_id is None else _events(connection, machine_id, repo_id, timeline.events, entries)
+    runs_added = _runs(connection, machine_id, repo_id, timeline.runs, keys, entries, keep_samples, now)
+    return IngestResult(
+        runs_added=runs_added,
+        runs_known=len(timeline.runs) - runs_added,
+        events_added=events_added,
+        events_known=len(entries) - events_added if repo_id is not None else 0,
+        commits_added=commits_added,
+    )
+
+
+def _machine(connection: Connection, machine: Machine, now: datetime) -> int:
+    """The machine's row, made or brought up to date: the NCCL versions of every ingest, the
+    most GPUs one run used, the last host and driver seen."""
+    table = schema.machines
+    connection.execute(
+        _insert(connection, table),
+        {
+            "name": machine.name,
+            "host": machine.host,
+            "gpu_count": machine.gpu_count,
+            "nccl_versions": codec.dumps(list(machine.nccl_versions)),
+            "driver": machine.driver,
+            "first_ingest": now,
+            "last_ingest": now,
+        },
+    )
+    # FOR UPDATE: a concurrent ingest of the same machine waits here, so neither loses the other's versions
+    row = connection.execute(select(table).where(table.c.name == machine.name).with_for_update()).one()
+    versions = sorted({*json.loads(row.nccl_versions), *machine.nccl_versions})
+    counts = [count for count in (row.gpu_count, machine.gpu_count) if count is not None]
+    connection.execute(
+        update(table)
+        .where(table.c.id == row.id)
+        .values(
+            host=machine.host or row.host,
+            gpu_count=max(counts, default=None),
+            nccl_versions=codec.dumps(versions),
+            driver=machine.driver or row.driver,
+            last_ingest=now,
+        )
+    )
+    return int(row.id)
+
+
+def _repo(connection: Connection, machine_id: int, repo: RepoInfo, now: datetime) -> int:
+    table = schema.repos
+    values = {"head": repo.head, "doc": codec.encode_repo(repo), "last_ingest": now}
+    connection.execute(_insert(connection, table), {"machine_id": machine_id, "path": repo.path, **values})
+    where = (table.c.machine_id == machine_id) & (table.c.path == repo.path)
+    connection.execute(update(table).where(where).values(**values))
+    return int(connection.execute(select(table.c.id).where(where)).scalar_one())
+
+
+def _commits(connection: Connection, events: list[CodeEvent]) -> int:
+    described: dict[str, CommitInfo] = {}
+    for event in events:
+        for commit in (*event.commits, *event.commits_removed):
+            described.setdefault(commit.sha, commit)
+    rows = [
+        {"sha": sha, "subject": commit.subject, "doc": codec.encode_commit(commit)}
+        for sha, commit in sorted(described.items())
+    ]
+    return len(_inserted(connection, schema.commits, rows, "sha"))
+
+
+def _events(
+    connection: Connection, machine_id: int, repo_id: int, events: list[CodeEvent], entries: dict[str, str]
+) -> int:
+    rows: list[dict[str, Any]] = sorted(
+        (
+            {
+                "machine_id": machine_id,
+                "repo_id": repo_id,
+                "entry": entries[event.id],
+                "time": utc(event.time),
+                "ts": event.ts,
+                "kind": event.kind,
+                "old": event.old,
+                "new": event.new,
+                "doc": codec.encode_event(event),
+            }
+            for event in events
+        ),
+        key=lambda row: row["entry"],
+    )
+    new = {entry: event_id for event_id, entry in _inserted(connection, schema.events, rows, "id", "entry")}
+    firsts = {entries[event.id]: event for event in reversed(events)}  # an entry twice in the reflog: its first
+    links = [
+        {"event_id": new[entry], "removed": removed, "position": position, "sha": commit.sha}
+        for entry, event in firsts.items()
+        if entry in new
+        for removed, listed in ((False, event.commits), (True, event.commits_removed))
+        for position, commit in enumerate(listed)
+    ]
+    for batch in _batches(links):
+        connection.execute(schema.event_commits.insert(), list(batch))
+    return len(new)
+
+
+def _blob_ids(connection: Connection, bodies: dict[str, str]) -> dict[str, int]:
+    """The id of each blob (by digest), stored once."""
+    table = schema.blobs
+    rows = [{"digest": key, "body": body} for key, body in sorted(bodies.items())]
+    ids = {key: blob_id for blob_id, key in _inserted(connection, table, rows, "id", "digest")}
+    missing = sorted(set(bodies) - set(ids))
+    for batch in _batches(missing):
+        ids.update(
+            {
+                key: blob_id
+                for blob_id, key in connection.execute(
+                    select(table.c.id, table.c.digest).where(table.c.digest.in_(batch))
+                )
+            }
+        )
+    return ids
+
+
+def _runs(
+    connection: Connection,
+    machine_id: int,
+    repo_id: int | None,
+    runs: list[Run],
+    keys: list[RunKey],
+    entries: dict[str, str],
+    keep_samples: bool,
+    now: datetime,
+) -> int:
+    if not runs:
+        return 0
+    configs = [codec.dumps(run.config) for run in runs]
+    messages = [codec.dumps(run.messages) for run in runs]
+    blob_ids = _blob_ids(connection, {codec.digest(body): body for body in (*configs, *messages)})
+    rows: list[dict[str, Any]] = sorted(
+        (
+            {
+                "run_key": key.key,
+                "content": key.content,
+                "first_line": run.first_line,
+                "last_line": run.last_line,
+                "machine_id": machine_id,
+                "repo_id": repo_id,
+                "source": run.source,
+                "start": utc(run.start),
+                "commit": run.commit,
+                "workload": workload_label(run.config) or None,
+                "status": run.status,
+                "attribution": run.attribution,
+                "steady_value": None if run.steady is None else run.steady.value,
+                "config_id": blob_ids[codec.digest(config)],
+                "messages_id": blob_ids[codec.digest(printed)],
+                "doc": codec.encode_run(run, entries),
+                "ingested": now,
+            }
+            for run, key, config, printed in zip(runs, keys, configs, messages, strict=True)
+        ),
+        key=lambda row: row["run_key"],
+    )
+    added = dict((key, run_id) for run_id, key in _inserted(connection, schema.runs, rows, "id", "run_key"))
+    if keep_samples:
+        kept = [
+            {"run_id": added[key.key], "body": codec.dumps(samples_to_dict(run.samples))}
+            for run, key in zip(runs, keys, strict=True)
+            if run.samples is not None and key.key in added
+        ]
+        kept = list({row["run_id"]: row for row in kept}.values())  # one run twice in the logs: once
+        for batch in _batches(kept):
+            connection.execute(schema.samples.insert(), list(batch))
+    return len(added)
