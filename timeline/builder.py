@@ -280,6 +280,7 @@ def build(
     min_effect: float = DEFAULT_MIN_EFFECT,
     record_host: bool = True,
     allow_empty: bool = False,
+    analyse_shifts: bool = True,
 ) -> Timeline:
     """Parse every log under ``paths``, read the checkout's reflog, tie each run to a commit.
 
@@ -299,6 +300,8 @@ def build(
     ``record_host``: name this machine in the result's provenance (the version, options, host).
     ``allow_empty``: no log under ``paths`` is an empty timeline rather than ``NoLogsError`` (no
     ``paths`` at all is one too: the checkout's events alone).
+    ``analyse_shifts``: False leaves ``shifts`` and ``culprits`` empty (``timeline ingest`` stores the
+    runs and events; ``timeline history`` finds the shifts over everything stored).
     Raises UsageError (missing path, unknown zone, not a repository), NoLogsError and GitError (a
     broken repository).
     """
@@ -348,7 +351,11 @@ def build(
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
     findings = shifts_and_culprits(
-        [(runs, events or [])], repo, entries=entries, settings=Settings(min_effect=min_effect), cache=parse_cache
+        [(runs, events or [])] if analyse_shifts else [],
+        repo,
+        entries=entries,
+        settings=Settings(min_effect=min_effect),
+        cache=parse_cache,
     )
     warnings.extend(findings.warnings)
     return Timeline(
