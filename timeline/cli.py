@@ -363,6 +363,95 @@ def bisect_command(
     )
 
 
+@app.command(
+    "ingest",
+    short_help="Build, then keep the runs and code events in the store (for history).",
+    epilog=EXIT_CODES_EPILOG,
+)
+def ingest_command(
+    context: typer.Context,
+    paths: list[str] | None = typer.Argument(
+        None,
+        metavar="PATHS",
+        help="Log files or folders (searched recursively for *.log, *.txt, *.out). Default: the current folder.",
+    ),
+    repo: str = typer.Option(
+        ...,
+        "--repo",
+        metavar="DIR",
+        help="The checkout the server ran from: its root, a folder inside it, or a linked worktree.",
+    ),
+    store: str | None = typer.Option(
+        None,
+        "--store",
+        metavar="URL",
+        help="The store: a SQLite file path, sqlite:///FILE or postgresql://USER@HOST/DB (needs "
+        "pip install 'timeline[postgres]'). Default: $TIMELINE_STORE, else history.sqlite in the user's data folder.",
+    ),
+    machine: str | None = typer.Option(
+        None,
+        "--machine",
+        metavar="NAME",
+        help="The name of the machine the logs come from (default: this host's name).",
+    ),
+    samples: bool = typer.Option(
+        False, "--samples", help="Keep every parsed stats line too (default: each run's summaries and spread)."
+    ),
+    log_tz: list[str] | None = typer.Option(
+        None,
+        "--log-tz",
+        metavar="[PATTERN=]ZONE",
+        help="Zone of the logs' wall-clock times, as for build (repeatable). Default: inferred from each file's "
+        "mtime, else this machine's zone.",
+    ),
+    tolerance: float = typer.Option(
+        60.0,
+        "--tolerance",
+        min=0.0,
+        metavar="SECONDS",
+        help="Seconds: a run starting this close to a HEAD move is 'ambiguous'.",
+    ),
+    allow_empty: bool = typer.Option(
+        False,
+        "--allow-empty",
+        help="No log under PATHS stores the checkout's events alone, exit status 0 (for CI globs).",
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Skip the parse cache: parse every log anew."),
+) -> None:
+    """Run build on the logs and keep its runs (summaries and spread, not the stats lines unless
+    --samples), code events with their commits, and the machine, in the store.
+
+    Ingesting the same logs again stores nothing new: a run is known by its own lines and line
+    range (a log appended to keeps its earlier runs). Ingests from several processes or machines
+    at once into one store are safe. Prints one line of counts.
+
+    \b
+    Examples:
+      timeline ingest logs/ --repo ~/sglang --log-tz UTC
+      timeline ingest logs/ --repo ~/sglang --machine h100-a --samples
+      timeline ingest logs/ --repo ~/vllm --store postgresql://ci@db/perf
+    """
+    from timeline.commands import ingest
+
+    out, err = _consoles()
+    raise _run(
+        context,
+        lambda: ingest.run(
+            paths or ["."],
+            repo=repo,
+            store_url=store,
+            machine=machine,
+            samples=samples,
+            log_tz=log_tz or [],
+            tolerance_s=tolerance,
+            out=out,
+            err=err,
+            cache=not no_cache,
+            allow_empty=allow_empty,
+        ),
+    )
+
+
 @app.command("schema", short_help="Print the JSON Schema of the JSON document.", epilog=EXIT_CODES_EPILOG)
 def schema_command() -> None:
     """Print the JSON Schema (draft 2020-12) of the JSON document that --json writes.

@@ -81,6 +81,9 @@ def _sqlite_file(path: Path, given: str) -> URL:
 
 
 def _shown(url: URL) -> str:
+    """The store as the user knows it: a SQLite file's path, else the URL without its password."""
+    if url.get_backend_name() == "sqlite" and url.database:
+        return url.database
     return url.render_as_string(hide_password=True)
 
 

@@ -1,0 +1,94 @@
+"""``timeline ingest`` as a user meets it, through typer's CliRunner: one line of counts, one-line errors."""
+
+from __future__ import annotations
+
+import socket
+
+from typer.testing import CliRunner
+
+from timeline.cli import app
+from timeline.exitcodes import ExitCode
+from timeline.store import open_store
+
+runner = CliRunner()
+
+
+def ingest(*args: str, env: dict[str, str] | None = None):
+    return runner.invoke(app, ["ingest", *args], catch_exceptions=False, env=env)
+
+
+def test_the_demo_is_stored_once_and_known_the_second_time(demo, tmp_path):
+    store = tmp_path / "history.sqlite"
+    args = (str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--store", str(store), "--machine", "h100-a")
+    first = ingest(*args)
+    assert first.exit_code == ExitCode.OK, first.output
+    assert first.stdout == (f"h100-a: 4 runs added, 0 known; 3 code events added, 0 known; 4 commits added ({store})\n")
+    again = ingest(*args)
+    assert again.stdout == f"h100-a: 0 runs added, 4 known; 0 code events added, 3 known; 0 commits added ({store})\n"
+    with open_store(str(store), {}) as opened:
+        (history,) = opened.read()
+    assert [r.steady.value for r in history.runs] == [94.065, 93.175, 60.37, 93.7]
+    assert all(r.samples is None for r in history.runs)
+
+
+def test_the_store_comes_from_the_environment_and_the_machine_is_the_host(demo, tmp_path):
+    store = tmp_path / "env.sqlite"
+    result = ingest(
+        str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--samples", env={"TIMELINE_STORE": str(store)}
+    )
+    assert result.exit_code == ExitCode.OK, result.output
+    assert result.stdout.startswith(f"{socket.gethostname()}: 4 runs added")
+    with open_store(str(store), {}) as opened:
+        (history,) = opened.read()
+    assert history.machine.name == socket.gethostname() and history.machine.nccl_versions == ("2.27.5",)
+    assert all(r.samples for r in history.runs)
+
+
+def test_a_url_that_names_no_store_is_a_usage_error_in_one_line(demo, tmp_path):
+    result = ingest(str(demo.logs), "--repo", str(demo.repo), "--store", "mysql://u:secret@db/x")
+    assert result.exit_code == ExitCode.USAGE
+    assert result.stderr == (
+        "timeline: error: --store mysql://u:***@db/x: not a store URL (a file path, sqlite:///FILE or postgresql://...)\n"
+    )
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_server_that_does_not_answer_is_one_line(demo, tmp_path):
+    result = ingest(str(demo.logs), "--repo", str(demo.repo), "--store", f"postgresql://ci@/timeline?host={tmp_path}")
+    assert result.exit_code == ExitCode.ERROR
+    assert (
+        result.stderr.startswith("timeline: error: postgresql+psycopg://ci@/timeline")
+        and result.stderr.count("\n") == 1
+    )
+    assert "cannot open the store" in result.stderr
+
+
+def test_a_newer_store_is_refused_and_left_as_it_was(demo, tmp_path):
+    import sqlite3
+
+    store = tmp_path / "h.sqlite"
+    open_store(str(store), {}).close()
+    with sqlite3.connect(store) as connection:
+        connection.execute("UPDATE timeline_version SET version_num = '0100'")
+    result = ingest(str(demo.logs), "--repo", str(demo.repo), "--store", str(store))
+    assert result.exit_code == ExitCode.ERROR
+    assert result.stderr == (
+        f"timeline: error: {store}: made by a newer timeline (schema 0100; this one knows up to 0002):"
+        " upgrade timeline\n"
+    )
+
+
+def test_standard_input_cannot_be_ingested(demo, tmp_path):
+    result = ingest("-", "--repo", str(demo.repo), "--store", str(tmp_path / "h.sqlite"))
+    assert result.exit_code == ExitCode.USAGE
+    assert "standard input" in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "h.sqlite").exists()
+
+
+def test_no_log_is_an_error_unless_allowed(demo, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    store = str(tmp_path / "h.sqlite")
+    assert ingest(str(empty), "--repo", str(demo.repo), "--store", store).exit_code == ExitCode.ERROR
+    allowed = ingest(str(empty), "--repo", str(demo.repo), "--store", store, "--allow-empty")
+    assert allowed.exit_code == ExitCode.OK and " 0 runs added, 0 known; 3 code events added" in allowed.stdout
