@@ -1,8 +1,6 @@
-"""Stores for the store's tests: a month of nightly runs built once, and an empty store a test."""
+"""The store's tests' logs: a month of nightly runs (the empty stores: ``store_url``, tests/conftest.py)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
@@ -21,9 +19,3 @@ def month(tmp_path_factory: pytest.TempPathFactory) -> MonthScenario:
 def month_timeline(month: MonthScenario) -> Timeline:
     """The month built with its samples (a fresh Timeline each test: tests may change it)."""
     return timeline.build(month.logs, repo=month.repo, log_tz="UTC", keep_samples=True, cache=False)
-
-
-@pytest.fixture
-def store_url(tmp_path: Path) -> str:
-    """An empty SQLite store a test (the PostgreSQL one comes with the suite's server fixture)."""
-    return str(tmp_path / "history.sqlite")

@@ -10,6 +10,7 @@ got in the way (SQLite busy, PostgreSQL serialization failure or deadlock).
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from contextlib import contextmanager
@@ -30,6 +31,11 @@ BUSY_TIMEOUT_S = 30.0  # how long a SQLite writer waits for another to finish
 CONNECT_TIMEOUT_S = 10  # a PostgreSQL server that does not answer
 WRITE_ATTEMPTS = 8
 T = TypeVar("T")
+
+# Alembic keeps the migration being run in module globals (alembic.context, alembic.op): two threads
+# migrating at once would run each other's, and one could wait on a lock in Python while holding the
+# database's lock the other waits on. One migration a process at a time.
+_MIGRATING = threading.Lock()
 
 _version = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), primary_key=True))
 
@@ -194,7 +200,11 @@ class Database:
                         f"{self.shown}: made by a newer timeline (schema {current}; this one knows up to "
                         f"{HEAD_REVISION}): upgrade timeline"
                     )
-                with self.engine.connect().execution_options(timeline_write=True) as connection, connection.begin():
+                with (
+                    _MIGRATING,
+                    self.engine.connect().execution_options(timeline_write=True) as connection,
+                    connection.begin(),
+                ):
                     if self.revision(connection) != HEAD_REVISION:  # again, now holding SQLite's write lock
                         self._upgrade(connection)
                 return
