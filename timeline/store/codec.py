@@ -6,7 +6,8 @@ in half the time of an object that repeats every key. Its server arguments and m
 apart (``blobs``: each distinct one once), its events named by their store identity
 (``event_entry``, a digest of the reflog entry), not by the ``e3`` of one build. Times keep their
 own offset (ISO 8601 text). Nothing is lost: ``decode_run(encode_run(run))`` equals ``run`` but
-for ``id`` (numbered again when read) and ``samples`` (in their own table).
+for ``id`` (numbered again when read), ``samples`` (in their own table) and ``machine`` (the
+row's; None when read, as build made it).
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ RUN_FIELDS = (
     "error_line",
     "date_source",
 )
-KEPT_APART = ("id", "config", "messages", "samples")
+# machine: the store's row says it; a reading leaves it None, as build made the run (the caller
+# that puts several machines in one timeline names them).
+KEPT_APART = ("id", "config", "messages", "samples", "machine")
 METRIC_FIELDS = tuple(f.name for f in fields(MetricSummary))
 STEADY_FIELDS = tuple(f.name for f in fields(SteadyValue))
 EVENT_FIELDS = (
@@ -64,7 +67,8 @@ EVENT_FIELDS = (
     "note",
     "old_inferred",
 )
-EVENT_APART = ("id", "ts", "commits", "commits_removed")  # ts: from time; commits: table event_commits
+# ts: from time; commits: table event_commits; machine: as for runs
+EVENT_APART = ("id", "ts", "commits", "commits_removed", "machine")
 COMMIT_FIELDS = ("subject", "author", "author_email", "author_date", "committer_date", "paths")
 
 
@@ -136,7 +140,7 @@ def decode_run(
     steady = values["steady"]
     if steady is not None:
         values["steady"] = _made(SteadyValue, STEADY_FIELDS, steady)
-    values.update(id=run_id, config=dict(config), messages=list(messages), samples=None)
+    values.update(id=run_id, config=dict(config), messages=list(messages), samples=None, machine=None)
     run = Run.__new__(Run)
     run.__dict__.update(values)
     return run
