@@ -69,12 +69,14 @@ def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
     import importlib
+    import importlib.util
     import sys
 
+    # A submodule first: ``from timeline.parsers import values`` inside vllm.py, imported on its
+    # own, asks for it here; importing reading (which imports vllm) then would be circular.
+    if importlib.util.find_spec(f"timeline.parsers.{name}") is not None:
+        return importlib.import_module(f"timeline.parsers.{name}")
     reading = sys.modules.get("timeline.parsers.reading") or importlib.import_module("timeline.parsers.reading")
     if name in vars(reading):
         return vars(reading)[name]
-    try:
-        return importlib.import_module(f"timeline.parsers.{name}")
-    except ModuleNotFoundError:
-        raise AttributeError(f"module 'parsers' has no attribute {name!r}") from None
+    raise AttributeError(f"module 'parsers' has no attribute {name!r}")

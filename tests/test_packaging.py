@@ -35,3 +35,19 @@ def test_the_package_says_it_is_typed():
     import timeline
 
     assert (Path(timeline.__file__).parent / "py.typed").is_file()
+
+
+def test_each_parser_module_can_be_imported_first(tmp_path: Path):
+    """``import timeline.parsers.vllm`` in a fresh interpreter, before anything else, works for
+    every module of the package (the package's lazy names must not import a module half-made)."""
+    import timeline.parsers
+
+    folder = Path(timeline.parsers.__file__).parent
+    names = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    code = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module('timeline.parsers.' + name)\n"
+    failed = [
+        name
+        for name in names
+        if subprocess.run([sys.executable, "-c", code, name], cwd=tmp_path, capture_output=True).returncode
+    ]
+    assert failed == []
