@@ -972,8 +972,12 @@ class SGLangLogParser:
         leave their times empty without one; returns the diagnostic saying which."""
         what = "time stamps without a date (SGLang <= 0.3.2 format)"
         last = self._last_dateless
+        # The mtime dates the file's last stamp only: a dated launch after the time-only stamps
+        # leaves the days between them unknown.
+        ends = [when for run in self.runs if (when := run.end or run.start) is not None]
+        dated_after = bool(ends) and ends[-1].year >= 1000
         day = None
-        if last is not None and self.mtime is not None:
+        if last is not None and self.mtime is not None and not dated_after:
             day = last_day(last[1], self.mtime)
         shift = None
         if day is not None and last is not None and last[0] < "1000":
@@ -999,6 +1003,8 @@ class SGLangLogParser:
             for rows in (run.samples or {}).values():
                 rows.map_column("time", fix)
         if shift is None or last is None or day is None:  # (shift is None when day is)
+            if dated_after and self.mtime is not None:
+                return what + ": times left empty (a dated launch follows them: the mtime dates only the last line)"
             return what + ": times left empty (no file mtime to date them)"
         wraps = (_date.fromisoformat(last[0]) - _date.fromisoformat(SYNTHETIC_DAY0)).days
         return (

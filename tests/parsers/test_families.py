@@ -328,3 +328,28 @@ def test_zstd_with_the_package_is_read(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "zstandard", fake)
     parsed = parse_file(write(tmp_path, zstd_raw_frame(text), "server.log.zst"))
     assert list(parsed.runs[0].series["decode_throughput"]) == [3.5] and parsed.diagnostics == []
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "line-by-line"])
+def test_a_time_only_launch_before_a_dated_one_says_why_its_times_are_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool
+) -> None:
+    """The mtime dates a file's last line. When a dated launch (SGLang >= 0.3.3) follows a
+    time-only one in the same file, the mtime dates the dated launch's end, not the time-only
+    launch: how many days lie between them is unknown, so its times stay empty, and the reason
+    given is that one, not a missing mtime."""
+    from timeline.parsers import sglang_fast
+
+    monkeypatch.setattr(sglang_fast, "FAST_MIN_BYTES", 0 if fast else 1 << 62)
+    lines = [
+        "[08:00:00 TP0] Decode batch. #running-req: 1, #token: 9, gen throughput (token/s): 1.00, #queue-req: 0",
+        "[08:00:10 TP0] Decode batch. #running-req: 1, #token: 9, gen throughput (token/s): 2.00, #queue-req: 0",
+        "[2026-03-05 09:00:00] server_args=ServerArgs(model_path='m', tp_size=1)",
+    ] + [DECODE.replace("2026-01-01 10", "2026-03-05 09").format(s=i, g="3.00") for i in range(1, 4)]
+    parsed = parse_file(write(tmp_path, "\n".join(lines) + "\n", mtime=datetime(2026, 3, 5, 9, 0, 5)))
+    first, second = parsed.runs
+    assert first.start is None and first.date_source is None
+    assert second.start == datetime(2026, 3, 5, 9, 0, 0)
+    said = [d.message for d in parsed.diagnostics if "without a date" in d.message]
+    assert len(said) == 1 and "times left empty" in said[0]
+    assert "no file mtime" not in said[0] and "dated launch" in said[0]
