@@ -452,6 +452,148 @@ def ingest_command(
     )
 
 
+@app.command(
+    "history",
+    short_help="Find the shifts and culprits in everything the store holds, machine by machine.",
+    epilog=EXIT_CODES_EPILOG,
+)
+def history_command(
+    context: typer.Context,
+    store: str | None = typer.Option(
+        None,
+        "--store",
+        metavar="URL",
+        help="The store: a SQLite file path, sqlite:///FILE or postgresql://USER@HOST/DB (needs "
+        "pip install 'timeline[postgres]'). Default: $TIMELINE_STORE, else history.sqlite in the user's data folder.",
+    ),
+    machine: str | None = typer.Option(
+        None, "--machine", metavar="NAME", help="Only this machine's runs (the name given to timeline ingest)."
+    ),
+    group: str | None = typer.Option(
+        None,
+        "--group",
+        metavar="TEXT",
+        help="Only the workloads whose label contains TEXT, case aside (e.g. 'Qwen3-235B' or 'tp8 EAGLE3').",
+    ),
+    since: str | None = typer.Option(
+        None,
+        "--since",
+        metavar="DATE",
+        help="Only runs and code events from DATE on: 2026-05-01, 2026-05-01T08:00+02:00 (UTC without an "
+        "offset), or a span back from now: 30d, 2w, 12h.",
+    ),
+    repo: str | None = typer.Option(
+        None,
+        "--repo",
+        metavar="DIR",
+        help="A checkout holding the commits (any machine's, or a clone of the upstream they pull), to weigh "
+        "the suspects on their code too (imports, flags). Without it, that evidence is left out.",
+    ),
+    display_tz: str | None = typer.Option(
+        None, "--display-tz", metavar="ZONE", help="Show the table's times in this zone (default: the logs' own zone)."
+    ),
+    json_path: str | None = typer.Option(
+        None, "--json", metavar="FILE", help="Write the JSON document to FILE ('-' = stdout only)."
+    ),
+    samples: bool = typer.Option(
+        False, "--samples", help="Include the stats lines of the runs ingested with --samples in the JSON."
+    ),
+    output_format: str = typer.Option(
+        "table",
+        "--format",
+        "-f",
+        metavar="FORMAT",
+        help="What to print: table, json, csv, markdown or github, as for build.",
+    ),
+    csv_path: str | None = typer.Option(
+        None, "--csv", metavar="FILE", help="Write one CSV row per run to FILE ('-' = stdout only)."
+    ),
+    html_path: str | None = typer.Option(
+        None, "--html", metavar="FILE", help="Write a self-contained HTML report (charts and tables) to FILE."
+    ),
+    parquet_dir: str | None = typer.Option(
+        None,
+        "--parquet",
+        metavar="DIR",
+        help="Write runs, samples, events and shifts as Parquet files to DIR (needs pyarrow).",
+    ),
+    fail_on_regression: bool = typer.Option(
+        False, "--fail-on-regression", help="Exit with status 3 when a shift has the verdict 'regression' (for CI)."
+    ),
+    confirmed_only: bool = typer.Option(
+        False,
+        "--confirmed-only",
+        help="With --fail-on-regression: only regressions measured on two or more runs a side fail.",
+    ),
+    min_effect: float = typer.Option(
+        3.0,
+        "--min-effect",
+        min=0.0,
+        metavar="PCT",
+        help="Percent: the smallest change between two versions that gets a verdict (regression, improvement).",
+    ),
+    all_events: bool = typer.Option(
+        False, "--all-events", help="Show every stored code event in the table, markdown and HTML."
+    ),
+    entry: list[str] | None = typer.Option(
+        None,
+        "--entry",
+        metavar="MODULE",
+        help="With --repo: a module the server starts from, for judging which suspects' files it can import.",
+    ),
+    no_host: bool = typer.Option(False, "--no-host", help="Leave this machine's name out of the JSON."),
+) -> None:
+    """Test every machine's stored runs for shifts between code versions, as build does, with the
+    same verdicts, suspects, culprits and outputs: weeks of nightly runs after their logs are gone.
+
+    Each machine's runs are tested between the versions its own checkout's reflog drew, and are
+    never pooled with another machine's: every workload, shift and code event names its machine
+    ('gpu-a: Qwen3-235B tp8'). The table starts with the machines, their GPUs, NCCL and driver, and
+    which of them are alike. Without --repo, the evidence read from the code is left out; the
+    commits each move brought in and the files they touched are in the store.
+
+    \b
+    Examples:
+      timeline history
+      timeline history --store postgresql://ci@db/perf --since 30d
+      timeline history --machine h100-a --group Qwen3-235B --html report.html
+      timeline history --since 30d -f github --fail-on-regression --confirmed-only
+    """
+    from timeline.commands import history
+
+    out, err = _consoles()
+    if confirmed_only and not fail_on_regression:
+        raise _fail(
+            context,
+            UsageError("--confirmed-only needs --fail-on-regression: it says which regressions fail the run"),
+        )
+    raise _run(
+        context,
+        lambda: history.run(
+            store_url=store,
+            machine=machine,
+            group=group,
+            since=since,
+            repo=repo,
+            out=out,
+            err=err,
+            display_tz=display_tz,
+            output_format=output_format,
+            json_path=json_path,
+            csv_path=csv_path,
+            html_path=html_path,
+            parquet_dir=parquet_dir,
+            samples=samples,
+            all_events=all_events,
+            entries=entry or [],
+            min_effect=min_effect / 100,
+            fail_on_regression=fail_on_regression,
+            confirmed_only=confirmed_only,
+            record_host=not no_host,
+        ),
+    )
+
+
 @app.command("schema", short_help="Print the JSON Schema of the JSON document.", epilog=EXIT_CODES_EPILOG)
 def schema_command() -> None:
     """Print the JSON Schema (draft 2020-12) of the JSON document that --json writes.

@@ -1,0 +1,168 @@
+"""How fast ``timeline history`` answers on 100,000 stored runs (SQLite), against a bare
+``SELECT`` of the same rows (README, Speed).
+
+Usage::
+
+    python benchmarks/history_speed.py                  # 100,000 runs on 4 machines, best of 5
+    python benchmarks/history_speed.py --runs 10000 --repeat 3
+
+The store is made once and kept in ``--work`` (default ``$TMPDIR/timeline-bench``), then reused:
+a checkout whose reflog moves over ``--versions`` commits (``git merge --ff-only``, dated), and
+on each of 4 machines (two alike, two with other NCCL versions) a log a version holding that
+version's runs (SGLang EAGLE-3 launches of a few decode lines; the level steps now and then),
+each machine's logs built and ingested as ``timeline ingest`` does (``build`` with the shifts
+left for later, ``Store.ingest``).
+
+Then, interleaved (each round runs every step once, so a change of load hits them all alike),
+``--repeat`` rounds, in this process:
+
+* ``select``: the floor, ``SELECT * FROM runs`` with Python's ``sqlite3``, every row fetched;
+* ``read``: ``Store.read()``, every machine's runs and events back as typed model objects;
+* ``history``: ``timeline.history.history(url)``, the answer: read, shifts, culprits;
+* ``cli``: ``timeline history --store URL --format json > /dev/null`` in a subprocess (start-up,
+  the answer, the JSON document written).
+
+It prints the lowest wall time of each and its ratio to ``select``. Target: ``history`` under 2 s.
+This is a benchmark, not a test: nothing here fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from timeline.builder import build  # noqa: E402
+from timeline.history import history  # noqa: E402
+from timeline.scenario import FastCommit, GitScript, Launch, fast_import, sglang_launch_lines  # noqa: E402
+from timeline.store import machine_of, open_store  # noqa: E402
+
+STORE_VERSION = 1  # bump when what the store holds changes: the kept store is made again
+START = datetime(2026, 1, 5, tzinfo=timezone.utc)
+MACHINES = (("h100-a", "2.27.5"), ("h100-b", "2.27.5"), ("h100-c", "2.26.2"), ("a100-a", "2.21.5"))
+RUN_EVERY = timedelta(minutes=3)
+
+
+def make_store(root: Path, runs: int, versions: int) -> Path:
+    """The store of ``runs`` runs over ``versions`` versions on each of the ``MACHINES``."""
+    per_version = max(1, runs // (versions * len(MACHINES)))
+    span = RUN_EVERY * (per_version + 2)
+    git = GitScript(root / "home")
+    upstream, checkout = root / "upstream", root / "checkout"
+    upstream.mkdir(parents=True)
+    git.git(upstream, "init", "-q", at=START - timedelta(days=1))
+    commits = [
+        FastCommit(n, (n - 1,) if n > 1 else (), int((START + span * (n - 1) - timedelta(hours=1)).timestamp()), "f")
+        for n in range(1, versions + 1)
+    ]
+    shas = fast_import(upstream, commits, git.env)
+    first = shas[1]
+    git.git(root, "clone", "-q", "--no-checkout", str(upstream), str(checkout), at=START - timedelta(hours=2))
+    git.git(checkout, "reset", "-q", "--hard", first, at=START - timedelta(hours=1, minutes=30))
+    for n in range(2, versions + 1):
+        git.git(checkout, "merge", "-q", "--ff-only", shas[n], at=START + span * (n - 1) - timedelta(minutes=30))
+    url = f"sqlite:///{root / 'history.sqlite'}"
+    rng = random.Random(7)
+    with open_store(url, {}) as store:
+        for index, (name, nccl) in enumerate(MACHINES):
+            level = 90.0 + 5 * index
+            logs = root / name
+            logs.mkdir()
+            for version in range(versions):
+                if rng.random() < 0.05:  # a step now and then: something for the detection to find
+                    level *= rng.choice((0.85, 0.92, 1.08, 1.15))
+                with open(logs / f"v{version:04d}.log", "w", encoding="utf-8") as handle:
+                    for number in range(per_version):
+                        at = START + span * version + RUN_EVERY * (number + 1)
+                        launch = Launch(at.replace(tzinfo=None), 2.5, level * (1 + rng.uniform(-0.01, 0.01)), nccl=nccl)
+                        handle.write("\n".join(sglang_launch_lines(launch, rng)) + "\n")
+            built = build(logs, repo=checkout, log_tz="UTC", cache=False, analyse_shifts=False)
+            result = store.ingest(built, machine_of(built, name, name))
+            print(f"  {name}: {result.runs_added:,} runs, {result.events_added:,} events stored", flush=True)
+    return root / "history.sqlite"
+
+
+def best(times: list[float]) -> float:
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--versions", type=int, default=100, help="commits the checkout moves over")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "timeline-bench")
+    args = parser.parse_args()
+    root = args.work / f"history-{args.runs}-{args.versions}-v{STORE_VERSION}"
+    path = root / "history.sqlite"
+    if not path.exists():
+        if root.exists():  # a store left half-made: made again
+            import shutil
+
+            shutil.rmtree(root)
+        print(f"making the store in {root} (once)", flush=True)
+        start = time.perf_counter()
+        make_store(root, args.runs, args.versions)
+        print(f"  made in {time.perf_counter() - start:.0f} s")
+    url = f"sqlite:///{path}"
+    with open_store(url, {}) as store:
+        histories = store.read(with_samples=False)
+    stored = sum(len(h.runs) for h in histories)
+    print(
+        f"store: {path} ({path.stat().st_size / 1e6:.0f} MB), {stored:,} runs, "
+        f"{sum(len(h.events) for h in histories):,} events, {len(histories)} machines"
+    )
+    print(f"machine: {os.cpu_count()} cores, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+    def select() -> int:
+        with sqlite3.connect(path) as connection:
+            return len(connection.execute("SELECT * FROM runs").fetchall())
+
+    def read() -> int:
+        with open_store(url, {}) as store:
+            return sum(len(h.runs) for h in store.read(with_samples=False))
+
+    def answer() -> int:
+        found = history(url)
+        return len(found.timeline.shifts)
+
+    script = Path(sys.executable).with_name("timeline")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "timeline"]
+
+    def cli() -> int:
+        with open(os.devnull, "w") as sink:
+            return subprocess.run([*command, "history", "--store", url, "--format", "json"], stdout=sink).returncode
+
+    steps = {"select": select, "read": read, "history": answer, "cli": cli}
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    said: dict[str, int] = {}
+    for _ in range(args.repeat):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            said[name] = step()
+            times[name].append(time.perf_counter() - start)
+    floor = best(times["select"])
+    print(f"{'step':<8} {'best s':>8} {'x select':>9}  what")
+    notes = {
+        "select": f"{said['select']:,} rows fetched",
+        "read": f"{said['read']:,} runs as model objects",
+        "history": f"{said['history']} shifts found",
+        "cli": f"exit status {said['cli']}",
+    }
+    for name in steps:
+        print(f"{name:<8} {best(times[name]):8.2f} {best(times[name]) / floor:9.1f}  {notes[name]}")
+    print(f"target: history under 2 s: {'met' if best(times['history']) < 2 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
