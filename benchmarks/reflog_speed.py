@@ -43,7 +43,8 @@ way a benchmarking checkout lives for a year: commits and pulls forward, resets 
 of a side branch or of an older commit and back (``checkout_reflog``: the lines in git's own
 format, written here rather than by 100,000 git processes). Then, interleaved, best of the
 rounds: ``git log -g`` of that checkout (git listing its own reflog: the floor), ``timeline
-build EMPTY --repo CHECKOUT --json FILE`` and the same without ``--json`` (the table): wall and
+build EMPTY --allow-empty --repo CHECKOUT --json FILE`` (an
+empty folder of logs: the reflog alone) and the same without ``--json`` (the table): wall and
 CPU time, peak RSS, and the JSON's size. Targets (README, Speed): under 10 s and 1 GiB, the JSON
 under 100 MB.
 
@@ -403,7 +404,10 @@ def checkout(entries: int, history: int, repeats: int) -> None:
         logs = Path(tmp) / "logs"
         logs.mkdir()
         out = Path(tmp) / "timeline.json"
-        timeline = [sys.executable, "-m", "timeline", "build", str(logs), "--repo", str(repo), "--no-cache"]
+        timeline = [
+            *[sys.executable, "-m", "timeline", "build", str(logs), "--allow-empty"],
+            *["--repo", str(repo), "--no-cache"],
+        ]
         commands = {
             "git log -g": (["git", "-C", str(repo), "log", "-g", "--format=%H %gs"], subprocess.DEVNULL),
             "build --json": ([*timeline, "--json", str(out)], subprocess.DEVNULL),
