@@ -52,3 +52,18 @@ def test_displayable_escapes_every_string_and_shares_what_is_clean():
     assert shown["event"].commits[1].paths == ("x\\x1b.py",)
     assert str(shown["warning"]) == "f\\x1b.log:3: bad"
     assert event.commits[1].subject == "bad \x1b[31m"  # the original is left as it was
+
+
+def test_a_record_listed_by_many_events_is_escaped_everywhere_once():
+    dirty = CommitInfo("b" * 40, "bad \x1b[31m")
+    events = []
+    for number in range(3):
+        event = CodeEvent(f"e{number}", datetime(2026, 1, 1, tzinfo=timezone.utc), 0, "pull", "m", "0", "1", True)
+        event.commits = [dirty]
+        event.commits_removed = [dirty] if number == 2 else []
+        events.append(event)
+    shown = displayable(events)
+    copies = [c for e in shown for c in (*e.commits, *e.commits_removed)]
+    assert [c.subject for c in copies] == ["bad \\x1b[31m"] * 4
+    assert all(c is copies[0] for c in copies)  # one escaped copy, shared as the original was
+    assert dirty.subject == "bad \x1b[31m"

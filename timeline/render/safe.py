@@ -13,6 +13,7 @@ byte (``\\xff``). The JSON keeps the values as they are: its own escapes are exa
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Any, TypeVar
 
@@ -39,30 +40,46 @@ def visible(text: str) -> str:
 def displayable(value: T) -> T:
     """A copy of ``value`` (a ``Timeline``, or any part of one) with ``visible`` applied to every
     string in it, dict keys included; parts with nothing to escape are shared, not copied."""
-    return _shown(value)
+    return _Shown().shown(value)
 
 
-def _shown(value: Any) -> Any:
-    if isinstance(value, str):
-        return visible(value)
-    if isinstance(value, (list, tuple)):
-        items = [_shown(item) for item in value]
-        if all(new is old for new, old in zip(items, value, strict=True)):
-            return value
-        return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
-    if isinstance(value, dict):
-        pairs = [(_shown(key), _shown(item)) for key, item in value.items()]
-        if all(k is old_k and v is old_v for (k, v), (old_k, old_v) in zip(pairs, value.items(), strict=True)):
-            return value
-        return dict(pairs)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {}
-        for field in dataclasses.fields(value):
-            if not field.init:
-                continue
-            old = getattr(value, field.name)
-            new = _shown(old)
-            if new is not old:
-                changes[field.name] = new
-        return dataclasses.replace(value, **changes) if changes else value
-    return value  # numbers, datetimes, samples (numbers and timestamps in columns)
+class _Shown:
+    """One ``displayable`` walk. A record reached twice is looked at once: the events of a
+    checkout moved back and forth share each commit's one ``CommitInfo`` (a 100,000-entry
+    reflog: 3.5 million listings of 21,000 commits, 17 s walked one by one)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, tuple[Any, Any]] = {}  # id -> (the record, kept alive; its result)
+
+    def shown(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return visible(value)
+        known = self.seen.get(id(value))
+        if known is not None:
+            return known[1]
+        if isinstance(value, (list, tuple)):
+            items = [self.shown(item) for item in value]
+            if all(new is old for new, old in zip(items, value, strict=True)):
+                return value
+            return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
+        if isinstance(value, dict):
+            pairs = [(self.shown(key), self.shown(item)) for key, item in value.items()]
+            if all(k is old_k and v is old_v for (k, v), (old_k, old_v) in zip(pairs, value.items(), strict=True)):
+                return value
+            return dict(pairs)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            changes = {}
+            for name in _init_fields(type(value)):
+                old = getattr(value, name)
+                new = self.shown(old)
+                if new is not old:
+                    changes[name] = new
+            result = dataclasses.replace(value, **changes) if changes else value
+            self.seen[id(value)] = (value, result)
+            return result
+        return value  # numbers, datetimes, samples (numbers and timestamps in columns)
+
+
+@functools.cache
+def _init_fields(cls: type) -> tuple[str, ...]:
+    return tuple(field.name for field in dataclasses.fields(cls) if field.init)
