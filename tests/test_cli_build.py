@@ -65,19 +65,20 @@ def test_pull_lists_the_commits_it_brought_in(demo):
     assert pull["time"] == "2026-03-02T18:10:00+00:00"
     assert pull["old"] == demo.shas["base2"] and pull["new"] == demo.shas["pulled3"]
     assert pull["changes_commit"] is True
-    assert sorted(document["commits"][sha]["subject"] for sha in pull["commits"]) == sorted(PULLED_SUBJECTS)
-    assert set(pull["commits"]) == {demo.shas[f"pulled{i}"] for i in (1, 2, 3)}
+    commits = document["commits"]
+    assert sorted(commits[i]["subject"] for i in pull["commits"]) == sorted(PULLED_SUBJECTS)
+    assert {commits[i]["sha"] for i in pull["commits"]} == {demo.shas[f"pulled{i}"] for i in (1, 2, 3)}
     kinds = [e["kind"] for e in document["events"]]
     assert kinds == ["clone", "pull", "reset"]
     reset = document["events"][2]
-    assert [document["commits"][sha]["subject"] for sha in reset["commits_removed"]] == ["Fix PCG MoE Error"]
-    # each commit described once: the reset takes away one the pull brought in
-    assert list(document["commits"]) == [*document["events"][0]["commits"], *pull["commits"]]
+    assert [commits[i]["subject"] for i in reset["commits_removed"]] == ["Fix PCG MoE Error"]
+    # each commit described once, in the order first listed: the reset takes away one the pull brought in
+    assert [*document["events"][0]["commits"], *pull["commits"]] == list(range(len(commits)))
 
 
-def test_json_document_has_the_v2_shape(demo):
+def test_json_document_has_the_v3_shape(demo):
     document = build_json(str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--samples")
-    assert document["schema_version"] == 2
+    assert document["schema_version"] == 3
     assert document["log_tz"] == "UTC"
     assert document["repo"]["head"] == demo.shas["pulled2"]
     datetime.fromisoformat(document["generated_at"])
@@ -179,7 +180,7 @@ def test_json_file_is_written_and_table_still_shown(demo, tmp_path):
     result = invoke("build", str(demo.logs), "--repo", str(demo.repo), "--log-tz", "UTC", "--json", str(target))
     assert result.exit_code == 0
     assert "Timeline" in result.stdout
-    assert json.loads(target.read_text())["schema_version"] == 2
+    assert json.loads(target.read_text())["schema_version"] == 3
     assert [p.name for p in target.parent.iterdir()] == ["timeline.json"]  # no temporary left behind
 
 
@@ -297,7 +298,7 @@ def test_checkout_owned_by_another_user_works_without_safe_directory(demo, tmp_p
         os.lchown(path, 65534, 65534)  # nobody: git itself would refuse it ("dubious ownership")
     document = build_json(str(demo.logs), "--repo", str(foreign), "--log-tz", "UTC")
     pull = next(e for e in document["events"] if e["kind"] == "pull")
-    assert sorted(document["commits"][sha]["subject"] for sha in pull["commits"]) == sorted(PULLED_SUBJECTS)
+    assert sorted(document["commits"][i]["subject"] for i in pull["commits"]) == sorted(PULLED_SUBJECTS)
     assert not any("safe.directory" in w["message"] or "dubious" in w["message"] for w in document["warnings"])
 
 

@@ -121,7 +121,7 @@ def test_markdown_shows_paths_relative_to_the_folders_given(hostile):
 
 def test_the_json_keeps_every_value_exactly(hostile):
     document = json.loads(build(hostile, "--json", "-").stdout)
-    subjects = {document["commits"][sha]["subject"] for e in document["events"] for sha in e["commits"]}
+    subjects = {document["commits"][i]["subject"] for e in document["events"] for i in e["commits"]}
     assert set(SUBJECTS) | {LOCAL_SUBJECT} <= subjects
     assert any(e["message"] == "commit: " + LOCAL_SUBJECT for e in document["events"])
     sources = {run["source"] for run in document["runs"]}

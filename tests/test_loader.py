@@ -59,19 +59,38 @@ def test_a_document_from_to_dict_loads_too(demo):
     assert loaded.events[1].commits == built.events[1].commits and loaded.events[1].ts == built.events[1].ts
 
 
-def test_a_version_1_document_loads_too(demo):
-    """Version 1 gave each event its commits whole; version 2 lists shas and describes each once."""
-    built = timeline.build(demo.logs, repo=demo.repo, log_tz="UTC")
-    document = json.loads(json.dumps(timeline.to_dict(built)))
-    described = document.pop("commits")
-    document["schema_version"] = 1
+def _older(document: dict, version: int) -> dict:
+    """A version 3 document as version 2 wrote it (``commits`` keyed by sha, events list shas)
+    or version 1 (each event lists its commits whole, no ``commits``)."""
+    commits = document.pop("commits")
+    document["schema_version"] = version
+    if version == 2:
+        document["commits"] = {c["sha"]: {k: v for k, v in c.items() if k != "sha"} for c in commits}
     for event in document["events"]:
         for key in ("commits", "commits_removed"):
-            event[key] = [{"sha": sha, **described[sha]} for sha in event[key]]
+            event[key] = [commits[i]["sha"] if version == 2 else commits[i] for i in event[key]]
+    return document
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_version_loads_too(demo, version):
+    """Version 1 gave each event its commits whole; version 2 listed shas, described once in an
+    object keyed by sha; version 3 lists positions in the ``commits`` array."""
+    built = timeline.build(demo.logs, repo=demo.repo, log_tz="UTC")
+    document = _older(json.loads(json.dumps(timeline.to_dict(built))), version)
+    assert any(e["commits_removed"] for e in document["events"])
     loaded = from_document(document)
     assert [e.commits for e in loaded.events] == [e.commits for e in built.events]
     assert [e.commits_removed for e in loaded.events] == [e.commits_removed for e in built.events]
-    assert dumps(loaded) == dumps(built)  # written back as version 2
+    assert dumps(loaded) == dumps(built)  # written back as version 3
+
+
+def test_a_position_past_the_end_of_commits_is_said_in_one_line(demo):
+    document = json.loads(json.dumps(timeline.to_dict(timeline.build(demo.logs, repo=demo.repo, log_tz="UTC"))))
+    document["events"][1]["commits"] = [len(document["commits"])]
+    said = r"^doc: not a valid timeline JSON document \(ValueError: event e2 lists commit 4, which commits does not"
+    with pytest.raises(DocumentError, match=said + r" describe\)$"):
+        from_document(document, "doc")
 
 
 @pytest.mark.parametrize(
@@ -79,8 +98,8 @@ def test_a_version_1_document_loads_too(demo):
     [
         (b"not json", "not JSON"),
         (b"[1, 2]", "not a timeline JSON document (no schema_version)"),
-        (b'{"schema_version": 3}', "schema_version 3, this timeline reads 1 and 2"),
-        (b'{"schema_version": 2, "runs": []}', "not a valid timeline JSON document (KeyError: 'generated_at')"),
+        (b'{"schema_version": 4}', "schema_version 4, this timeline reads 1, 2 and 3"),
+        (b'{"schema_version": 3, "runs": []}', "not a valid timeline JSON document (KeyError: 'generated_at')"),
         (b"\xff\xfe", "not JSON"),
     ],
 )

@@ -217,7 +217,7 @@ def test_a_json_output_is_complete_and_valid(demo, tmp_path):
     target = tmp_path / "out.json"
     result = build(demo, "--json", str(target))
     assert result.exit_code == 0, result.output
-    assert json.loads(target.read_text())["schema_version"] == 2
+    assert json.loads(target.read_text())["schema_version"] == 3
 
 
 def test_parquet_files_go_through_the_same_writer(demo, tmp_path):

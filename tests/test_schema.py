@@ -38,7 +38,7 @@ def test_timeline_schema_prints_it():
     result = CliRunner().invoke(app, ["schema"])
     assert result.exit_code == 0
     assert result.stdout == schema_path().read_text(encoding="utf-8")
-    assert json.loads(result.stdout)["properties"]["schema_version"]["const"] == 2
+    assert json.loads(result.stdout)["properties"]["schema_version"]["const"] == 3
 
 
 def test_exports_are_recorded_and_validated(demo, exported_documents):
@@ -66,8 +66,12 @@ def test_an_undescribed_field_fails_strictly_but_not_for_readers(demo):
         (("runs", 0, "start"), "2026-03-02 16:42:00"),  # no offset
         (("runs", 0, "attribution"), "probably"),
         (("events", 0, "new"), "8207398"),  # not a full sha
-        (("schema_version",), 1),  # a version 1 document is not a version 2 one
-        (("events", 1, "commits", 0), {"sha": "0" * 40}),  # commits are listed by sha
+        (("schema_version",), 2),  # a version 2 document is not a version 3 one
+        (("events", 1, "commits", 0), {"sha": "0" * 40}),  # commits are listed by position...
+        (("events", 1, "commits", 0), "0" * 40),  # ...not by sha (version 2)
+        (("events", 1, "commits", 0), -1),
+        (("events", 1, "commits_removed"), [99]),  # past the end of commits
+        (("commits", 0, "sha"), "8207398"),
     ],
 )
 def test_wrong_values_fail(demo, path, value):

@@ -1,8 +1,9 @@
-"""The JSON contract (schema version 2), and writing outputs atomically.
+"""The JSON contract (schema version 3), and writing outputs atomically.
 
 The document is a contract for other tools: fields are added freely, never renamed or removed
 without a new ``schema_version``. Every field is documented in docs/json.md, with what
-changed from version 1 (each commit described once, in ``commits``; events list shas).
+changed from versions 1 and 2 (each commit described once, in the ``commits`` array; events
+list their commits by position in it).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from timeline.render.wording import (
 )
 from timeline.suspects import knob_linked
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
@@ -53,6 +54,8 @@ def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
 
 def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
     shifts = {s.id: s for s in timeline.shifts}
+    listed = listed_commits([*timeline.events, *timeline.context])
+    positions = {sha: index for index, sha in enumerate(listed)}
     document = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": iso(timeline.generated_at),
@@ -60,9 +63,9 @@ def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
         "log_tz": timeline.log_tz,
         "log_tz_source": timeline.log_tz_source,
         "repo": None if timeline.repo is None else repo_to_dict(timeline.repo),
-        "events": [event_to_dict(e) for e in timeline.events],
-        "context": [event_to_dict(e) for e in timeline.context],
-        "commits": commits_to_dict([*timeline.events, *timeline.context]),
+        "events": [event_to_dict(e, positions) for e in timeline.events],
+        "context": [event_to_dict(e, positions) for e in timeline.context],
+        "commits": [commit_to_dict(commit) for commit in listed.values()],
         "runs": [run_to_dict(r, samples=samples) for r in timeline.runs],
         "warnings": [
             {"source": w.source, "line": w.line, "message": w.message, "code": w.code} for w in timeline.warnings
@@ -112,29 +115,32 @@ def repo_to_dict(repo: RepoInfo) -> dict[str, Any]:
     }
 
 
-def commits_to_dict(events: Iterable[CodeEvent]) -> dict[str, dict[str, Any]]:
-    """Every commit the events brought in or took away, once, keyed by sha, in the order the
-    events first list them (a checkout moved back and forth for a year lists the same commits
-    millions of times: the events name them, this says what they are)."""
+def listed_commits(events: Iterable[CodeEvent]) -> dict[str, CommitInfo]:
+    """Every commit the events brought in or took away, once, by sha, in the order the events
+    first list them: the ``commits`` array. A checkout moved back and forth for a year lists the
+    same commits millions of times: the events name them by position, this says what they are."""
     described: dict[str, CommitInfo] = {}
     for event in events:
         for commit in (*event.commits, *event.commits_removed):
             described.setdefault(commit.sha, commit)
-    return {sha: commit_to_dict(commit) for sha, commit in described.items()}
+    return described
 
 
 def commit_to_dict(commit: CommitInfo) -> dict[str, Any]:
-    """One entry of ``commits`` (docs/json.md, "commits"): the commit, without its sha (the key)."""
+    """One element of ``commits`` (docs/json.md, "commits")."""
     document = commit_values(commit)
     document["author_date"] = iso(document["author_date"])
     document["committer_date"] = iso(document["committer_date"])
     return document
 
 
-def event_to_dict(event: CodeEvent) -> dict[str, Any]:
-    """One event (docs/json.md, "events[]"): its commits by sha (described in ``commits``)."""
+def event_to_dict(event: CodeEvent, positions: dict[str, int]) -> dict[str, Any]:
+    """One event (docs/json.md, "events[]"): its commits by position in ``commits``
+    (``positions``: each sha's, from ``listed_commits``)."""
     document = event_values(event)
     document["time"] = iso(event.time)
+    document["commits"] = [positions[sha] for sha in document["commits"]]
+    document["commits_removed"] = [positions[sha] for sha in document["commits_removed"]]
     if event.machine is not None:  # a timeline of several machines (timeline.history)
         document["machine"] = event.machine
     return document
@@ -392,11 +398,6 @@ def json_pieces(timeline: Timeline) -> Iterator[str]:
             for index, item in enumerate(value):
                 yield (",\n    " if index else "\n    ") + _compact(item)
             yield "\n  ]"
-        elif key == "commits" and value:  # a commit a line, as the events
-            yield "{"
-            for index, (sha, item) in enumerate(value.items()):
-                yield (",\n    " if index else "\n    ") + f"{_compact(sha)}: {_compact(item)}"
-            yield "\n  }"
         else:
             yield _compact(value)
     yield "\n}\n"

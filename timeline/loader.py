@@ -2,11 +2,12 @@
 
 The document holds every fact of the model that an output reads, so a loaded timeline gives the
 same frames, tables and JSON as the one that was built (``tests/test_loader.py`` checks build ->
-JSON -> load -> the same JSON and frames). Version 2 documents (each commit described once, in
-``commits``) and version 1 ones (the details in every event) are both read. What it cannot
-hold: the messages a run printed (``Run.messages``, read by the shift analysis only) and samples
-when the document was written without ``--samples``. Unknown fields are ignored (documents
-only ever gain fields within a version).
+JSON -> load -> the same JSON and frames). Versions 3 (each commit described once, in the
+``commits`` array, events list positions in it), 2 (``commits`` keyed by sha, events list shas)
+and 1 (the details in every event) are all read. What it cannot hold: the messages a run
+printed (``Run.messages``, read by the shift analysis only) and samples when the document was
+written without ``--samples``. Unknown fields are ignored (documents only ever gain fields
+within a version).
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ from timeline.records import Diagnostic
 
 __all__ = ["load", "from_document", "samples_from_dict", "DocumentError"]
 
-SCHEMA_VERSIONS = (1, 2)  # 2: events list shas, the top-level "commits" describes each (docs/json.md)
+# 2: events list shas, the top-level "commits" describes each; 3: events list positions in the
+# "commits" array (docs/json.md)
+SCHEMA_VERSIONS = (1, 2, 3)
 _NOT_FINITE = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}  # json_safe's text for them
 T = TypeVar("T")
 
@@ -75,7 +78,8 @@ def from_document(document: Any, source: str = "document") -> Timeline:
     if document["schema_version"] not in SCHEMA_VERSIONS:
         raise DocumentError(
             f"{source}: schema_version {document['schema_version']!r}, this timeline reads "
-            + " and ".join(map(str, SCHEMA_VERSIONS))
+            + ", ".join(map(str, SCHEMA_VERSIONS[:-1]))
+            + f" and {SCHEMA_VERSIONS[-1]}"
         )
     try:
         return _timeline(document)
@@ -84,7 +88,7 @@ def from_document(document: Any, source: str = "document") -> Timeline:
 
 
 def _timeline(document: dict[str, Any]) -> Timeline:
-    described = {sha: _commit({**values, "sha": sha}) for sha, values in (document.get("commits") or {}).items()}
+    described = _described(document.get("commits"))
 
     def _event(event: dict[str, Any]) -> CodeEvent:
         return _code_event(event, described)
@@ -153,12 +157,28 @@ def _commit(values: dict[str, Any]) -> CommitInfo:
     )
 
 
-def _code_event(event: dict[str, Any], described: dict[str, CommitInfo]) -> CodeEvent:
-    """An event; its commits by sha from ``described`` (version 2: one ``CommitInfo`` a commit,
-    shared by the events that list it), or each given whole (version 1)."""
+def _described(commits: list[Any] | dict[str, Any] | None) -> dict[int | str, CommitInfo]:
+    """The ``commits`` table, one ``CommitInfo`` a commit (shared by the events that list it), by
+    what the events name it by: its position (version 3's array) or its sha (version 2's object;
+    version 1 has none)."""
+    if isinstance(commits, list):
+        return {index: _commit(values) for index, values in enumerate(commits)}
+    return {sha: _commit({**values, "sha": sha}) for sha, values in (commits or {}).items()}
+
+
+def _code_event(event: dict[str, Any], described: dict[int | str, CommitInfo]) -> CodeEvent:
+    """An event; its commits from ``described`` by position (version 3) or sha (version 2), or
+    each given whole (version 1)."""
+
+    def one(commit: Any) -> CommitInfo:
+        if isinstance(commit, dict):
+            return _commit(commit)
+        if commit not in described:
+            raise ValueError(f"event {event['id']} lists commit {commit!r}, which commits does not describe")
+        return described[commit]
 
     def listed(key: str) -> list[CommitInfo]:
-        return [described[c] if isinstance(c, str) else _commit(c) for c in event.get(key, [])]
+        return [one(commit) for commit in event.get(key, [])]
 
     time = datetime.fromisoformat(event["time"])
     return _known(

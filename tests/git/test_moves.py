@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from timeline.export import commits_to_dict, event_to_dict
+from timeline.export import commit_to_dict, event_to_dict, listed_commits
 from timeline.git import read_history
 from timeline.git.history import GitHistory
 from timeline.git.runner import git_version
@@ -69,7 +69,7 @@ def test_branch_moved_from_another_worktree_is_merged_in(bench):
     assert (tail.old, tail.new, tail.message, tail.files_may_differ) == (c4, y, "", True)
     assert subjects(tail.commits) == ["made in wt 2"]
     assert not any(e.files_may_differ for e in h.events if e.ref == "HEAD")
-    d = event_to_dict(moved)
+    d = event_to_dict(moved, {sha: i for i, sha in enumerate(listed_commits([moved]))})
     assert d["ref"] == "refs/heads/main" and d["files_may_differ"] is True
 
 
@@ -228,9 +228,12 @@ def test_commits_carry_author_dates_and_paths(bench):
     merge = h.events[-1]
     assert merge.detail == "merge"
     assert [(c.subject, c.paths) for c in merge.commits] == [("merge topic", ("t.txt",)), ("t1", ("t.txt",))]
-    assert event_to_dict(h.events[1])["commits"][0] == second.sha
-    d = commits_to_dict(h.events)[second.sha]
+    listed = listed_commits(h.events)
+    positions = {sha: index for index, sha in enumerate(listed)}
+    assert event_to_dict(h.events[1], positions)["commits"][0] == positions[second.sha]
+    d = commit_to_dict(listed[second.sha])
     assert d == {
+        "sha": second.sha,
         "subject": "second",
         "author": "Bob Author",
         "author_email": "bob@example.com",
@@ -333,7 +336,7 @@ def test_deleted_logs_fall_back_to_approximate_times(bench):
     )
     (warning,) = h.diagnostics
     assert "APPROXIMATE" in warning.message and "ORIG_HEAD" in warning.message
-    assert event_to_dict(ev)["approximate"] is True
+    assert event_to_dict(ev, {sha: i for i, sha in enumerate(listed_commits([ev]))})["approximate"] is True
 
     # a checkout after the branch's last write: HEAD's own time, kind checkout
     os.utime(gd / "HEAD", (1_700_300_000, 1_700_300_000))

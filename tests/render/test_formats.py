@@ -74,7 +74,7 @@ def test_csv_dash_is_standard_output_only(demo):
 def test_format_json_is_the_json_document(demo):
     result = invoke(*demo_args(demo), "--format", "json")
     assert result.exit_code == 0
-    assert json.loads(result.stdout)["schema_version"] == 2
+    assert json.loads(result.stdout)["schema_version"] == 3
 
 
 def test_format_markdown_prints_markdown(demo):

@@ -227,9 +227,10 @@ def _runs(runs: dict[str, Run], ids: list[str]) -> list[Run]:
 
 
 def commit_values(commit: CommitInfo) -> dict[str, Any]:
-    """A commit an event brought in or took away, as the JSON's ``commits`` describes it under
-    its sha (its dates aware, in their recorded offsets)."""
+    """A commit an event brought in or took away, as the JSON's ``commits`` describes it (its
+    dates aware, in their recorded offsets)."""
     return {
+        "sha": commit.sha,
         "subject": commit.subject,
         "author": commit.author,
         "author_email": commit.author_email,
