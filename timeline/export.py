@@ -73,7 +73,12 @@ def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
         "shifts": [shift_to_dict(s, timeline.culprits) for s in timeline.shifts],
         "culprits": [culprit_to_dict(c, shifts) for c in timeline.culprits],
     }
-    return _finite(document)
+    return {key: value if key in _NO_NUMBERS else _finite(value) for key, value in document.items()}
+
+
+# Parts that hold no float, only text, booleans and integers (times, shas, positions): walking
+# them for ``_finite`` took 1.9 s of a 100,000-entry reflog's document (3.5 million positions).
+_NO_NUMBERS = frozenset({"events", "context", "commits"})
 
 
 def _finite(value: Any) -> Any:
