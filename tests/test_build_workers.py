@@ -39,12 +39,20 @@ def test_workers_give_the_same_timeline(tmp_path):
     assert _document(folder, "2") == _document(folder, "1")
 
 
-def test_how_many_workers():
-    assert builder._jobs(3, 1 << 30, {}) == 1  # few files
-    assert builder._jobs(1000, 1000, {}) == 1  # little data
-    assert builder._jobs(1000, 1 << 30, {"TIMELINE_JOBS": "1"}) == 1
-    assert builder._jobs(5, 10, {"TIMELINE_JOBS": "3"}) == 3
-    assert builder._jobs(2, 10, {"TIMELINE_JOBS": "3"}) == 2
+def test_how_many_workers(monkeypatch):
+    monkeypatch.setattr(builder.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    spare = builder.WORKERS_MIN_SPARE_BYTES
+    assert builder._jobs([400 << 20], {}) == 1  # one log: one process
+    assert builder._jobs([400 << 20, spare - 1], {}) == 1  # too little besides the largest
+    assert builder._jobs([3_000_000, 3_000_000], {}) == 1  # measured slower with two
+    assert builder._jobs([100 << 20] * 4, {}) == 4  # a few big logs: one a core (at most one a log)
+    assert builder._jobs([40_000] * 100, {}) == 1  # 4 MB of small logs: measured slower with two
+    assert builder._jobs([40_000] * 1000, {}) == 4  # 40 MB of them
+    assert builder._jobs([40_000] * 10, {}) == 1  # 0.4 MB of them
+    assert builder._jobs([1 << 30] * 1000, {"TIMELINE_JOBS": "1"}) == 1
+    assert builder._jobs([10] * 5, {"TIMELINE_JOBS": "3"}) == 3
+    assert builder._jobs([10] * 2, {"TIMELINE_JOBS": "3"}) == 2
+    assert builder._jobs([], {}) == 1
 
 
 def test_workers_that_fail_leave_the_work_here(tmp_path, monkeypatch):

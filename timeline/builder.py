@@ -461,17 +461,26 @@ def shifts_and_culprits(
     return findings
 
 
-WORKERS_MIN_FILES = 16  # this many logs (and WORKERS_MIN_BYTES in all): one worker process a core
-WORKERS_MIN_BYTES = 8 << 20
+# Workers when the logs other than the largest (what a second process can take over: the
+# largest is read by one process whatever the count) hold this much. benchmarks/workers_speed.py,
+# two workers against one process, wall time, interleaved, lowest of 5-7, 2 cores shared with
+# other work (load average 10-23): 2 logs of 3 MB (3.0 MB besides the largest) 1.08x and 1.99x;
+# 100 logs of 40 KB (4.0 MB besides) 0.90x at load 18, 1.26x at load 11; 1,000 of them 0.99x;
+# 16 logs of 3 MB 0.88x and 0.86x; 30 logs of 10 MB 0.75x; 4 logs of 100 MB (no workers under
+# the former 16-log minimum) 0.91x and 0.68x. Workers cost 10-26% more CPU. So: not at 4 MB or
+# less, always from 40 MB; between them it was not measured, and 8 MiB (the former total) stays.
+WORKERS_MIN_SPARE_BYTES = 8 << 20
 MAX_WORKERS = 8
 
 
-def _jobs(count: int, total: int, environ) -> int:
-    """How many processes parse the logs: ``TIMELINE_JOBS`` if set, else one a core for many logs."""
+def _jobs(sizes: Sequence[int], environ) -> int:
+    """How many processes parse the logs of these ``sizes``: ``TIMELINE_JOBS`` if set, else one a
+    core when the logs besides the largest hold ``WORKERS_MIN_SPARE_BYTES``, else one."""
+    count = len(sizes)
     given = (environ or {}).get("TIMELINE_JOBS", "").strip()
     if given.isdigit() and int(given) >= 1:
         jobs = int(given)
-    elif count < WORKERS_MIN_FILES or total < WORKERS_MIN_BYTES:
+    elif count < 2 or sum(sizes) - max(sizes) < WORKERS_MIN_SPARE_BYTES:
         return 1
     else:
         try:
@@ -529,7 +538,7 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
     done = 0
     results: Any = iter(())
     pool = None
-    jobs = _jobs(len(missing), sum(sizes[i] for i in missing), environ)
+    jobs = _jobs([sizes[i] for i in missing], environ)
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
