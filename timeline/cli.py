@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 
 from timeline import __version__
-from timeline.errors import TimelineError, UsageError
+from timeline.errors import Interrupted, TimelineError, UsageError
 from timeline.exitcodes import ExitCode, exit_code_table
 from timeline.render.safe import visible
 
@@ -66,7 +66,7 @@ def _fail(context: typer.Context, error: TimelineError) -> typer.Exit:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    raise Interrupted
 
 
 @contextmanager

@@ -7,6 +7,16 @@ import errno
 from timeline.exitcodes import ExitCode
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, stopping a command as Ctrl-C does (caught where Ctrl-C is).
+
+    A subclass, never a bare KeyboardInterrupt: CPython remembers a bare one that left code run by
+    exec() of a string (dataclasses and namedtuple make their methods so) even once it is caught,
+    and ``python -m`` then ends the process by SIGINT whatever status it exits with (the check is
+    ``== PyExc_KeyboardInterrupt`` in Python/pythonrun.c, run_eval_code_obj; the kill in
+    Modules/main.c, Py_RunMain; https://github.com/python/cpython/pull/11862)."""
+
+
 class TimelineError(Exception):
     """Something stopped the work; the message is one line naming the file involved.
     ``exit_code``: the status the CLI exits with (one per kind of mistake)."""

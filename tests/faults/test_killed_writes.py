@@ -104,13 +104,9 @@ def check_seed(
     folder.mkdir()
     sent, status, stderr = kill_while_writing(seed, logs, folder, env)
     # 130: the handler ran; -signal: it came after the command had finished and put its
-    # handlers back (the files are written by then), or it was SIGKILL. -SIGINT after the
-    # "interrupted" line: a KeyboardInterrupt reached the interpreter's top while it exited, and
-    # CPython then ends the process by SIGINT, which a shell reports as 130 too
-    # (https://bugs.python.org/issue1054041); seen a few times in a thousand kills, under load.
+    # handlers back (the files are written by then), or it was SIGKILL.
     interrupted = stderr.splitlines()[-1:] == ["timeline: interrupted; no file was left half-written"]
-    accepted = (0, 130, -sent) + ((-signal.SIGINT,) if interrupted else ())
-    problems = [] if status in accepted else [f"exit status {status}: {stderr[-300:]!r}"]
+    problems = [] if status in (0, 130, -sent) else [f"exit status {status}: {stderr[-300:]!r}"]
     if status == 130 and not interrupted:
         problems.append(f"status 130 with {stderr[-300:]!r}")
     for kind, name in OUTPUTS.items():
@@ -132,3 +128,37 @@ def test_a_killed_build_leaves_each_file_whole(logs, environment, expected, tmp_
     assert [problem for problems, _ in found for problem in problems] == []
     states = [old for _, olds in found for old in olds]
     assert any(states) and not all(states)
+
+
+# A command whose work makes a method the way dataclasses and namedtuple do (exec of a string)
+# and is stopped there: the SIGTERM lands inside exec'd code, as it did about once in seventy
+# kills of the test above, while a late import defined a dataclass.
+SIGTERM_INSIDE_EXEC = """\
+import os, signal, sys, time
+from timeline import cli
+from timeline.commands import build
+
+def stopped_inside_exec(*args, **kwargs):
+    exec("os.kill(os.getpid(), signal.SIGTERM)\\nfor _ in range(500):\\n    time.sleep(0.01)")
+    raise AssertionError("SIGTERM was not handled")
+
+build.run = stopped_inside_exec
+sys.argv[0] = "timeline"
+cli.main()
+"""
+
+
+def test_sigterm_inside_exec_code_exits_130(tmp_path):
+    """``python -m`` as the tests run it: CPython remembers a bare KeyboardInterrupt that left
+    code run by exec() of a string even once it is caught, and then ends the process by SIGINT
+    whatever status it exits with. The status must be 130, said once."""
+    (tmp_path / "stopped_in_exec.py").write_text(SIGTERM_INSIDE_EXEC)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run(
+        [sys.executable, "-m", "stopped_in_exec", "build", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (130, "timeline: interrupted; no file was left half-written\n")

@@ -20,7 +20,7 @@ from typing import Any, TypeGuard
 from rich.console import Console
 
 from timeline.bisection import Bisection, Failure, Level, Levels, Progress, Sample, Step, bisect, bisect_steps
-from timeline.errors import TimelineError, UsageError
+from timeline.errors import Interrupted, TimelineError, UsageError
 from timeline.exitcodes import ExitCode
 from timeline.export import output_target, write_text_atomic
 from timeline.git.checkout import ScratchCheckout
@@ -265,12 +265,9 @@ def _steady_value(log: Path) -> tuple[float, float | None] | Failure:
     return Failure("no-steady-value", last_line=_last_line(log))
 
 
-class _Interrupted(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: stop the command's group, remove the scratch folder."""
-
-
 def _raise_interrupted(signum, frame) -> None:
-    raise _Interrupted()
+    """SIGTERM, handled like Ctrl-C: stop the command's group, remove the scratch folder."""
+    raise Interrupted
 
 
 class ProgressPrinter(Progress):
