@@ -84,6 +84,19 @@ def _stopped_like_ctrl_c() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def _wraps_an_interruption(error: BaseException) -> bool:
+    """Whether ``error`` was raised because of a KeyboardInterrupt: CPython 3.11 turns whatever a
+    descriptor's ``__set_name__`` raises into a RuntimeError caused by it (Objects/typeobject.c,
+    type_new_set_names), so a signal landing there, while a module of dataclasses is imported,
+    comes out as one."""
+    cause = error.__cause__
+    while cause is not None:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        cause = cause.__cause__
+    return False
+
+
 def _run(context: typer.Context, command: Callable[[], ExitCode]) -> typer.Exit:
     """Run a command: its exit status, a ``TimelineError`` as one line and its status, an
     interruption as one line and ``INTERRUPTED``."""
@@ -93,8 +106,16 @@ def _run(context: typer.Context, command: Callable[[], ExitCode]) -> typer.Exit:
     except TimelineError as error:
         return _fail(context, error)
     except KeyboardInterrupt:
-        print("timeline: interrupted; no file was left half-written", file=sys.stderr)
-        return typer.Exit(int(ExitCode.INTERRUPTED))
+        return _interrupted()
+    except Exception as error:
+        if not _wraps_an_interruption(error):
+            raise
+        return _interrupted()
+
+
+def _interrupted() -> typer.Exit:
+    print("timeline: interrupted; no file was left half-written", file=sys.stderr)
+    return typer.Exit(int(ExitCode.INTERRUPTED))
 
 
 def _version(value: bool) -> None:
