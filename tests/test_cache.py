@@ -1,14 +1,12 @@
 """The parse cache (timeline.cache; README, "The parse cache"): a second build over unchanged logs parses nothing and
-gives the same timeline; any change to a log, to the options or to the parsers is a miss; a broken
-cache is only a slower build."""
+gives the same timeline; any change to a log, to the options or to the parsers is a miss; a cache
+folder that cannot be used is only a slower build. Damaged entries: tests/faults/test_damaged_cache.py."""
 
 from __future__ import annotations
 
 import json
 import os
-import pickle
 import shutil
-import struct
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -167,53 +165,6 @@ def test_a_new_parsed_run_field_makes_every_entry_a_miss(tmp_path, monkeypatch):
     records.write_text(records.read_text().replace(field, ""))
     monkeypatch.setattr(cache, "_CODE_VERSION", None)
     assert cache.code_version() != now
-
-
-def _header_and_body(entry: Path) -> tuple[bytes, bytes]:
-    """A parse entry's pickled header (after the magic) and its pickled parse (before the digest)."""
-    data = entry.read_bytes()
-    with open(entry, "rb") as f:
-        f.read(len(cache.MAGIC))
-        pickle.load(f)
-        start = f.tell()
-    return data[len(cache.MAGIC) : start], data[start : -cache.DIGEST_BYTES]
-
-
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign", "empty", "bit-flipped", "replaced"])
-def test_corrupt_entry_is_a_miss_and_is_rebuilt(tmp_path, parses, damage):
-    logs, where = _logs(tmp_path / "logs", count=1), tmp_path / "cache"
-    expected = dumps(build([logs], log_tz="UTC", env=_env(where)))
-    (entry,) = _entries(where)
-    data = entry.read_bytes()
-    if damage == "bit-flipped":  # one bit of a stored throughput: before, read back as a wrong number
-        (log,) = logs.iterdir()
-        (run,) = builder.parse_file(log, finish_run=builder.digest_series).runs
-        value = struct.pack(">d", run.series["decode_throughput"].summary.median)  # the run's digest: pickled
-        at = data.index(value)  # the sign and exponent byte (a pickled float is big-endian)
-        entry.write_bytes(data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1 :])
-    elif damage == "replaced":  # this entry's header, another log's parse: before, its runs were read
-        other = _logs(tmp_path / "other", count=2)
-        build([other], log_tz="UTC", env=_env(tmp_path / "other-cache"))
-        header, _ = _header_and_body(entry)
-        _, body = _header_and_body(_entries(tmp_path / "other-cache")[-1])
-        entry.write_bytes(cache.MAGIC + header + body + data[-cache.DIGEST_BYTES :])
-    elif damage == "garbage":
-        entry.write_bytes(os.urandom(len(data)))
-    elif damage == "truncated":  # the header is fine, the parse is cut
-        entry.write_bytes(data[: len(data) // 2])
-    elif damage == "foreign":  # the right header, something else than a parse after it
-        with open(entry, "rb") as f:
-            f.read(len(cache.MAGIC))
-            header = pickle.load(f)
-        entry.write_bytes(cache.MAGIC + pickle.dumps(header) + pickle.dumps({"runs": []}))
-    else:
-        entry.write_bytes(b"")
-    parses.clear()
-    assert dumps(build([logs], log_tz="UTC", env=_env(where))) == expected
-    assert len(parses) == 1
-    parses.clear()
-    assert dumps(build([logs], log_tz="UTC", env=_env(where))) == expected
-    assert parses == []  # the entry was written anew
 
 
 def test_unusable_cache_folder_only_turns_the_cache_off(tmp_path, parses):
@@ -402,27 +353,6 @@ def test_small_logs_are_not_cached(tmp_path, parses, monkeypatch):
         "server-1.log",
     ]
     assert len(_entries(tmp_path / "cache")) == 1
-
-
-@pytest.mark.parametrize("damage", ["truncated", "bit-flipped", "replaced"])
-def test_a_damaged_import_graph_entry_is_a_miss(tmp_path, damage):
-    store = ParseCache(tmp_path / "cache")
-    assert store.store_reach('["reach", "a"]', {"root": "python/", "files": 12345})
-    assert store.store_reach('["reach", "b"]', {"root": "src/", "files": 7})
-    ours, theirs = sorted((tmp_path / "cache").glob("*.reach"), key=lambda p: b"a" not in p.read_bytes())
-    data = ours.read_bytes()
-    if damage == "truncated":
-        ours.write_bytes(data[:-5])
-    elif damage == "bit-flipped":  # before: read back as {"files": 12355}, a wrong number
-        at = data.index(b"12345") + 3
-        ours.write_bytes(data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1 :])
-    else:  # this key, another entry's value: before, read back as that value
-        line = b'["reach", "a"]\n'
-        body = theirs.read_bytes().split(b"\n", 2)[2]
-        ours.write_bytes(cache.REACH_MAGIC + line + body)
-    assert store.load_reach('["reach", "a"]') is None
-    assert store.store_reach('["reach", "a"]', {"root": "python/", "files": 12345})  # computed anew
-    assert store.load_reach('["reach", "a"]') == {"root": "python/", "files": 12345}
 
 
 def test_import_graph_entries_are_checked_by_key_and_pruned_with_the_rest(tmp_path):
