@@ -136,7 +136,8 @@ def cloned(bench):
 @pytest.fixture
 def count_git_processes(monkeypatch):
     """``calls = count_git_processes()`` records, from then on, every process started through
-    ``subprocess.Popen`` (``subprocess.run`` goes through it too) as its argument list."""
+    ``subprocess.Popen`` (``subprocess.run`` goes through it too) as its argument list: git's
+    (``git --no-pager ...``), not that of the shell that sets git's memory ceiling and execs it."""
     import timeline.git.objects as objects_module
 
     def start() -> list[list[str]]:
@@ -144,7 +145,7 @@ def count_git_processes(monkeypatch):
         real_popen = subprocess.Popen
 
         def counting_popen(cmd, *args, **kwargs):
-            calls.append(list(cmd))
+            calls.append(list(cmd[3:] if list(cmd[:2]) == ["/bin/sh", "-c"] else cmd))
             return real_popen(cmd, *args, **kwargs)
 
         monkeypatch.setattr(objects_module.subprocess, "Popen", counting_popen)

@@ -28,7 +28,7 @@ from typing import cast
 
 from timeline.git.locate import GitLocation
 from timeline.git.objects import ObjectStore, ObjectStoreError
-from timeline.git.runner import git_failure, run_safe_git
+from timeline.git.runner import run_safe_git
 
 __all__ = ["ScratchCheckout"]
 
@@ -75,12 +75,13 @@ class ScratchCheckout(ObjectStore):
                 [*options, *args],
                 cwd=cwd or self.dir,  # type: ignore[arg-type]
                 git_dir=str(self.dir),
+                memory=self.memory,
                 timeout=_TIMEOUT_S,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             raise ObjectStoreError(f"git {args[0]} failed: {exc}") from None
         if proc.returncode not in ok:
-            raise ObjectStoreError(git_failure(args, proc.stderr, proc.returncode))
+            raise ObjectStoreError(self._failure(args, proc.stderr, proc.returncode))
         return proc
 
     def resolve(self, name: str) -> str:

@@ -59,13 +59,14 @@ from timeline.git.logformat import (
     walk_record,
 )
 from timeline.git.patch import read_changed_lines
-from timeline.git.runner import git_failure, run_safe_git, safe_env, safe_git_command, valid_sha
+from timeline.git.runner import git_failure, memory_ceiling, run_safe_git, start_safe_git, valid_sha
 from timeline.git.walk import MAX_COMMITS_PER_SIDE, CommitWalk
 from timeline.model import CommitInfo
 from timeline.records import ChangedLine
 
 __all__ = [
     "borrow_objects",
+    "pack_bytes",
     "REFUSED_ALTERNATES",
     "ObjectStore",
     "ObjectStoreError",
@@ -130,6 +131,7 @@ class ObjectStore(ScratchFolder):
         self.shallow_problem: str | None = None
         self.refused: list[tuple[str, str]] = []  # (path, why) of what borrow_objects left out
         self.dir: Path | None = None
+        self.memory: int | None = None  # each git process's ceiling (bytes; runner.memory_ceiling)
         self.walked = 0  # commits the last ``between_many`` walk read (tests, benchmarks)
         self.cut: set[str] = set()  # commits the last ``changed_lines`` cut at its caps
         # every commit described so far (by a walk or by ``describe``): not asked twice
@@ -139,6 +141,7 @@ class ObjectStore(ScratchFolder):
     def __enter__(self) -> ObjectStore:
         if not self.git:
             raise ObjectStoreError("git executable not found on PATH; commit lists unavailable")
+        self.memory = memory_ceiling()  # the packs' size is known once they are borrowed
         objects = self.common_dir / "objects"
         real_objects = os.path.realpath(objects)
         if not os.path.isdir(real_objects):
@@ -156,6 +159,7 @@ class ObjectStore(ScratchFolder):
             self._run([*init, str(self.dir)], cwd=base, git_dir=False)
             view = base / "objects-view"
             self.refused = borrow_objects(Path(real_objects), view)
+            self.memory = memory_ceiling(pack_bytes(view / "pack"))
             info = self.dir / "objects" / "info"
             info.mkdir(parents=True, exist_ok=True)
             (info / "alternates").write_text(str(view) + "\n", encoding="utf-8")
@@ -192,14 +196,18 @@ class ObjectStore(ScratchFolder):
                 args,
                 cwd=cwd or self.dir,  # type: ignore[arg-type]
                 git_dir=str(self.dir) if git_dir else None,
+                memory=self.memory,
                 input=input,
                 timeout=_TIMEOUT_S,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             raise ObjectStoreError(f"git {args[0]} failed: {exc}") from None
         if proc.returncode != 0:
-            raise ObjectStoreError(git_failure(args, proc.stderr, proc.returncode))
+            raise ObjectStoreError(self._failure(args, proc.stderr, proc.returncode))
         return proc.stdout
+
+    def _failure(self, args: list[str], stderr: bytes, returncode: int) -> str:
+        return git_failure(args, stderr, returncode, memory=self.memory, repository=self.common_dir)
 
     def _check(self, shas) -> list[str]:
         out = []
@@ -230,13 +238,19 @@ class ObjectStore(ScratchFolder):
         is given from a temporary file (``cat-file --batch`` answers while it reads: two pipes
         could block each other). git is killed after ``_TIMEOUT_S`` and when the reader stops
         early; ``ObjectStoreError`` (git's last line) when it failed."""
-        cmd = safe_git_command(self.git, args, self.dir)  # type: ignore[arg-type]
         with tempfile.TemporaryFile() as feed, tempfile.TemporaryFile() as err:
             feed.write(input)
             feed.seek(0)
             try:
-                proc = subprocess.Popen(
-                    cmd, stdin=feed, stdout=subprocess.PIPE, stderr=err, cwd=self.dir, env=safe_env()
+                proc = start_safe_git(
+                    cast(str, self.git),  # __enter__ refused a missing git
+                    args,
+                    cwd=self.dir,  # type: ignore[arg-type]
+                    git_dir=self.dir,
+                    memory=self.memory,
+                    stdin=feed,
+                    stdout=subprocess.PIPE,
+                    stderr=err,
                 )
             except OSError as exc:
                 raise ObjectStoreError(f"git {args[0]} failed: {exc}") from None
@@ -254,7 +268,7 @@ class ObjectStore(ScratchFolder):
                 timer.cancel()
             if proc.returncode != 0:
                 err.seek(0)
-                raise ObjectStoreError(git_failure(args, err.read(), proc.returncode))
+                raise ObjectStoreError(self._failure(args, err.read(), proc.returncode))
 
     def tree(self, commit: str) -> dict[str, str]:
         """``{path: blob id}`` of every regular file of ``commit`` (modes 100644 and 100755: no
@@ -431,11 +445,17 @@ class ObjectStore(ScratchFolder):
         line) when it failed before the walk was done."""
         record, mark = record_mark()
         args = ["log", *LOG_OPTIONS, f"--format={record}{WALK_FIELDS}", "--stdin", "--end-of-options"]
-        cmd = safe_git_command(self.git, args, self.dir)  # type: ignore[arg-type]
         with tempfile.TemporaryFile() as err:
             try:
-                proc = subprocess.Popen(
-                    cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=self.dir, env=safe_env()
+                proc = start_safe_git(
+                    cast(str, self.git),  # __enter__ refused a missing git
+                    args,
+                    cwd=self.dir,  # type: ignore[arg-type]
+                    git_dir=self.dir,
+                    memory=self.memory,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=err,
                 )
             except OSError as exc:
                 return f"git log failed: {exc}"
@@ -461,7 +481,7 @@ class ObjectStore(ScratchFolder):
             if stopped or proc.returncode == 0:
                 return None
             err.seek(0)
-            return git_failure(args, err.read(), proc.returncode)
+            return self._failure(args, err.read(), proc.returncode)
 
     def _walk_commits(self, stream: Iterator[bytes]) -> Iterator[tuple[str, int, tuple[str, ...]]]:
         """The walk's commits ``(sha, date, parents)`` from git's records, each described into
@@ -544,6 +564,18 @@ def _borrow_loose(folder: os.DirEntry, target: Path, refused: list[tuple[str, st
     for entry in files:
         if entry.name not in skip:
             (target / entry.name).symlink_to(entry.path)
+
+
+def pack_bytes(borrowed: Path) -> int:
+    """The size of the packs in ``borrowed`` (a ``pack`` folder ``borrow_objects`` made: links to
+    regular files); with ``runner.memory_ceiling``, the ceiling of git on them."""
+    total = 0
+    with contextlib.suppress(OSError), os.scandir(borrowed) as listing:
+        for entry in listing:
+            if entry.name.endswith(".pack"):
+                with contextlib.suppress(OSError):
+                    total += entry.stat().st_size
+    return total
 
 
 def _borrow_packs(folder: os.DirEntry, target: Path, refused: list[tuple[str, str]]) -> None:

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import cast
 
 from timeline.git.locate import GitLocation, UnsafeFile, path_inside, read_file_safely, resolve_inside
-from timeline.git.objects import ScratchFolder, borrow_objects
+from timeline.git.objects import ScratchFolder, borrow_objects, pack_bytes
 from timeline.git.reflog import ReflogEntry
-from timeline.git.runner import git_version, run_safe_git
+from timeline.git.runner import git_failure, git_version, memory_ceiling, run_safe_git
 from timeline.records import Diagnostic
 
 __all__ = ["MIN_GIT", "ReftableReader", "ReftableUnavailable"]
@@ -68,6 +68,7 @@ class ReftableReader(ScratchFolder):
         self.version = git_version(self.git) if self.git else None
         self.dir: Path | None = None  # the shadow (common) git dir
         self.head_dir: Path | None = None  # where HEAD lives (the shadow worktree dir, if linked)
+        self.memory: int | None = None  # each git process's ceiling (bytes; runner.memory_ceiling)
 
     def __enter__(self) -> ReftableReader:
         if self.version is None or self.version < MIN_GIT:
@@ -82,6 +83,7 @@ class ReftableReader(ScratchFolder):
             raise ReftableUnavailable(f"{self.loc.common_dir / 'objects'}: no usable object directory")
         if any(c in objects for c in "\n\r"):
             raise ReftableUnavailable(f"{objects}: path cannot be written to an alternates file")
+        self.memory = memory_ceiling()  # the packs' and tables' size is known once they are copied
         base = self._scratch("timeline-reftable-")
         try:
             self.dir = base / "shadow.git"
@@ -103,6 +105,8 @@ class ReftableReader(ScratchFolder):
                 (wt / "commondir").write_text("../..\n", encoding="utf-8")
                 self._copy_stack(self.loc.git_dir, wt / "reftable")
                 self.head_dir = wt
+            tables = sum(table.stat().st_size for table in self.dir.rglob("*.ref"))
+            self.memory = memory_ceiling(pack_bytes(view / "pack") + tables)
         except BaseException:
             self.close()
             raise
@@ -143,13 +147,16 @@ class ReftableReader(ScratchFolder):
                 args,
                 cwd=cwd or self.dir,  # type: ignore[arg-type]
                 git_dir=None if git_dir is None else str(git_dir),
+                memory=self.memory,
                 timeout=_TIMEOUT_S,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             raise ReftableUnavailable(f"git {args[0]} failed: {exc}") from None
         if proc.returncode not in ok_codes:
-            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise ReftableUnavailable(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
+            failure = git_failure(
+                args, proc.stderr, proc.returncode, memory=self.memory, repository=self.loc.common_dir
+            )
+            raise ReftableUnavailable(failure)
         return proc.returncode, proc.stdout
 
     # ------------------------------------------------------------------ queries
