@@ -369,12 +369,10 @@ def build(
         warnings=warnings,
         shifts=findings.shifts,
         culprits=findings.culprits,
-        provenance=Provenance(
-            version=__version__,
-            python=platform.python_version(),
-            platform=platform.platform(),
-            host=env.host() if record_host else None,
-            options={
+        provenance=provenance(
+            env,
+            record_host,
+            {
                 "paths": [os.fspath(p) for p in given],
                 "repo": None if repo is None else os.fspath(repo),
                 "log_tz": specs,
@@ -384,6 +382,18 @@ def build(
                 "entries": list(entries or []),
             },
         ),
+    )
+
+
+def provenance(env: Environment, record_host: bool, options: dict[str, Any]) -> Provenance:
+    """What made a result: this version, Python, platform, the host (unless not to be recorded)
+    and the options it was asked with."""
+    return Provenance(
+        version=__version__,
+        python=platform.python_version(),
+        platform=platform.platform(),
+        host=env.host() if record_host else None,
+        options=options,
     )
 
 

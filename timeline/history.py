@@ -13,18 +13,16 @@ the flags and NCCL versions the runs printed) is in the store.
 from __future__ import annotations
 
 import os
-import platform
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from timeline import __version__
-from timeline.builder import cache_of, shifts_and_culprits
+from timeline.builder import cache_of, provenance, shifts_and_culprits
 from timeline.detect import DEFAULT_MIN_EFFECT, Settings
 from timeline.environment import Environment
 from timeline.errors import TimelineError, UsageError
-from timeline.model import CodeEvent, Provenance, Run, Timeline
+from timeline.model import CodeEvent, Run, Timeline
 from timeline.workload import workload_label
 
 __all__ = ["History", "MachineSummary", "history", "parse_since", "EmptyStoreError"]
@@ -140,12 +138,10 @@ def history(
         warnings=findings.warnings,
         shifts=findings.shifts,
         culprits=findings.culprits,
-        provenance=Provenance(
-            version=__version__,
-            python=platform.python_version(),
-            platform=platform.platform(),
-            host=env.host() if record_host else None,
-            options={
+        provenance=provenance(
+            env,
+            record_host,
+            {
                 "store": shown_url,
                 "machine": machine,
                 "group": group,
