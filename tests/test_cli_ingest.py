@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from timeline.cli import app
 from timeline.exitcodes import ExitCode
 from timeline.store import open_store
+from timeline.store.schema import HEAD_REVISION
 
 runner = CliRunner()
 
@@ -73,7 +74,7 @@ def test_a_newer_store_is_refused_and_left_as_it_was(demo, tmp_path):
     result = ingest(str(demo.logs), "--repo", str(demo.repo), "--store", str(store))
     assert result.exit_code == ExitCode.ERROR
     assert result.stderr == (
-        f"timeline: error: {store}: made by a newer timeline (schema 0100; this one knows up to 0002):"
+        f"timeline: error: {store}: made by a newer timeline (schema 0100; this one knows up to {HEAD_REVISION}):"
         " upgrade timeline\n"
     )
 

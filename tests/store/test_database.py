@@ -67,7 +67,8 @@ def test_a_store_made_by_a_newer_timeline_is_refused_untouched(tmp_path):
     before = path.read_bytes()
     with pytest.raises(
         StoreError,
-        match=r"^.*new\.sqlite: made by a newer timeline \(schema 0099; this one knows up to 0002\): upgrade timeline$",
+        match=rf"^.*new\.sqlite: made by a newer timeline \(schema 0099; this one knows up to {HEAD_REVISION}\):"
+        " upgrade timeline$",
     ):
         open_store(str(path), {})
     assert path.read_bytes() == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from datetime import datetime, timezone
 
 from timeline.store import IngestResult, open_store
 from timeline.store.machine import machine_of
@@ -77,3 +78,15 @@ def test_ingests_at_once_store_each_run_once(month_timeline, store_url):
     assert sum(r.events_added for r in results) == 32  # each machine's checkout once
     with open_store(store_url, {}) as store:
         assert sorted(len(h.runs) for h in store.read()) == [0, 45]
+
+
+def test_an_event_stamped_past_2038_is_stored(month_timeline, store_url):
+    """A reflog entry's seconds past 2**31 (a clock set wrong, an untrusted checkout's far-future
+    stamp) fit the store: a 32-bit column stopped the ingest on PostgreSQL."""
+    late = month_timeline.events[-1]
+    late.time = datetime(2100, 1, 1, tzinfo=timezone.utc)
+    late.ts = int(late.time.timestamp())
+    with open_store(store_url, {}) as store:
+        store.ingest(month_timeline, machine_of(month_timeline, "node-1", "host-1"))
+        (stored,) = store.read()
+    assert max(event.ts for event in stored.events) == late.ts > 2**31

@@ -11,6 +11,7 @@ these tables; a test holds them to it.
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -27,7 +28,7 @@ from sqlalchemy import (
 
 # The newest migration (timeline/store/migrations/versions): a store at another revision this
 # timeline knows is upgraded on open, one at a revision it does not know was made by a newer one.
-REVISIONS = ("0001", "0002")  # oldest first
+REVISIONS = ("0001", "0002", "0003")  # oldest first
 HEAD_REVISION = REVISIONS[-1]
 # Alembic's bookkeeping table, named for us: a team's database may hold another tool's alembic_version.
 VERSION_TABLE = "timeline_version"
@@ -79,7 +80,7 @@ events = Table(
     # sha256 of the reflog entry (old, new, time, message): the event's identity on its machine
     Column("entry", String(DIGEST), nullable=False),
     Column("time", DateTime(timezone=True), nullable=False),  # UTC
-    Column("ts", Integer, nullable=False),
+    Column("ts", BigInteger, nullable=False),
     Column("kind", String(64), nullable=False),
     Column("old", String(SHA), nullable=False),
     Column("new", String(SHA), nullable=False),
