@@ -544,15 +544,23 @@ def _not_regular(entry: os.DirEntry) -> str | None:
     return None
 
 
-def _borrow_loose(folder: os.DirEntry, target: Path, refused: list[tuple[str, str]]) -> None:
+def _listing(folder: os.DirEntry, refused: list[tuple[str, str]], lost: str) -> list[os.DirEntry] | None:
+    """The entries of ``folder``, or None (and why, ending in ``lost``, in ``refused``) when it is
+    no real folder or cannot be listed."""
     if not folder.is_dir(follow_symlinks=False):
-        refused.append((folder.path, "not a real folder (a symbolic link?): its objects are not read"))
-        return
+        refused.append((folder.path, f"not a real folder (a symbolic link?): {lost}"))
+        return None
     try:
         with os.scandir(folder.path) as listing:
-            files = list(listing)
+            return list(listing)
     except OSError as exc:
-        refused.append((folder.path, f"cannot be listed ({exc.strerror or exc}); its objects are not read"))
+        refused.append((folder.path, f"cannot be listed ({exc.strerror or exc}); {lost}"))
+        return None
+
+
+def _borrow_loose(folder: os.DirEntry, target: Path, refused: list[tuple[str, str]]) -> None:
+    files = _listing(folder, refused, "its objects are not read")
+    if files is None:
         return
     bad = [(entry, why) for entry in files if (why := _not_regular(entry)) is not None]
     if not bad:
@@ -579,15 +587,10 @@ def pack_bytes(borrowed: Path) -> int:
 
 
 def _borrow_packs(folder: os.DirEntry, target: Path, refused: list[tuple[str, str]]) -> None:
-    if not folder.is_dir(follow_symlinks=False):
-        refused.append((folder.path, "not a real folder (a symbolic link?): no pack is read"))
+    listed = _listing(folder, refused, "no pack is read")
+    if listed is None:
         return
-    try:
-        with os.scandir(folder.path) as listing:
-            files = {entry.name: entry for entry in listing}
-    except OSError as exc:
-        refused.append((folder.path, f"cannot be listed ({exc.strerror or exc}); no pack is read"))
-        return
+    files = {entry.name: entry for entry in listed}
     for name in sorted(files):
         if not _PACK_INDEX.fullmatch(name):
             continue
