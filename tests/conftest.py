@@ -12,6 +12,7 @@ import pytest
 from postgres_server import PostgresServer, Unavailable, database_name, running_server, server_programs, server_user
 from postgres_server import unavailable as postgres_unavailable
 
+from timeline import builder
 from timeline.scenario import DemoScenario, GitScript, build_demo
 
 
@@ -79,6 +80,20 @@ def git_script(tmp_path: Path) -> GitScript:
 def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoScenario:
     """The demo story, built once: clone, pull of 3 commits at 18:10 UTC, reset at 20:30 UTC."""
     return build_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list[str]:
+    """The sources that the parsers read (a build that takes a log from the cache reads none)."""
+    seen: list[str] = []
+    real = builder.parse_file
+
+    def counting(path, **options):
+        seen.append(options.get("source") or str(path))
+        return real(path, **options)
+
+    monkeypatch.setattr(builder, "parse_file", counting)
+    return seen
 
 
 @pytest.fixture(scope="session")

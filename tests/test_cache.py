@@ -55,20 +55,6 @@ def small_logs_cached(monkeypatch) -> None:
     monkeypatch.setattr(cache, "MIN_LOG_BYTES", 0)
 
 
-@pytest.fixture
-def parses(monkeypatch) -> list[str]:
-    """The sources that the parsers read (a build that takes a log from the cache reads none)."""
-    seen: list[str] = []
-    real = builder.parse_file
-
-    def counting(path, **options):
-        seen.append(options.get("source") or str(path))
-        return real(path, **options)
-
-    monkeypatch.setattr(builder, "parse_file", counting)
-    return seen
-
-
 def _entries(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.parsed")) if folder.is_dir() else []
 

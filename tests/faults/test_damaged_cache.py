@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from test_culprits import nine_commit_pull
 
-from timeline import builder, cache
+from timeline import cache
 from timeline.builder import build
 from timeline.cache import ParseCache
 from timeline.environment import Environment
@@ -85,20 +85,6 @@ def story(tmp_path_factory) -> Story:
 @pytest.fixture(autouse=True)
 def small_logs_cached(monkeypatch) -> None:
     monkeypatch.setattr(cache, "MIN_LOG_BYTES", 0)
-
-
-@pytest.fixture
-def parses(monkeypatch) -> list[str]:
-    """The logs the parsers read (a build that takes a log from the cache reads none)."""
-    seen: list[str] = []
-    real = builder.parse_file
-
-    def counting(path, **options):
-        seen.append(options.get("source") or str(path))
-        return real(path, **options)
-
-    monkeypatch.setattr(builder, "parse_file", counting)
-    return seen
 
 
 def parts(name: str, data: bytes) -> dict[str, tuple[int, int]]:
