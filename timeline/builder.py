@@ -37,6 +37,7 @@ from timeline.model import (
     Run,
     Shift,
     Timeline,
+    run_order,
 )
 from timeline.parsers import parse_file
 from timeline.records import ParsedRun, SeriesDigest
@@ -347,7 +348,7 @@ def build(
         if spool is not None:
             spool.cleanup()
 
-    runs.sort(key=lambda r: (r.start is None, r.start.timestamp() if r.start else 0.0, r.source, r.first_line or 0))
+    runs.sort(key=run_order)
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
     findings = shifts_and_culprits(

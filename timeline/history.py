@@ -22,7 +22,7 @@ from timeline.builder import cache_of, provenance, shifts_and_culprits
 from timeline.detect import DEFAULT_MIN_EFFECT, Settings
 from timeline.environment import Environment
 from timeline.errors import TimelineError, UsageError
-from timeline.model import CodeEvent, Run, Timeline
+from timeline.model import CodeEvent, Run, Timeline, run_order
 from timeline.workload import workload_label
 
 __all__ = ["History", "MachineSummary", "history", "parse_since", "EmptyStoreError"]
@@ -186,12 +186,6 @@ def _of_group(histories: list[_Stored], group: str) -> list[_Stored]:
     return kept
 
 
-def _run_order(run: Run) -> tuple:
-    """build's order of runs (by start, then log and line), machines apart at equal starts."""
-    start = run.start.timestamp() if run.start else 0.0
-    return (run.start is None, start, run.machine or "", run.source, run.first_line or 0)
-
-
 def _numbered(histories: list[_Stored]) -> tuple[list[Run], list[CodeEvent]]:
     """Every machine's runs and events, each naming its machine, numbered ``r1``... and
     ``e1``... across machines in time order (the store numbers each machine's from 1), and each
@@ -210,7 +204,7 @@ def _numbered(histories: list[_Stored]) -> tuple[list[Run], list[CodeEvent]]:
     for number, event in enumerate(events, 1):
         renamed[(event.machine or "", event.id)] = f"e{number}"
         event.id = f"e{number}"
-    runs.sort(key=_run_order)
+    runs.sort(key=run_order)
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
         run.events_during = [renamed[(run.machine or "", e)] for e in run.events_during]

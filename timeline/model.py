@@ -223,6 +223,13 @@ class Run:
     machine: str | None = None
 
 
+def run_order(run: Run) -> tuple[bool, float, str, str, int]:
+    """The order runs are listed and numbered in (``r1``, ``r2``...): by start (runs without one
+    last), then machine (runs of several machines at one start), log and line."""
+    start = run.start.timestamp() if run.start else 0.0
+    return (run.start is None, start, run.machine or "", run.source, run.first_line or 0)
+
+
 @dataclass(frozen=True)
 class SteadyValue:
     """One number per run: the median of the steady decode lines (or the bench client's result).

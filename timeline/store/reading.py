@@ -17,7 +17,7 @@ from sqlalchemy import ColumnElement, Select, select, union
 from sqlalchemy.engine import Connection
 
 from timeline.loader import samples_from_dict
-from timeline.model import CodeEvent, CommitInfo, RepoInfo, Run
+from timeline.model import CodeEvent, CommitInfo, RepoInfo, Run, run_order
 from timeline.store import codec, schema
 from timeline.store.machine import Machine
 
@@ -40,11 +40,6 @@ def _machine(row: Any) -> Machine:
 
 def machines(connection: Connection) -> list[Machine]:
     return [_machine(row) for row in connection.execute(select(schema.machines).order_by(schema.machines.c.name))]
-
-
-def _run_order(run: Run) -> tuple[bool, float, str, int]:
-    """build's order of runs (timeline.builder.build)."""
-    return (run.start is None, run.start.timestamp() if run.start else 0.0, run.source, run.first_line or 0)
 
 
 def read(
@@ -101,7 +96,7 @@ def read(
             if row.id in samples:
                 run.samples = samples_from_dict(json.loads(samples[row.id]))
             stored.append(run)
-        stored.sort(key=_run_order)
+        stored.sort(key=run_order)
         for number, run in enumerate(stored, 1):
             run.id = f"r{number}"
         histories.append(
