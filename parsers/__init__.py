@@ -78,5 +78,6 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f"timeline.parsers.{name}")
     reading = sys.modules.get("timeline.parsers.reading") or importlib.import_module("timeline.parsers.reading")
     if name in vars(reading):
-        return vars(reading)[name]
+        value = globals()[name] = vars(reading)[name]  # kept: the next look-up finds it directly
+        return value
     raise AttributeError(f"module 'parsers' has no attribute {name!r}")
