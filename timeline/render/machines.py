@@ -5,11 +5,12 @@ from __future__ import annotations
 from rich.table import Table
 
 from timeline.history import MachineSummary
+from timeline.render.wording import counted
 
 
 def machine_facts(machine: MachineSummary) -> str:
     """``8 GPUs, NCCL 2.27.5, driver unknown``: what must match for two machines to compare."""
-    gpus = "GPUs unknown" if machine.gpu_count is None else f"{machine.gpu_count} GPU{'s' * (machine.gpu_count != 1)}"
+    gpus = "GPUs unknown" if machine.gpu_count is None else counted(machine.gpu_count, "GPU")
     nccl = f"NCCL {', '.join(machine.nccl_versions)}" if machine.nccl_versions else "NCCL unknown"
     driver = f"driver {machine.driver}" if machine.driver else "driver unknown"
     return f"{gpus}, {nccl}, {driver}"
