@@ -27,6 +27,8 @@ from timeline.shifts import gate_failures
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
+    from timeline.cache import ParseCache
+
 
 def run(
     paths: Sequence[str | os.PathLike],
@@ -57,8 +59,6 @@ def run(
     if parquet_dir is not None:
         require_pyarrow()  # before the work, not after it
     to_stdout, files = plan_outputs(output_format, {"json": json_path, "csv": csv_path, "html": html_path})
-    for fmt, path in files.items():  # a path that cannot take the file fails now, not after the build
-        output_target(path, option=f"{fmt}_path")
     # A progress bar for large inputs, on stderr when it is a terminal; never with JSON on stdout.
     bar = ProgressBar(err) if err.is_terminal and to_stdout != "json" else None
     env = env or Environment()
@@ -82,10 +82,7 @@ def run(
         if bar is not None:
             bar.close()
     write_outputs(timeline, to_stdout, files, display, all_events, parquet_dir, samples, out, err, env)
-    if parse_cache is not None and parse_cache.problem:  # about this machine, not the logs: not in the JSON
-        err.print(
-            f"warning: {parse_cache.problem} (--no-cache to skip it)", markup=False, highlight=False, soft_wrap=True
-        )
+    warn_cache_problem(parse_cache, err)
     if fail_on_regression and gate_failures(timeline.shifts, confirmed_only):
         return ExitCode.REGRESSION
     return ExitCode.OK
@@ -203,12 +200,22 @@ TEXT_ERRORS = {"json": "backslashreplace", "csv": "strict", "markdown": "strict"
 FILE_OPTIONS = {"json": "--json", "csv": "--csv", "html": "--html"}  # --json FILE, --csv FILE, --html FILE
 
 
+def warn_cache_problem(parse_cache: ParseCache | None, err: Console) -> None:
+    """The parse cache's problem (a folder it could not use), said once on stderr: it is about this
+    machine, not the logs, so it is not in the JSON."""
+    if parse_cache is not None and parse_cache.problem:
+        err.print(
+            f"warning: {parse_cache.problem} (--no-cache to skip it)", markup=False, highlight=False, soft_wrap=True
+        )
+
+
 def plan_outputs(fmt: str, files: dict[str, str | None]) -> tuple[str, dict[str, str]]:
     """What goes to standard output, and which files to write: ``(stdout format, {format: path})``.
 
     ``files`` maps ``json``/``csv``/``html`` to the path given with ``--json``/``--csv``/``--html``
     (or None); a path of ``-`` means standard output instead of the table, so it may not clash
-    with another ``-`` or with a ``--format`` other than ``table``.
+    with another ``-`` or with a ``--format`` other than ``table``. A path that cannot take its file
+    (a missing folder, a folder) fails here, before the work, not after it.
     """
     fmt = fmt.lower()
     if fmt not in STDOUT_FORMATS:
@@ -225,4 +232,6 @@ def plan_outputs(fmt: str, files: dict[str, str | None]) -> tuple[str, dict[str,
         if claimed_by is not None and stdout != kind:
             raise UsageError(f"{FILE_OPTIONS[kind]} - and {claimed_by} both write to standard output: choose one")
         stdout, claimed_by = kind, f"{FILE_OPTIONS[kind]} -"
+    for kind, path in written.items():
+        output_target(path, option=f"{kind}_path")
     return stdout, written

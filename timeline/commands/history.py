@@ -11,7 +11,6 @@ from timeline.commands.build import plan_outputs, write_outputs
 from timeline.detect import DEFAULT_MIN_EFFECT
 from timeline.environment import Environment
 from timeline.exitcodes import ExitCode
-from timeline.export import output_target
 from timeline.history import history, parse_since
 from timeline.parquet import require_pyarrow
 from timeline.render.machines import machines_table
@@ -48,8 +47,6 @@ def run(
     if parquet_dir is not None:
         require_pyarrow()
     to_stdout, files = plan_outputs(output_format, {"json": json_path, "csv": csv_path, "html": html_path})
-    for fmt, path in files.items():  # a path that cannot take the file fails now, not after the reading
-        output_target(path, option=f"{fmt}_path")
     found = history(
         store_url,
         machine=machine,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from timeline.builder import build, cache_of
-from timeline.commands.build import FLAG_HINTS, ProgressBar
+from timeline.commands.build import FLAG_HINTS, ProgressBar, warn_cache_problem
 from timeline.environment import Environment
 from timeline.errors import UsageError
 from timeline.exitcodes import ExitCode
@@ -56,10 +56,7 @@ def run(
             if bar is not None:
                 bar.close()
         render_warnings(timeline, err, FLAG_HINTS)
-        if parse_cache is not None and parse_cache.problem:
-            err.print(
-                f"warning: {parse_cache.problem} (--no-cache to skip it)", markup=False, highlight=False, soft_wrap=True
-            )
+        warn_cache_problem(parse_cache, err)
         source = machine_of(timeline, machine, env.host() or None)
         result = store.ingest(timeline, source, keep_samples=samples)
         out.print(ingest_text(result, source.name, store.url), markup=False, highlight=False, soft_wrap=True)
