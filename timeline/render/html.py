@@ -49,6 +49,7 @@ from timeline.render.wording import (
     evidence_mark,
     evidence_text,
     rerun_text,
+    wall_time,
     zone_readings_text,
 )
 from timeline.shifts import group_key, workload_groups
@@ -117,12 +118,7 @@ def _short(sha: str | None) -> str:
 
 
 def _fmt_time(moment: datetime | None, zone: tzinfo) -> str:
-    if moment is None:
-        return ""
-    try:
-        return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
-    except OverflowError:  # past 9999-12-31 in that zone: shown as recorded, with its offset
-        return moment.strftime("%Y-%m-%d %H:%M:%S %z")
+    return "" if moment is None else wall_time(moment, zone)
 
 
 def _number(value: float | None, digits: int = 1) -> str:

@@ -23,6 +23,7 @@ from timeline.render.wording import (
     counted,
     error_text,
     event_message,
+    wall_time,
     zone_readings_text,
 )
 from timeline.workload import workload_label
@@ -83,10 +84,7 @@ def _when(moment: datetime | None, zone: tzinfo | None) -> str:
         return "(no time)"
     if zone is None:  # rows keep their own zone: say which
         return moment.strftime("%Y-%m-%d %H:%M:%S %z")
-    try:
-        return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
-    except OverflowError:  # past 9999-12-31 in that zone: shown as recorded, with its offset
-        return moment.strftime("%Y-%m-%d %H:%M:%S %z")
+    return wall_time(moment, zone)
 
 
 def _event_details(event: CodeEvent, keep: set[str] | None) -> Text:

@@ -7,6 +7,7 @@ markdown, HTML, the JSON's ``reason`` texts) words them here, so they all say th
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime, tzinfo
 from typing import Any
 
 from timeline.clock import format_offset
@@ -36,6 +37,15 @@ __all__ = [
     "run_outcome",
     "error_text",
 ]
+
+
+def wall_time(moment: datetime, zone: tzinfo) -> str:
+    """``moment`` on ``zone``'s clock; a moment past 9999-12-31 there is shown as recorded, with
+    its offset (the same instant)."""
+    try:
+        return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+    except OverflowError:
+        return moment.strftime("%Y-%m-%d %H:%M:%S %z")
 
 
 def counted(count: int, noun: str) -> str:
