@@ -82,6 +82,31 @@ def test_the_spread_is_numpys_on_both_paths(values: list[float]) -> None:
             assert summary.stddev == pytest.approx(float(np.std(values, ddof=1)), rel=1e-9, abs=1e-9)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.floats(min_value=-1e6, max_value=1e6) | st.sampled_from([0.0, 1e-300, 1e300]), min_size=65, max_size=300
+    )
+)
+def test_a_compact_series_with_a_zero_has_the_lists_exact_mean_and_stddev(values: list[float]) -> None:
+    """Read with numpy, not the list way (``statistics.stdev`` is not called), to the same floats."""
+    import statistics
+
+    values = [abs(v) if v == 0 else v for v in values] + [0.0]  # no -0.0: that one goes the list way
+    expected_mean, expected_stdev = statistics.fmean(values), statistics.stdev(values)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(statistics, "stdev", None)
+        summary = summarize(array("d", values), "tok/s")
+    assert summary is not None
+    assert (summary.mean, summary.stddev) == (min(max(expected_mean, min(values)), max(values)), expected_stdev)
+
+
+def test_a_compact_series_with_minus_zero_picks_the_lists_zero() -> None:
+    values = [-0.0, 0.0] * 40 + [1.0]
+    for held in (list(values), array("d", values)):
+        assert math.copysign(1, summarize(held, "tok/s").median) == -1  # the first of the tied zeros
+
+
 def test_the_spread_of_values_at_the_float_limits_stays_finite_or_unknown() -> None:
     for values in ([1e308, -1e308, 5.0], [1e308, -1e308] * 40):
         for held in (values, array("d", values)):

@@ -12,11 +12,13 @@ import re
 import shutil
 import stat
 import statistics
+import sys
 import tempfile
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -233,39 +235,98 @@ def _with_spread(summary: MetricSummary, stddev: float | None, ranked: Callable[
 
 
 def _summarize_array(values, unit: str) -> MetricSummary | None:
-    """``summarize`` of a long ``array("d")`` without making a list: the median picked by numpy
-    (a selection: the same value), the mean by numpy's pairwise sum (``statistics.fmean``'s exact
-    ``math.fsum`` took half of a 400 MB log's summaries; the two agree to about 1e-15); None (the
-    list way) for a zero (0.0 and -0.0 tie: which one is picked depends on the order)."""
+    """``summarize`` of a long ``array("d")`` without making a list: the median and the quantiles
+    picked by one numpy selection (the same values), the mean by numpy's pairwise sum
+    (``statistics.fmean``'s exact ``math.fsum`` took half of a 400 MB log's summaries; the two agree
+    to about 1e-15). A series with a zero (the prefill throughput of a launch's first batch, 0.0)
+    keeps the list way's exact mean and stddev (``_exact_mean_stdev``): it was summarized the list
+    way until the zero's sign was looked at, and its JSON stayed the same. None (the list way) for a
+    ``-0.0``: it ties with 0.0, and which one is picked depends on the order."""
     import numpy as np
 
     data = np.frombuffer(values, dtype=np.float64)
     finite = np.isfinite(data)
     if not finite.all():
         data = data[finite]
-    if not len(data) or not data.all():
+    if not len(data):
         return None
+    exact = None
+    if not data.all():
+        if np.signbit(data[data == 0]).any():
+            return None
+        try:
+            exact = _exact_mean_stdev(data)
+        except OverflowError:  # sums beyond the float range: the list way scales them
+            return None
     n = len(data)
     half = n // 2
-    if n % 2:
-        middle = float(np.partition(data, half)[half])
-    else:
-        part = np.partition(data, (half - 1, half))
-        middle = median([float(part[half - 1]), float(part[half])])
-    low, high = float(data.min()), float(data.max())
-    with np.errstate(over="ignore", invalid="ignore"):
-        mean = float(data.mean())
-        stddev = float(data.std(ddof=1))
-    if not math.isfinite(mean):  # finite values whose sum is not (1e308 twice)
-        mean = float((data / n).sum())
-    if not math.isfinite(stddev):  # squares beyond the float range: scaled down first
-        scale = max(-low, high)
-        stddev = float((data / scale).std(ddof=1)) * scale
+    middles = (half,) if n % 2 else (half - 1, half)
     ranks = _quantile_ranks(n)
-    picked = dict(zip(ranks, np.partition(data, ranks)[ranks].tolist(), strict=True))
+    kth = sorted({*ranks, *middles})
+    picked = dict(zip(kth, np.partition(data, kth)[kth].tolist(), strict=True))
+    middle = picked[half] if n % 2 else median([picked[half - 1], picked[half]])
+    low, high = float(data.min()), float(data.max())
+    if exact is not None:
+        mean, stddev = exact
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            mean = float(data.mean())
+            stddev = float(data.std(ddof=1))
+        if not math.isfinite(mean):  # finite values whose sum is not (1e308 twice)
+            mean = float((data / n).sum())
+        if not math.isfinite(stddev):  # squares beyond the float range: scaled down first
+            scale = max(-low, high)
+            stddev = float((data / scale).std(ddof=1)) * scale
     # numpy's pairwise mean of a constant series can miss it by an ulp: never outside [min, max]
     summary = MetricSummary(unit, n, middle, min(max(mean, low), high), low, high)
     return _with_spread(summary, stddev, picked.__getitem__)
+
+
+def _exact_mean_stdev(data) -> tuple[float, float]:
+    """``statistics.fmean`` and ``statistics.stdev`` of a float array of two values or more, the
+    same floats, from integers rather than a ``Fraction`` a value (six times as fast): each value
+    is ``mantissa * 2**exponent``, so the sums of the values and of their squares are exact as
+    integers scaled by a power of two, and the sample variance is one exact fraction, whose square
+    root is rounded correctly as ``statistics.stdev`` rounds it (Python 3.11+). Raises
+    OverflowError when the mean or the stddev is beyond the float range."""
+    import numpy as np
+
+    n = len(data)
+    mean = math.fsum(data.tolist()) / n
+    fractions, exponents = np.frexp(data)
+    mantissas = (fractions * 2.0**53).astype(np.int64)  # exact: 53 bits
+    powers = exponents.astype(np.int64)
+    low = int(powers.min())
+    ints = [m << shift for m, shift in zip(mantissas.tolist(), (powers - low).tolist(), strict=True)]
+    total = sum(ints)
+    numerator, denominator = n * sum(i * i for i in ints) - total * total, n * (n - 1)
+    scale = 2 * (low - 53)  # each value is its integer times 2**(low - 53)
+    if scale >= 0:
+        numerator <<= scale
+    else:
+        denominator <<= -scale
+    variance = Fraction(numerator, denominator)
+    return mean, _float_sqrt_of_fraction(variance.numerator, variance.denominator)
+
+
+_SQRT_BITS = 2 * sys.float_info.mant_dig + 3
+
+
+def _float_sqrt_of_fraction(n: int, m: int) -> float:
+    """The square root of n/m as a float, correctly rounded: CPython 3.11's
+    ``statistics._float_sqrt_of_frac`` (https://bugs.python.org/msg407078), round-to-odd
+    integer square root with enough bits, then one rounding."""
+    q = (n.bit_length() - m.bit_length() - _SQRT_BITS) // 2
+    if q >= 0:
+        numerator, denominator = _isqrt_round_to_odd(n, m << 2 * q) << q, 1
+    else:
+        numerator, denominator = _isqrt_round_to_odd(n << -2 * q, m), 1 << -q
+    return numerator / denominator
+
+
+def _isqrt_round_to_odd(n: int, m: int) -> int:
+    root = math.isqrt(n // m)
+    return root | (root * root * m != n)
 
 
 def build(
