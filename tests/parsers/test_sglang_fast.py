@@ -1,5 +1,6 @@
 """The fast path (parsers.sglang_fast: whole blocks, line shapes, numpy) gives exactly what the
-line-by-line path gives: on the fixtures, on generated logs, across block boundaries."""
+line-by-line path gives: on the fixtures, on generated logs, across block boundaries. Each test
+runs twice: with the compiled line scanner (parsers/_scan.c) and with numpy alone, the reference."""
 
 from __future__ import annotations
 
@@ -20,6 +21,19 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sglang"
 LOGS = sorted(FIXTURES.glob("*.log"))
 REAL_LINES = sorted({line for log in LOGS for line in log.read_bytes().decode("utf-8", "replace").splitlines()})
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def scanner(request, monkeypatch) -> str:
+    """The fast path reads blocks with the compiled scanner (skipped where it is not built), or with
+    numpy alone: a fresh book of shapes either way."""
+    compiled = request.param == "compiled"
+    if compiled and sglang_fast._scan is None:
+        pytest.skip("the compiled scanner (parsers/_scan.c) is not built")
+    book = sglang_fast.Shapes(reading.OTHER_FAMILIES, compiled=compiled)
+    assert (book.index is not None) == compiled
+    monkeypatch.setattr(reading, "SGLANG_SHAPES", book)
+    return request.param
 
 
 def both(path: Path, monkeypatch, samples: bool = False, samples_at_once: int = 1) -> tuple[str, str]:
@@ -321,7 +335,9 @@ def time_only_log(rng: random.Random, starts: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("at_once", [1, sglang_fast.SAMPLES_AT_ONCE], ids=["columns", "short-runs-by-line"])
-def test_time_only_stamps_are_dated_in_bulk_as_line_by_line(tmp_path: Path, monkeypatch, at_once: int) -> None:
+def test_time_only_stamps_are_dated_in_bulk_as_line_by_line(
+    scanner: str, tmp_path: Path, monkeypatch, at_once: int
+) -> None:
     """Time-only stamps (SGLang 0.2-0.3.2) are read on the block path with the stats lines, and
     dated as the generic parser dates them: from the stamp before (a day later past midnight),
     from the file's mtime when no line has a date; an impossible date or the calendar's last day
@@ -351,15 +367,17 @@ def test_time_only_stamps_are_dated_in_bulk_as_line_by_line(tmp_path: Path, monk
             fast, slow = both(path, monkeypatch, samples=samples, samples_at_once=at_once)
             assert fast == slow
         assert said in fast
-        book = sglang_fast.Shapes(reading.OTHER_FAMILIES)
+        book = sglang_fast.Shapes(reading.OTHER_FAMILIES, compiled=scanner == "compiled")
         monkeypatch.setattr(reading, "SGLANG_SHAPES", book)
         parse_file(path)
         assert book.block_stats_lines > 400 and book.block_header_lines > 20
 
 
-def test_the_first_log_a_process_reads_on_the_fast_path(monkeypatch) -> None:
+def test_the_first_log_a_process_reads_on_the_fast_path(scanner: str, monkeypatch) -> None:
     """No shape known yet (a fresh process): the shape tables start empty and grow."""
-    monkeypatch.setattr(reading, "SGLANG_SHAPES", sglang_fast.Shapes(reading.OTHER_FAMILIES))
+    monkeypatch.setattr(
+        reading, "SGLANG_SHAPES", sglang_fast.Shapes(reading.OTHER_FAMILIES, compiled=scanner == "compiled")
+    )
     fast, slow = both(LOGS[0], monkeypatch, samples=True)
     assert fast == slow and "internal parser error" not in fast
 
@@ -401,18 +419,18 @@ def block_path_lines(log: Path) -> int:
 
 
 @pytest.mark.parametrize("log", SGLANG_LOGS, ids=[p.name for p in SGLANG_LOGS])
-def test_stats_lines_with_a_header_take_the_block_path(log: Path, monkeypatch) -> None:
+def test_stats_lines_with_a_header_take_the_block_path(scanner: str, log: Path, monkeypatch) -> None:
     """Every stats line the block reader is made for (``[date time TAGS] Decode batch...``,
     ``[time TAGS] Decode batch...``, or the same message after another logging prefix) is read
     by it: a change that sends them the line-by-line way (a startup line taken for another
     family's, a new field the generic parser touches) fails here."""
-    book = sglang_fast.Shapes(reading.OTHER_FAMILIES)
+    book = sglang_fast.Shapes(reading.OTHER_FAMILIES, compiled=scanner == "compiled")
     monkeypatch.setattr(reading, "SGLANG_SHAPES", book)
     parse_file(log)
     assert book.block_stats_lines == block_path_lines(log)
 
 
-def test_access_lines_with_a_dated_header_are_read_in_bulk(tmp_path: Path, monkeypatch) -> None:
+def test_access_lines_with_a_dated_header_are_read_in_bulk(scanner: str, tmp_path: Path, monkeypatch) -> None:
     """A uvicorn access line with SGLang 0.3.4+'s ``[date time]`` header (one line in twenty of a
     served benchmark) is a header of the run and nothing else: it is counted on the block path,
     with the stats lines around it, not read line by line; the result is the line-by-line one."""
@@ -428,7 +446,7 @@ def test_access_lines_with_a_dated_header_are_read_in_bulk(tmp_path: Path, monke
     path.write_text("\n".join(out) + "\n")
     fast, slow = both(path, monkeypatch)
     assert fast == slow
-    book = sglang_fast.Shapes(reading.OTHER_FAMILIES)
+    book = sglang_fast.Shapes(reading.OTHER_FAMILIES, compiled=scanner == "compiled")
     monkeypatch.setattr(reading, "SGLANG_SHAPES", book)
     monkeypatch.setattr(sglang_fast, "FAST_MIN_BYTES", 0)
     parse_file(path)

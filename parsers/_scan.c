@@ -1,0 +1,398 @@
+/* The line scanner of the SGLang fast path (parsers/sglang_fast.py): a block of whole lines in one
+ * pass, in C.
+ *
+ * A ShapeIndex holds the shapes the fast path has judged (a line with every digit 1-9 made 0, as
+ * bytes.translate does in sglang_fast._zeroed) and their numbers. scan(block) finds each line of a
+ * block (each ends in a newline; bytes after the last one are not a line), makes its shape on the
+ * fly and looks it up: three int64 arrays, as bytearrays, of each line's shape number (-1: a shape
+ * the index does not hold, to be judged by Python and added), start and end (the offset of its
+ * newline). It is the numpy reading of sglang_fast._FastFeeder.block, which stays the reference
+ * (tests/parsers/test_scan.py compares the two): every offset is checked against the block's
+ * length, and a log is untrusted bytes.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+#define LOW7 0x7F7F7F7F7F7F7F7FULL
+
+/* Each byte 0x31-0x39 ('1'-'9') made 0x30, the others kept: Bit Twiddling Hacks' "determine if a
+ * word has a byte between m and n" (https://graphics.stanford.edu/~seander/bithacks.html), exact
+ * per byte because no step carries out of a byte: bytes of 0x80 and more are left out by ~x. */
+static inline uint64_t zero_digits(uint64_t x) {
+    uint64_t low = x & LOW7;
+    uint64_t digit = ((ONES * (127 + 0x3A) - low) & ~x & (low + ONES * (127 - 0x30))) & HIGHS;
+    return x & ~((digit >> 7) * 0x0F);
+}
+
+static inline uint64_t mix(uint64_t h, uint64_t word) {
+    h ^= word;
+    h *= 0x9E3779B97F4A7C15ULL;
+    return h ^ (h >> 29);
+}
+
+typedef struct {
+    uint64_t hash;
+    Py_ssize_t length;
+    char *shape; /* NULL: an empty slot */
+    int64_t number;
+} Slot;
+
+typedef struct {
+    PyObject_HEAD
+    Slot *slots;
+    Py_ssize_t capacity; /* a power of two */
+    Py_ssize_t count;
+    char *scratch; /* one line's shape */
+    Py_ssize_t scratch_size;
+} ShapeIndex;
+
+/* The shape of line[0:length] into out (room for length bytes), and its hash: each 8 bytes as a
+ * word (the last one padded with zero bytes), then the length. */
+static uint64_t shape_of(const char *line, Py_ssize_t length, char *out) {
+    uint64_t h = 0;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= length; i += 8) {
+        uint64_t word;
+        memcpy(&word, line + i, 8);
+        word = zero_digits(word);
+        memcpy(out + i, &word, 8);
+        h = mix(h, word);
+    }
+    if (i < length) {
+        uint64_t word = 0;
+        memcpy(&word, line + i, (size_t)(length - i));
+        word = zero_digits(word); /* the zero bytes past the line stay zero */
+        memcpy(out + i, &word, (size_t)(length - i));
+        h = mix(h, word);
+    }
+    return mix(h, (uint64_t)length);
+}
+
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ONE_PASS 1
+/* shape_of the line at data[start:], up to its newline, found in the same pass (a word's first
+ * zero byte after xor with newlines: Bit Twiddling Hacks' "determine if a word has a zero byte",
+ * whose lowest flag is exact; little-endian: the lowest byte comes first). Its newline's offset in
+ * *end, -1 when there is none before size. out: room for the line and 8 bytes more. */
+static uint64_t shape_of_line(const char *data, Py_ssize_t start, Py_ssize_t size, char *out, Py_ssize_t *end) {
+    uint64_t h = 0;
+    for (Py_ssize_t i = start;; i += 8) {
+        uint64_t word = 0;
+        Py_ssize_t left = size - i;
+        if (left <= 0) {
+            *end = -1;
+            return 0;
+        }
+        memcpy(&word, data + i, left < 8 ? (size_t)left : 8); /* padding: zero bytes, no newline */
+        uint64_t t = word ^ (ONES * '\n');
+        uint64_t newline = (t - ONES) & ~t & HIGHS;
+        if (newline) {
+            int before = __builtin_ctzll(newline) >> 3; /* bytes of the line in this word */
+            if (before) {
+                word = zero_digits(word) & (~0ULL >> (64 - 8 * before));
+                memcpy(out + (i - start), &word, 8);
+                h = mix(h, word);
+            }
+            *end = i + before;
+            return mix(h, (uint64_t)(*end - start));
+        }
+        if (left < 8) { /* the block's last bytes, no newline among them */
+            *end = -1;
+            return 0;
+        }
+        word = zero_digits(word);
+        memcpy(out + (i - start), &word, 8);
+        h = mix(h, word);
+    }
+}
+#endif
+
+static Slot *find(ShapeIndex *self, uint64_t hash, const char *shape, Py_ssize_t length) {
+    size_t mask = (size_t)self->capacity - 1;
+    size_t at = (size_t)hash & mask;
+    for (;;) {
+        Slot *slot = &self->slots[at];
+        if (slot->shape == NULL ||
+            (slot->hash == hash && slot->length == length && memcmp(slot->shape, shape, (size_t)length) == 0))
+            return slot;
+        at = (at + 1) & mask;
+    }
+}
+
+static void free_slots(Slot *slots, Py_ssize_t capacity) {
+    for (Py_ssize_t i = 0; i < capacity; i++)
+        PyMem_Free(slots[i].shape);
+    PyMem_Free(slots);
+}
+
+static int allocate(ShapeIndex *self, Py_ssize_t capacity) {
+    Slot *slots = PyMem_Calloc((size_t)capacity, sizeof(Slot));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Slot *old = self->slots;
+    Py_ssize_t old_capacity = self->capacity;
+    self->slots = slots;
+    self->capacity = capacity;
+    for (Py_ssize_t i = 0; i < old_capacity; i++) { /* moved, not copied */
+        if (old[i].shape != NULL)
+            *find(self, old[i].hash, old[i].shape, old[i].length) = old[i];
+    }
+    PyMem_Free(old);
+    return 0;
+}
+
+static int ensure_scratch(ShapeIndex *self, Py_ssize_t length) {
+    if (length <= self->scratch_size)
+        return 0;
+    Py_ssize_t size = length < 4096 ? 4096 : length;
+    char *scratch = PyMem_Realloc(self->scratch, (size_t)size);
+    if (scratch == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->scratch = scratch;
+    self->scratch_size = size;
+    return 0;
+}
+
+static PyObject *index_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *names[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, ":ShapeIndex", names))
+        return NULL;
+    ShapeIndex *self = (ShapeIndex *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    if (allocate(self, 64) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static void index_dealloc(ShapeIndex *self) {
+    if (self->slots != NULL)
+        free_slots(self->slots, self->capacity);
+    PyMem_Free(self->scratch);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *index_add(ShapeIndex *self, PyObject *args) {
+    Py_buffer shape;
+    long long number;
+    if (!PyArg_ParseTuple(args, "y*L:add", &shape, &number))
+        return NULL;
+    PyObject *result = NULL;
+    if (number < 0) {
+        PyErr_SetString(PyExc_ValueError, "a shape's number is 0 or more");
+        goto done;
+    }
+    if (ensure_scratch(self, shape.len) < 0)
+        goto done;
+    uint64_t hash = shape_of(shape.buf, shape.len, self->scratch);
+    if (memcmp(self->scratch, shape.buf, (size_t)shape.len) != 0) {
+        PyErr_SetString(PyExc_ValueError, "not a shape: it has digits other than 0");
+        goto done;
+    }
+    if (2 * (self->count + 1) > self->capacity && allocate(self, 2 * self->capacity) < 0)
+        goto done;
+    Slot *slot = find(self, hash, shape.buf, shape.len);
+    if (slot->shape == NULL) {
+        char *copy = PyMem_Malloc(shape.len ? (size_t)shape.len : 1);
+        if (copy == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        memcpy(copy, shape.buf, (size_t)shape.len);
+        slot->shape = copy;
+        slot->hash = hash;
+        slot->length = shape.len;
+        self->count++;
+    }
+    slot->number = number;
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&shape);
+    return result;
+}
+
+static PyObject *index_clear(ShapeIndex *self, PyObject *Py_UNUSED(ignored)) {
+    Slot *slots = PyMem_Calloc(64, sizeof(Slot));
+    if (slots == NULL)
+        return PyErr_NoMemory();
+    free_slots(self->slots, self->capacity);
+    self->slots = slots;
+    self->capacity = 64;
+    self->count = 0;
+    Py_RETURN_NONE;
+}
+
+/* Room for at least count more lines in the three columns. */
+static int grow(int64_t **columns, Py_ssize_t *capacity, Py_ssize_t count) {
+    if (count <= *capacity)
+        return 0;
+    Py_ssize_t wanted = 2 * *capacity > count ? 2 * *capacity : count;
+    for (int c = 0; c < 3; c++) {
+        int64_t *column = PyMem_Realloc(columns[c], (size_t)wanted * sizeof(int64_t));
+        if (column == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        columns[c] = column;
+    }
+    *capacity = wanted;
+    return 0;
+}
+
+static PyObject *index_scan(ShapeIndex *self, PyObject *args) {
+    Py_buffer block;
+    if (!PyArg_ParseTuple(args, "y*:scan", &block))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *columns[3] = {NULL, NULL, NULL}; /* ids, starts, ends */
+    Py_ssize_t capacity = 0, n = 0;
+    const char *data = block.buf;
+    const Py_ssize_t size = block.len;
+    if (ensure_scratch(self, size + 8) < 0 || grow(columns, &capacity, size / 64 + 64) < 0)
+        goto done;
+    for (Py_ssize_t start = 0; start < size; n++) {
+        Py_ssize_t end;
+#ifdef ONE_PASS
+        uint64_t hash = shape_of_line(data, start, size, self->scratch, &end);
+#else
+        const char *newline = memchr(data + start, '\n', (size_t)(size - start));
+        end = newline == NULL ? -1 : newline - data;
+        uint64_t hash = end < 0 ? 0 : shape_of(data + start, end - start, self->scratch);
+#endif
+        if (end < 0) /* bytes after the last newline: not a line */
+            break;
+        if (grow(columns, &capacity, n + 1) < 0)
+            goto done;
+        Slot *slot = find(self, hash, self->scratch, end - start);
+        columns[0][n] = slot->shape == NULL ? -1 : slot->number;
+        columns[1][n] = start;
+        columns[2][n] = end;
+        start = end + 1;
+    }
+    PyObject *ids = PyByteArray_FromStringAndSize((const char *)columns[0], n * 8);
+    PyObject *starts = PyByteArray_FromStringAndSize((const char *)columns[1], n * 8);
+    PyObject *ends = PyByteArray_FromStringAndSize((const char *)columns[2], n * 8);
+    if (ids != NULL && starts != NULL && ends != NULL)
+        result = PyTuple_Pack(3, ids, starts, ends);
+    Py_XDECREF(ids);
+    Py_XDECREF(starts);
+    Py_XDECREF(ends);
+done:
+    for (int c = 0; c < 3; c++)
+        PyMem_Free(columns[c]);
+    PyBuffer_Release(&block);
+    return result;
+}
+
+static const double POWERS_OF_TEN[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+
+/* decimals(block, at, width, point): the plain decimals of up to 8 bytes at the offsets at, as
+ * sglang_fast._decimals reads them (point: 0 digits only, k + 1 a point with k digits after it):
+ * the digits' low nibbles as one integer, divided by the power of ten, exact doubles both, so
+ * float(text) exactly. at, width, point: int64 buffers of one length; a float64 bytearray. */
+static PyObject *scan_decimals(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer block, at, width, point;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*:decimals", &block, &at, &width, &point))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = at.len / 8;
+    if (at.len % 8 || width.len != at.len || point.len != at.len) {
+        PyErr_SetString(PyExc_ValueError, "at, width and point: int64 columns of one length");
+        goto done;
+    }
+    result = PyByteArray_FromStringAndSize(NULL, n * 8);
+    if (result == NULL)
+        goto done;
+    const unsigned char *data = block.buf;
+    double *out = (double *)PyByteArray_AS_STRING(result);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t offset, bytes, code;
+        memcpy(&offset, (const char *)at.buf + 8 * k, 8);
+        memcpy(&bytes, (const char *)width.buf + 8 * k, 8);
+        memcpy(&code, (const char *)point.buf + 8 * k, 8);
+        if (offset < 0 || bytes < 0 || bytes > 8 || offset > block.len - bytes || code < 0 || code > bytes) {
+            PyErr_SetString(PyExc_ValueError, "a value outside the block, or no plain decimal of up to 8 bytes");
+            Py_CLEAR(result);
+            goto done;
+        }
+        uint64_t mantissa = 0;
+        for (int64_t j = 0; j < bytes; j++) {
+            if (code && j == bytes - code)
+                continue; /* the point */
+            mantissa = mantissa * 10 + (data[offset + j] & 0x0F);
+        }
+        out[k] = (double)mantissa / POWERS_OF_TEN[code ? code - 1 : 0];
+    }
+done:
+    PyBuffer_Release(&block);
+    PyBuffer_Release(&at);
+    PyBuffer_Release(&width);
+    PyBuffer_Release(&point);
+    return result;
+}
+
+static PyObject *index_len(ShapeIndex *self, PyObject *Py_UNUSED(ignored)) {
+    return PyLong_FromSsize_t(self->count);
+}
+
+static PyMethodDef index_methods[] = {
+    {"add", (PyCFunction)index_add, METH_VARARGS,
+     "add(shape, number): remember a shape (a line with its digits 1-9 made 0) as number (0 or more)."},
+    {"clear", (PyCFunction)index_clear, METH_NOARGS, "clear(): forget every shape."},
+    {"scan", (PyCFunction)index_scan, METH_VARARGS,
+     "scan(block) -> (ids, starts, ends): each newline-ended line's shape number (-1: unknown), start "
+     "and end (its newline's offset), as int64 bytearrays."},
+    {"size", (PyCFunction)index_len, METH_NOARGS, "size(): how many shapes it holds."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ShapeIndexType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "timeline.parsers._scan.ShapeIndex",
+    .tp_basicsize = sizeof(ShapeIndex),
+    .tp_dealloc = (destructor)index_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "ShapeIndex(): line shapes by number, and the scanner of blocks of lines.",
+    .tp_methods = index_methods,
+    .tp_new = index_new,
+};
+
+static PyMethodDef scan_functions[] = {
+    {"decimals", scan_decimals, METH_VARARGS,
+     "decimals(block, at, width, point) -> the plain decimals at offsets at, as a float64 bytearray."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef scan_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_scan",
+    .m_doc = "The SGLang fast path's line scanner (parsers/_scan.c).",
+    .m_size = -1,
+    .m_methods = scan_functions,
+};
+
+PyMODINIT_FUNC PyInit__scan(void) {
+    if (PyType_Ready(&ShapeIndexType) < 0)
+        return NULL;
+    PyObject *module = PyModule_Create(&scan_module);
+    if (module == NULL)
+        return NULL;
+    Py_INCREF(&ShapeIndexType);
+    if (PyModule_AddObject(module, "ShapeIndex", (PyObject *)&ShapeIndexType) < 0) {
+        Py_DECREF(&ShapeIndexType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,150 @@
+"""The compiled line scanner (parsers/_scan.c) on arbitrary bytes: the same lines, shapes and
+decimals as the Python reading it replaces, and a ValueError, never a crash, for what it cannot
+read. (tests/parsers/test_sglang_fast.py runs the whole fast path with it and without it.)"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from timeline.parsers import sglang_fast
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+def test_the_compiled_scanner_is_built_where_required() -> None:
+    """CI sets TIMELINE_REQUIRE_SCANNER (.ci/run): there, a scanner that failed to build (it is an
+    optional extension: the install goes on without it) fails the run instead of testing numpy alone."""
+    if sglang_fast._scan is None:
+        if os.environ.get("TIMELINE_REQUIRE_SCANNER"):
+            pytest.fail("TIMELINE_REQUIRE_SCANNER is set (CI) but parsers/_scan.c was not built")
+        pytest.skip("the compiled scanner (parsers/_scan.c) is not built")
+    assert sglang_fast.Shapes().index is not None
+
+
+@pytest.fixture(scope="module")
+def scan():
+    if sglang_fast._scan is None:
+        pytest.skip("the compiled scanner (parsers/_scan.c) is not built")
+    return sglang_fast._scan
+
+
+def columns(got) -> list[list[int]]:
+    np = sglang_fast._numpy()
+    return [np.frombuffer(column, np.int64).tolist() for column in got]
+
+
+def python_scan(block: bytes, shapes: dict[bytes, int]) -> list[list[int]]:
+    """What scan gives, the Python way: each newline-ended line, its shape looked up."""
+    ids, starts, ends = [], [], []
+    start = 0
+    while (end := block.find(b"\n", start)) >= 0:
+        ids.append(shapes.get(block[start:end].translate(ZERO), -1))
+        starts.append(start)
+        ends.append(end)
+        start = end + 1
+    return [ids, starts, ends]
+
+
+line_bytes = st.binary(max_size=40) | st.sampled_from(
+    [b"[2026-01-01 08:00:00 TP0] Decode batch, gen throughput (token/s): 93.25", b"", b"\r", b"12345678", b"\xff9\x80"]
+)
+
+
+@SETTINGS
+@given(
+    lines=st.lists(line_bytes, max_size=40),
+    tail=st.binary(max_size=20).filter(lambda b: b"\n" not in b),
+    known=st.sets(st.integers(0, 39)),
+)
+def test_scan_finds_the_lines_and_shapes_python_finds(scan, lines: list[bytes], tail: bytes, known: set[int]) -> None:
+    """Lines of any bytes (digits, bytes over 0x7f, no newline at the end, lengths around the
+    8-byte words), some of whose shapes are known."""
+    block = b"".join(line.replace(b"\n", b" ") + b"\n" for line in lines) + tail
+    shapes: dict[bytes, int] = {}
+    index = scan.ShapeIndex()
+    for number in sorted(known):
+        if number < len(lines):
+            shape = lines[number].replace(b"\n", b" ").translate(ZERO)
+            shapes.setdefault(shape, number)
+            index.add(shape, shapes[shape])
+    assert columns(index.scan(block)) == python_scan(block, shapes)
+    assert index.size() == len(shapes)
+    index.clear()
+    assert index.size() == 0 and set(columns(index.scan(block))[0]) <= {-1}
+
+
+def test_many_shapes_and_long_lines(scan) -> None:
+    """The table grows past its first size; a line longer than any before it; a copy of the block
+    scanned as a bytearray and a memoryview."""
+    index = scan.ShapeIndex()
+    shapes = {}
+    for number in range(3000):
+        shape = b"x" * number + b" 0.00"
+        shapes[shape] = number
+        index.add(shape, number)
+    block = b"".join(b"x" * n + b" 4.25\n" for n in range(0, 3000, 7)) + b"y" * 200_000 + b"\n"
+    expected = python_scan(block, shapes)
+    for held in (block, bytearray(block), memoryview(block)):
+        assert columns(index.scan(held)) == expected
+    assert expected[0][-1] == -1 and expected[0][:-1] == list(range(0, 3000, 7))
+
+
+def test_a_shape_has_no_digit_but_0(scan) -> None:
+    index = scan.ShapeIndex()
+    with pytest.raises(ValueError, match="not a shape"):
+        index.add(b"rank 1", 0)
+    with pytest.raises(ValueError):
+        index.add(b"rank 0", -1)
+    with pytest.raises(TypeError):
+        index.scan("text, not bytes")
+
+
+plain_decimals = st.builds(
+    lambda digits, point: digits[:point] + "." + digits[point:] if point is not None else digits,
+    st.text("0123456789", min_size=1, max_size=8),
+    st.none() | st.integers(0, 8),
+).filter(lambda text: len(text) <= sglang_fast.WORD)
+
+
+@SETTINGS
+@given(values=st.lists(st.tuples(plain_decimals, st.binary(max_size=12)), min_size=1, max_size=40))
+def test_decimals_are_numpys_and_floats(scan, values: list[tuple[str, bytes]]) -> None:
+    """The compiled reading of plain decimals is ``_read_decimals``' (numpy) and ``float()``'s, up
+    to the block's last byte."""
+    np = sglang_fast._numpy()
+    buf = b"".join(text.encode() + after for text, after in values)
+    starts, at = [], 0
+    for text, after in values:
+        starts.append(at)
+        at += len(text) + len(after)
+    value_at = np.array(starts, np.int64)
+    width = np.array([len(text) for text, _ in values], np.int64)
+    point = np.array([len(text) - text.find(".") if "." in text else 0 for text, _ in values], np.int64)
+    compiled = sglang_fast._compiled_decimals(buf, value_at, width, point)
+    reference = sglang_fast._read_decimals(buf, sglang_fast._words(buf), value_at, width, point)
+    assert compiled.tolist() == reference.tolist() == [float(text) for text, _ in values]
+
+
+@SETTINGS
+@given(
+    block=st.binary(max_size=64),
+    spans=st.lists(st.tuples(st.integers(-3, 70), st.integers(-2, 10), st.integers(-2, 10)), max_size=8),
+)
+def test_decimals_outside_the_block_are_refused(scan, block: bytes, spans: list[tuple[int, int, int]]) -> None:
+    """Offsets, widths and points from anywhere: read when the value lies in the block and is
+    at most 8 bytes with its point inside it, else a ValueError (never a read past the block)."""
+    np = sglang_fast._numpy()
+    at, width, point = (np.array([span[k] for span in spans], np.int64) for k in range(3))
+    fits = all(a >= 0 and 0 <= w <= 8 and a + w <= len(block) and 0 <= p <= w for a, w, p in spans)
+    if fits:
+        assert len(np.frombuffer(scan.decimals(block, at, width, point), np.float64)) == len(spans)
+    else:
+        with pytest.raises(ValueError):
+            scan.decimals(block, at, width, point)
+    with pytest.raises(ValueError):
+        scan.decimals(block, at, width[:-1] if len(spans) else np.zeros(1, np.int64), point)
