@@ -42,6 +42,8 @@ typedef struct {
     int64_t number;
 } Slot;
 
+#define RECENT 1024 /* lines shorter than this try the shape last seen with their length first */
+
 typedef struct {
     PyObject_HEAD
     Slot *slots;
@@ -49,6 +51,7 @@ typedef struct {
     Py_ssize_t count;
     char *scratch; /* one line's shape */
     Py_ssize_t scratch_size;
+    Py_ssize_t recent[RECENT]; /* by line length: 1 + the slot of the shape last seen, 0: none */
 } ShapeIndex;
 
 /* The shape of line[0:length] into out (room for length bytes), and its hash: each 8 bytes as a
@@ -73,44 +76,26 @@ static uint64_t shape_of(const char *line, Py_ssize_t length, char *out) {
     return mix(h, (uint64_t)length);
 }
 
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define ONE_PASS 1
-/* shape_of the line at data[start:], up to its newline, found in the same pass (a word's first
- * zero byte after xor with newlines: Bit Twiddling Hacks' "determine if a word has a zero byte",
- * whose lowest flag is exact; little-endian: the lowest byte comes first). Its newline's offset in
- * *end, -1 when there is none before size. out: room for the line and 8 bytes more. */
-static uint64_t shape_of_line(const char *data, Py_ssize_t start, Py_ssize_t size, char *out, Py_ssize_t *end) {
-    uint64_t h = 0;
-    for (Py_ssize_t i = start;; i += 8) {
-        uint64_t word = 0;
-        Py_ssize_t left = size - i;
-        if (left <= 0) {
-            *end = -1;
+/* Does line[0:length] have this shape (of the same length)? Word by word, no hash: the shape
+ * last seen with a line's length is most often its own. */
+static int has_shape(const char *line, Py_ssize_t length, const char *shape) {
+    Py_ssize_t i = 0;
+    for (; i + 8 <= length; i += 8) {
+        uint64_t word, wanted;
+        memcpy(&word, line + i, 8);
+        memcpy(&wanted, shape + i, 8);
+        if (zero_digits(word) != wanted)
             return 0;
-        }
-        memcpy(&word, data + i, left < 8 ? (size_t)left : 8); /* padding: zero bytes, no newline */
-        uint64_t t = word ^ (ONES * '\n');
-        uint64_t newline = (t - ONES) & ~t & HIGHS;
-        if (newline) {
-            int before = __builtin_ctzll(newline) >> 3; /* bytes of the line in this word */
-            if (before) {
-                word = zero_digits(word) & (~0ULL >> (64 - 8 * before));
-                memcpy(out + (i - start), &word, 8);
-                h = mix(h, word);
-            }
-            *end = i + before;
-            return mix(h, (uint64_t)(*end - start));
-        }
-        if (left < 8) { /* the block's last bytes, no newline among them */
-            *end = -1;
-            return 0;
-        }
-        word = zero_digits(word);
-        memcpy(out + (i - start), &word, 8);
-        h = mix(h, word);
     }
+    if (i < length) {
+        uint64_t word = 0, wanted = 0;
+        memcpy(&word, line + i, (size_t)(length - i));
+        memcpy(&wanted, shape + i, (size_t)(length - i));
+        if (zero_digits(word) != wanted)
+            return 0;
+    }
+    return 1;
 }
-#endif
 
 static Slot *find(ShapeIndex *self, uint64_t hash, const char *shape, Py_ssize_t length) {
     size_t mask = (size_t)self->capacity - 1;
@@ -140,6 +125,7 @@ static int allocate(ShapeIndex *self, Py_ssize_t capacity) {
     Py_ssize_t old_capacity = self->capacity;
     self->slots = slots;
     self->capacity = capacity;
+    memset(self->recent, 0, sizeof(self->recent)); /* slots move */
     for (Py_ssize_t i = 0; i < old_capacity; i++) { /* moved, not copied */
         if (old[i].shape != NULL)
             *find(self, old[i].hash, old[i].shape, old[i].length) = old[i];
@@ -230,6 +216,7 @@ static PyObject *index_clear(ShapeIndex *self, PyObject *Py_UNUSED(ignored)) {
     self->slots = slots;
     self->capacity = 64;
     self->count = 0;
+    memset(self->recent, 0, sizeof(self->recent));
     Py_RETURN_NONE;
 }
 
@@ -259,22 +246,27 @@ static PyObject *index_scan(ShapeIndex *self, PyObject *args) {
     Py_ssize_t capacity = 0, n = 0;
     const char *data = block.buf;
     const Py_ssize_t size = block.len;
-    if (ensure_scratch(self, size + 8) < 0 || grow(columns, &capacity, size / 64 + 64) < 0)
+    if (ensure_scratch(self, size) < 0 || grow(columns, &capacity, size / 64 + 64) < 0)
         goto done;
     for (Py_ssize_t start = 0; start < size; n++) {
-        Py_ssize_t end;
-#ifdef ONE_PASS
-        uint64_t hash = shape_of_line(data, start, size, self->scratch, &end);
-#else
         const char *newline = memchr(data + start, '\n', (size_t)(size - start));
-        end = newline == NULL ? -1 : newline - data;
-        uint64_t hash = end < 0 ? 0 : shape_of(data + start, end - start, self->scratch);
-#endif
-        if (end < 0) /* bytes after the last newline: not a line */
+        if (newline == NULL) /* bytes after the last newline: not a line */
             break;
+        Py_ssize_t end = newline - data, length = end - start;
         if (grow(columns, &capacity, n + 1) < 0)
             goto done;
-        Slot *slot = find(self, hash, self->scratch, end - start);
+        Slot *slot = NULL;
+        if (length < RECENT && self->recent[length]) {
+            Slot *guess = &self->slots[self->recent[length] - 1];
+            if (has_shape(data + start, length, guess->shape))
+                slot = guess;
+        }
+        if (slot == NULL) {
+            uint64_t hash = shape_of(data + start, length, self->scratch);
+            slot = find(self, hash, self->scratch, length);
+            if (slot->shape != NULL && length < RECENT)
+                self->recent[length] = slot - self->slots + 1;
+        }
         columns[0][n] = slot->shape == NULL ? -1 : slot->number;
         columns[1][n] = start;
         columns[2][n] = end;

@@ -94,6 +94,18 @@ def test_many_shapes_and_long_lines(scan) -> None:
     assert expected[0][-1] == -1 and expected[0][:-1] == list(range(0, 3000, 7))
 
 
+def test_shapes_of_one_length_told_apart(scan) -> None:
+    """The shape last seen with a line's length is tried first: another shape of that length, a
+    line of no known shape of that length, and a digit where the shape has none are still told."""
+    index = scan.ShapeIndex()
+    shapes = {b"x0 y": 0, b"x y0": 1, b"0000000000": 2}
+    for shape, number in shapes.items():
+        index.add(shape, number)
+    lines = [b"x1 y", b"x y2", b"x3 y", b"xy z", b"x y9", b"x9 y", b"1234567890", b"123456789a", b"x\xb9 y"] * 3
+    block = b"\n".join(lines) + b"\n"
+    assert columns(index.scan(block)) == python_scan(block, shapes)
+
+
 def test_a_shape_has_no_digit_but_0(scan) -> None:
     index = scan.ShapeIndex()
     with pytest.raises(ValueError, match="not a shape"):
