@@ -289,10 +289,31 @@ done:
 
 static const double POWERS_OF_TEN[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
 
-/* decimals(block, at, width, point): the plain decimals of up to 8 bytes at the offsets at, as
- * sglang_fast._decimals reads them (point: 0 digits only, k + 1 a point with k digits after it):
- * the digits' low nibbles as one integer, divided by the power of ten, exact doubles both, so
- * float(text) exactly. at, width, point: int64 buffers of one length; a float64 bytearray. */
+/* The plain decimal of data[offset:offset + bytes] (bytes <= 8; code: 0 digits only, k + 1 a
+ * point with k digits after it), as sglang_fast._decimals reads it: the digits' low nibbles as
+ * one integer, divided by the power of ten, exact doubles both, so float(text) exactly. */
+static double read_decimal(const unsigned char *data, int64_t offset, int64_t bytes, int64_t code) {
+    uint64_t mantissa = 0;
+    for (int64_t j = 0; j < bytes; j++) {
+        if (code && j == bytes - code)
+            continue; /* the point */
+        mantissa = mantissa * 10 + (data[offset + j] & 0x0F);
+    }
+    return (double)mantissa / POWERS_OF_TEN[code ? code - 1 : 0];
+}
+
+static int64_t item(const Py_buffer *column, Py_ssize_t k) {
+    int64_t value;
+    memcpy(&value, (const char *)column->buf + 8 * k, 8);
+    return value;
+}
+
+static int plain_decimal_fits(const Py_buffer *block, int64_t offset, int64_t bytes, int64_t code) {
+    return offset >= 0 && bytes >= 0 && bytes <= 8 && offset <= block->len - bytes && code >= 0 && code <= bytes;
+}
+
+/* decimals(block, at, width, point): read_decimal of each value; at, width, point: int64 buffers
+ * of one length. A float64 bytearray. */
 static PyObject *scan_decimals(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_buffer block, at, width, point;
     if (!PyArg_ParseTuple(args, "y*y*y*y*:decimals", &block, &at, &width, &point))
@@ -306,31 +327,93 @@ static PyObject *scan_decimals(PyObject *Py_UNUSED(module), PyObject *args) {
     result = PyByteArray_FromStringAndSize(NULL, n * 8);
     if (result == NULL)
         goto done;
-    const unsigned char *data = block.buf;
     double *out = (double *)PyByteArray_AS_STRING(result);
     for (Py_ssize_t k = 0; k < n; k++) {
-        int64_t offset, bytes, code;
-        memcpy(&offset, (const char *)at.buf + 8 * k, 8);
-        memcpy(&bytes, (const char *)width.buf + 8 * k, 8);
-        memcpy(&code, (const char *)point.buf + 8 * k, 8);
-        if (offset < 0 || bytes < 0 || bytes > 8 || offset > block.len - bytes || code < 0 || code > bytes) {
+        int64_t offset = item(&at, k), bytes = item(&width, k), code = item(&point, k);
+        if (!plain_decimal_fits(&block, offset, bytes, code)) {
             PyErr_SetString(PyExc_ValueError, "a value outside the block, or no plain decimal of up to 8 bytes");
             Py_CLEAR(result);
             goto done;
         }
-        uint64_t mantissa = 0;
-        for (int64_t j = 0; j < bytes; j++) {
-            if (code && j == bytes - code)
-                continue; /* the point */
-            mantissa = mantissa * 10 + (data[offset + j] & 0x0F);
-        }
-        out[k] = (double)mantissa / POWERS_OF_TEN[code ? code - 1 : 0];
+        out[k] = read_decimal(block.buf, offset, bytes, code);
     }
 done:
     PyBuffer_Release(&block);
     PyBuffer_Release(&at);
     PyBuffer_Release(&width);
     PyBuffer_Release(&point);
+    return result;
+}
+
+/* series(block, ids, starts, offsets, widths, points): one series of a block's lines (each line's
+ * shape number and start; by shape number, where the value is in the line, its width, -1: none,
+ * and its decimal point code, -1: no plain decimal). Five bytearrays over the lines with a value:
+ * their numbers in the block and their values' offsets and widths (int64), the plain decimals
+ * read (float64, 0 for the others) and which were (bool). */
+static PyObject *scan_series(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer block, ids, starts, offsets, widths, points;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*:series", &block, &ids, &starts, &offsets, &widths, &points))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *rows = NULL, *at = NULL, *width = NULL;
+    double *numbers = NULL;
+    char *plain = NULL;
+    Py_ssize_t n = ids.len / 8, shapes = offsets.len / 8, m = 0;
+    if (ids.len % 8 || starts.len != ids.len || offsets.len % 8 || widths.len != offsets.len ||
+        points.len != offsets.len) {
+        PyErr_SetString(PyExc_ValueError, "ids and starts, offsets, widths and points: int64 columns of one length");
+        goto done;
+    }
+    size_t cells = n ? (size_t)n : 1;
+    rows = PyMem_Malloc(cells * 8);
+    at = PyMem_Malloc(cells * 8);
+    width = PyMem_Malloc(cells * 8);
+    numbers = PyMem_Malloc(cells * 8);
+    plain = PyMem_Malloc(cells);
+    if (rows == NULL || at == NULL || width == NULL || numbers == NULL || plain == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t shape = item(&ids, k);
+        if (shape < 0 || shape >= shapes) {
+            PyErr_SetString(PyExc_ValueError, "a line's shape number is not in the tables");
+            goto done;
+        }
+        int64_t bytes = item(&widths, shape);
+        if (bytes < 0)
+            continue;
+        int64_t start = item(&starts, k), shift = item(&offsets, shape), code = item(&points, shape);
+        if (start < 0 || shift < 0 || start > block.len || shift > block.len) {
+            PyErr_SetString(PyExc_ValueError, "a line or a value outside the block");
+            goto done;
+        }
+        int64_t offset = start + shift; /* no overflow: both at most the block's length */
+        if (offset > block.len - bytes || (code >= 0 && !plain_decimal_fits(&block, offset, bytes, code))) {
+            PyErr_SetString(PyExc_ValueError, "a value outside the block, or no plain decimal of up to 8 bytes");
+            goto done;
+        }
+        rows[m] = k;
+        at[m] = offset;
+        width[m] = bytes;
+        plain[m] = code >= 0;
+        numbers[m] = code >= 0 ? read_decimal(block.buf, offset, bytes, code) : 0.0;
+        m++;
+    }
+    result = Py_BuildValue("(y#y#y#y#y#)", (char *)rows, m * 8, (char *)at, m * 8, (char *)width, m * 8,
+                           (char *)numbers, m * 8, plain, m);
+done:
+    PyMem_Free(rows);
+    PyMem_Free(at);
+    PyMem_Free(width);
+    PyMem_Free(numbers);
+    PyMem_Free(plain);
+    PyBuffer_Release(&block);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&widths);
+    PyBuffer_Release(&points);
     return result;
 }
 
@@ -363,6 +446,9 @@ static PyTypeObject ShapeIndexType = {
 static PyMethodDef scan_functions[] = {
     {"decimals", scan_decimals, METH_VARARGS,
      "decimals(block, at, width, point) -> the plain decimals at offsets at, as a float64 bytearray."},
+    {"series", scan_series, METH_VARARGS,
+     "series(block, ids, starts, offsets, widths, points) -> (rows, at, width, numbers, plain): one "
+     "series' values in a block's lines."},
     {NULL, NULL, 0, NULL},
 };
 

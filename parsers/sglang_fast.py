@@ -672,6 +672,39 @@ class Shapes:
                 self.index.add(zeroed, number)
         return number
 
+    def series(self, buf: bytes, starts, ids, k: int) -> tuple[Any, Any, Any, Any, Any]:
+        """The ``k``-th of ``SERIES`` in the lines of a block (their starts, their shape numbers):
+        the lines with such a value, where it is and its width, its number when it is a plain
+        decimal (``decimal_table``; 0 for the others), and which are. By the compiled scanner
+        (``_scan.series``) when this book uses it, else by numpy: the same arrays."""
+        points = self.decimal_table()[k]
+        table = self.table()
+        if self.compiled:
+            shapes = (np.ascontiguousarray(column, np.int64) for column in (table.offset[k], table.width[k], points))
+            rows, at, width, numbers, plain = _scan.series(buf, ids, starts, *shapes)
+            return (
+                np.frombuffer(rows, np.int64),
+                np.frombuffer(at, np.int64),
+                np.frombuffer(width, np.int64),
+                np.frombuffer(numbers, np.float64),
+                np.frombuffer(plain, bool),
+            )
+        width = table.width[k][ids]  # the value's width, -1 where none
+        rows = np.flatnonzero(width >= 0)
+        if not len(rows):
+            return rows, rows, rows, np.zeros(0), np.zeros(0, bool)
+        shape_ids = ids[rows]
+        at = starts[rows] + table.offset[k][shape_ids]
+        width = width[rows]
+        point = points[shape_ids]
+        plain = point >= 0
+        if plain.all():
+            return rows, at, width, _read_decimals(buf, _words(buf), at, width, point), plain
+        numbers = np.zeros(len(rows))
+        if plain.any():
+            numbers[plain] = _read_decimals(buf, _words(buf), at[plain], width[plain], point[plain])
+        return rows, at, width, numbers, plain
+
     def decimals_of(self, buf: bytes) -> Callable[[Any, Any, Any], Any]:
         """How to read the plain decimals of the block ``buf`` (``read(value_at, width, point)``):
         by the compiled scanner when this book uses it, else by numpy (``_read_decimals``)."""
@@ -834,27 +867,16 @@ class _FastFeeder:
     def values(self, buf, starts, ids) -> dict[str, tuple[Any, Any, Any]]:
         """``{series: (lines with a number, their numbers, lines whose value is no number)}`` for
         the lines of a block (their shape numbers ``ids``; line numbers from 0, ascending):
-        plain decimals of up to ``WORD`` bytes by ``Shapes.decimals_of``, the other values by ``values.number``."""
-        points = self.book.decimal_table()
-        table = self.book.table()
-        read = self.book.decimals_of(buf)
+        plain decimals of up to ``WORD`` bytes by ``Shapes.series``, the other values by ``values.number``."""
         out = {}
         for k, name in enumerate(SERIES):
-            width = table.width[k][ids]  # the value's width, -1 where none
-            rows = np.flatnonzero(width >= 0)
+            rows, vs, width, numbers, plain = self.book.series(buf, starts, ids, k)
             if not len(rows):
                 continue
-            shape_ids = ids[rows]
-            vs = starts[rows] + table.offset[k][shape_ids]
-            width = width[rows]
-            point = points[k][shape_ids]
-            plain = point >= 0
             if plain.all():
-                out[name] = (rows, read(vs, width, point), _NO_LINES)
+                out[name] = (rows, numbers, _NO_LINES)
                 continue
-            numbers = np.zeros(len(rows))
-            if plain.any():
-                numbers[plain] = read(vs[plain], width[plain], point[plain])
+            numbers = numbers.copy()
             found = plain.copy()
             for j in np.flatnonzero(~plain).tolist():
                 value = values.number(buf[int(vs[j]) : int(vs[j] + width[j])].decode("ascii", "replace"))

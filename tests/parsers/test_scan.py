@@ -160,3 +160,52 @@ def test_decimals_outside_the_block_are_refused(scan, block: bytes, spans: list[
             scan.decimals(block, at, width, point)
     with pytest.raises(ValueError):
         scan.decimals(block, at, width[:-1] if len(spans) else np.zeros(1, np.int64), point)
+
+
+def nibble_decimal(value: bytes, code: int) -> float:
+    """The C reading of a plain decimal, in Python: each byte's low nibble a digit, the point skipped."""
+    mantissa = 0
+    for j, byte in enumerate(value):
+        if not (code and j == len(value) - code):
+            mantissa = mantissa * 10 + (byte & 0x0F)
+    return mantissa / 10.0 ** max(code - 1, 0)
+
+
+@SETTINGS
+@given(
+    block=st.binary(min_size=1, max_size=80),
+    lines=st.lists(st.tuples(st.integers(-1, 4), st.integers(-2, 85)), max_size=12),
+    tables=st.lists(st.tuples(st.integers(-2, 85), st.integers(-1, 10), st.integers(-1, 10)), min_size=1, max_size=4),
+)
+def test_series_reads_each_shapes_value_or_refuses(scan, block: bytes, lines, tables) -> None:
+    """A series' values by shape tables from anywhere: the lines with a value, where it is, the
+    plain decimals read as the Python model reads them; a ValueError (never a read outside the
+    block) for a shape number not in the tables or a value not in the block."""
+    np = sglang_fast._numpy()
+    ids, starts = (np.array([line[k] for line in lines], np.int64) for k in range(2))
+    offsets, widths, points = (np.array([shape[k] for shape in tables], np.int64) for k in range(3))
+    expected: tuple[list, ...] | None = ([], [], [], [], [])
+    for k, (shape, start) in enumerate(lines):
+        if not 0 <= shape < len(tables):
+            expected = None
+            break
+        offset, width, code = tables[shape]
+        if width < 0:
+            continue
+        at = start + offset
+        if not (0 <= start <= len(block) and 0 <= offset <= len(block) and at + width <= len(block)):
+            expected = None
+            break
+        if code >= 0 and (width > 8 or code > width):
+            expected = None
+            break
+        number = nibble_decimal(block[at : at + width], code) if code >= 0 else 0.0
+        for column, value in zip(expected, (k, at, width, number, code >= 0), strict=True):
+            column.append(value)
+    if expected is None:
+        with pytest.raises(ValueError):
+            scan.series(block, ids, starts, offsets, widths, points)
+        return
+    got = scan.series(block, ids, starts, offsets, widths, points)
+    kinds = (np.int64, np.int64, np.int64, np.float64, bool)
+    assert [np.frombuffer(column, kind).tolist() for column, kind in zip(got, kinds, strict=True)] == list(expected)
