@@ -162,24 +162,22 @@ def test_decimals_outside_the_block_are_refused(scan, block: bytes, spans: list[
         scan.decimals(block, at, width[:-1] if len(spans) else np.zeros(1, np.int64), point)
 
 
-def nibble_decimal(value: bytes, code: int) -> float:
-    """The C reading of a plain decimal, in Python: each byte's low nibble a digit, the point skipped."""
-    mantissa = 0
-    for j, byte in enumerate(value):
-        if not (code and j == len(value) - code):
-            mantissa = mantissa * 10 + (byte & 0x0F)
-    return mantissa / 10.0 ** max(code - 1, 0)
+def numpy_decimal(value: bytes, code: int) -> float:
+    """``_decimals`` (numpy, the reference) of one value, whatever its bytes."""
+    np = sglang_fast._numpy()
+    word = np.array([int.from_bytes(value.ljust(8, b"\0"), "little")], np.uint64)
+    return float(sglang_fast._decimals(word, np.array([len(value)]), np.array([code]))[0])
 
 
 @SETTINGS
 @given(
-    block=st.binary(min_size=1, max_size=80),
+    block=st.binary(min_size=1, max_size=80) | st.text("0123456789.", min_size=1, max_size=80).map(str.encode),
     lines=st.lists(st.tuples(st.integers(-1, 4), st.integers(-2, 85)), max_size=12),
     tables=st.lists(st.tuples(st.integers(-2, 85), st.integers(-1, 10), st.integers(-1, 10)), min_size=1, max_size=4),
 )
 def test_series_reads_each_shapes_value_or_refuses(scan, block: bytes, lines, tables) -> None:
     """A series' values by shape tables from anywhere: the lines with a value, where it is, the
-    plain decimals read as the Python model reads them; a ValueError (never a read outside the
+    plain decimals read as numpy reads them (``_decimals``, whatever the bytes); a ValueError (never a read outside the
     block) for a shape number not in the tables or a value not in the block."""
     np = sglang_fast._numpy()
     ids, starts = (np.array([line[k] for line in lines], np.int64) for k in range(2))
@@ -199,7 +197,7 @@ def test_series_reads_each_shapes_value_or_refuses(scan, block: bytes, lines, ta
         if code >= 0 and (width > 8 or code > width):
             expected = None
             break
-        number = nibble_decimal(block[at : at + width], code) if code >= 0 else 0.0
+        number = numpy_decimal(block[at : at + width], code) if code >= 0 else 0.0
         for column, value in zip(expected, (k, at, width, number, code >= 0), strict=True):
             column.append(value)
     if expected is None:
