@@ -45,7 +45,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import cast
+from typing import NamedTuple, cast
 
 from timeline.git.locate import UnsafeFile, path_inside, read_file_safely, resolve_inside
 from timeline.git.logformat import (
@@ -66,7 +66,7 @@ from timeline.records import ChangedLine
 
 __all__ = [
     "borrow_objects",
-    "pack_bytes",
+    "Borrowed",
     "REFUSED_ALTERNATES",
     "ObjectStore",
     "ObjectStoreError",
@@ -158,8 +158,9 @@ class ObjectStore(ScratchFolder):
                 init.append("--object-format=sha256")
             self._run([*init, str(self.dir)], cwd=base, git_dir=False)
             view = base / "objects-view"
-            self.refused = borrow_objects(Path(real_objects), view)
-            self.memory = memory_ceiling(pack_bytes(view / "pack"))
+            borrowed = borrow_objects(Path(real_objects), view)
+            self.refused = borrowed.refused
+            self.memory = memory_ceiling(borrowed.pack_bytes)
             info = self.dir / "objects" / "info"
             info.mkdir(parents=True, exist_ok=True)
             (info / "alternates").write_text(str(view) + "\n", encoding="utf-8")
@@ -502,10 +503,18 @@ REFUSED_ALTERNATES = (
 )
 
 
-def borrow_objects(objects: Path, view: Path) -> list[tuple[str, str]]:
+class Borrowed(NamedTuple):
+    """What ``borrow_objects`` made: ``(path, why)`` for each thing left out, and the size of the
+    packs it linked (with ``runner.memory_ceiling``, the ceiling of git on them)."""
+
+    refused: list[tuple[str, str]]
+    pack_bytes: int
+
+
+def borrow_objects(objects: Path, view: Path) -> Borrowed:
     """Make ``view`` (a new folder of ours) an object directory git can borrow as an alternate
-    that holds the repository's own objects and nothing else; return ``(path, why)`` for each thing
-    left out.
+    that holds the repository's own objects and nothing else; say what was left out and how big
+    the packs are (``Borrowed``).
 
     git follows an object directory's ``info/alternates`` (and ``info/http-alternates``) to other
     object directories, recursively, and opens whatever its loose objects and packs are: an
@@ -527,13 +536,15 @@ def borrow_objects(objects: Path, view: Path) -> list[tuple[str, str]]:
     try:
         entries = sorted(os.scandir(objects), key=lambda e: e.name)
     except OSError as exc:
-        return [*refused, (os.fspath(objects), f"cannot be listed ({exc.strerror or exc}); no object read")]
+        refused.append((os.fspath(objects), f"cannot be listed ({exc.strerror or exc}); no object read"))
+        return Borrowed(refused, 0)
+    pack_bytes = 0
     for entry in entries:
         if _LOOSE_FOLDER.fullmatch(entry.name):
             _borrow_loose(entry, view / entry.name, refused)
         elif entry.name == "pack":
-            _borrow_packs(entry, view / "pack", refused)
-    return refused
+            pack_bytes = _borrow_packs(entry, view / "pack", refused)
+    return Borrowed(refused, pack_bytes)
 
 
 def _not_regular(entry: os.DirEntry) -> str | None:
@@ -574,22 +585,13 @@ def _borrow_loose(folder: os.DirEntry, target: Path, refused: list[tuple[str, st
             (target / entry.name).symlink_to(entry.path)
 
 
-def pack_bytes(borrowed: Path) -> int:
-    """The size of the packs in ``borrowed`` (a ``pack`` folder ``borrow_objects`` made: links to
-    regular files); with ``runner.memory_ceiling``, the ceiling of git on them."""
-    total = 0
-    with contextlib.suppress(OSError), os.scandir(borrowed) as listing:
-        for entry in listing:
-            if entry.name.endswith(".pack"):
-                with contextlib.suppress(OSError):
-                    total += entry.stat().st_size
-    return total
-
-
-def _borrow_packs(folder: os.DirEntry, target: Path, refused: list[tuple[str, str]]) -> None:
+def _borrow_packs(folder: os.DirEntry, target: Path, refused: list[tuple[str, str]]) -> int:
+    """Link each pack of ``folder`` whose index and pack are regular files into ``target``;
+    return the size of the packs linked."""
     listed = _listing(folder, refused, "no pack is read")
     if listed is None:
-        return
+        return 0
+    total = 0
     files = {entry.name: entry for entry in listed}
     for name in sorted(files):
         if not _PACK_INDEX.fullmatch(name):
@@ -603,6 +605,9 @@ def _borrow_packs(folder: os.DirEntry, target: Path, refused: list[tuple[str, st
             continue
         (target / name).symlink_to(files[name].path)
         (target / pack.name).symlink_to(pack.path)
+        with contextlib.suppress(OSError):
+            total += pack.stat(follow_symlinks=False).st_size  # a regular file: _not_regular said so
+    return total
 
 
 def _skip(stream, size: int) -> None:

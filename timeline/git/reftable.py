@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import cast
 
 from timeline.git.locate import GitLocation, UnsafeFile, path_inside, read_file_safely, resolve_inside
-from timeline.git.objects import ScratchFolder, borrow_objects, pack_bytes
+from timeline.git.objects import ScratchFolder, borrow_objects
 from timeline.git.reflog import ReflogEntry
 from timeline.git.runner import git_failure, git_version, memory_ceiling, run_safe_git
 from timeline.records import Diagnostic
@@ -92,7 +92,7 @@ class ReftableReader(ScratchFolder):
                 init.append("--object-format=sha256")
             self._git([*init, str(self.dir)], git_dir=None, cwd=base)
             view = base / "objects-view"
-            borrow_objects(Path(objects), view)  # what it leaves out, the object queries say (attach)
+            borrowed = borrow_objects(Path(objects), view)  # what it leaves out, the object queries say (attach)
             info = self.dir / "objects" / "info"
             info.mkdir(parents=True, exist_ok=True)
             (info / "alternates").write_text(str(view) + "\n", encoding="utf-8")
@@ -106,7 +106,7 @@ class ReftableReader(ScratchFolder):
                 self._copy_stack(self.loc.git_dir, wt / "reftable")
                 self.head_dir = wt
             tables = sum(table.stat().st_size for table in self.dir.rglob("*.ref"))
-            self.memory = memory_ceiling(pack_bytes(view / "pack") + tables)
+            self.memory = memory_ceiling(borrowed.pack_bytes + tables)
         except BaseException:
             self.close()
             raise
