@@ -20,8 +20,11 @@ Fatal messages, each followed by the process's exit:
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
-__all__ = ["fatal_message", "exception_line", "kept_error", "MAX_ERROR_CHARS"]
+from timeline.records import ParsedRun
+
+__all__ = ["fatal_message", "exception_line", "kept_error", "note_failure", "run_status", "MAX_ERROR_CHARS"]
 
 _FATAL_RE = re.compile(
     r"\b[A-Z]\w* hit an exception\b"
@@ -67,3 +70,37 @@ def kept_error(kept: tuple[int, str] | None, line: int, text: str) -> tuple[int,
     if kept is not None and "See root cause above" in text:
         return kept
     return line, text[:MAX_ERROR_CHARS]
+
+
+class Launch(Protocol):
+    """What a family's run being read keeps of its failures (SGLang's ``Segment``, vLLM's ``_Run``)."""
+
+    fatal: tuple[int, str] | None  # the last fatal message, (line, text)
+    error: tuple[int, str] | None  # the last exception line no ordinary line followed
+    stats: int  # stats lines read
+
+
+def note_failure(run: Launch, line: int, message: str, ordinary: bool) -> None:
+    """A logger line that is no stats line, at ``line``: a fatal message, an exception line, or,
+    when the family judges it ``ordinary``, a line saying the server went on (an exception before
+    it was handled: not kept)."""
+    fatal = fatal_message(message)
+    if fatal is not None:
+        run.fatal = (line, fatal)
+        return
+    error = exception_line(message)
+    if error is not None:
+        run.error = kept_error(run.error, line, error)
+    elif ordinary:
+        run.error = None
+
+
+def run_status(out: ParsedRun, run: Launch) -> None:
+    """``out``'s status from what ``run`` kept: ``crashed``, with the exception line (else the fatal
+    message) as its error; ``no-stats`` without a stats line; else ``ok`` as it is."""
+    failure = run.error or run.fatal
+    if failure is not None:
+        out.status = "crashed"
+        out.error_line, out.error = failure
+    elif not run.stats:
+        out.status = "no-stats"

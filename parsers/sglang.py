@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 from timeline.columns import SampleRows
 from timeline.parsers import values
 from timeline.parsers.dates import ImpossibleStamps, describe_mtime, last_day, real_clock, real_date
-from timeline.parsers.failures import exception_line, fatal_message, kept_error
+from timeline.parsers.failures import exception_line, fatal_message, kept_error, note_failure, run_status
 from timeline.parsers.pyrepr import parse_keyword_repr
 from timeline.parsers.wrappers import RFC3339_RE, rfc3339
 from timeline.records import DateSource, Diagnostic, DiagnosticCode, ParsedRun, add_message
@@ -551,11 +551,7 @@ class Segment:
             run.rank_series = dict(self.ranks)
         run.samples = self.samples
         run.messages = list(self.messages)
-        if self.crashed():
-            run.status = "crashed"
-            run.error_line, run.error = self.error or self.fatal  # type: ignore[misc]  # one is set
-        elif not self.stats:
-            run.status = "no-stats"
+        run_status(run, self)
         if run.start is not None:
             run.date_source = "stamp" if run.start.tzinfo is not None else (self.date_guess or "stamp")
         return run
@@ -724,7 +720,7 @@ class SGLangLogParser:
                 stats = "batch" in message and self._stats_line(seg, lineno, stamp, m, message, rank)
                 if not (stats or config):
                     note(seg.messages, message)
-                    self._failure(seg, lineno, message)
+                    note_failure(seg, lineno, message, ordinary=True)
                     if not seg.sglang and own_message(message, m.group("rank")):
                         seg.sglang = True
             else:
@@ -797,20 +793,6 @@ class SGLangLogParser:
         stamp = (date, time, time)
         self._last_dateless = stamp
         return stamp
-
-    @staticmethod
-    def _failure(seg: Segment, lineno: int, message: str) -> None:
-        """A logger line that is not a stats or ``server_args=`` line: a fatal message, an exception
-        line, or an ordinary line (the server went on: an exception before it was handled)."""
-        fatal = fatal_message(message)
-        if fatal is not None:
-            seg.fatal = (lineno, fatal)
-            return
-        error = exception_line(message)
-        if error is not None:
-            seg.error = kept_error(seg.error, lineno, error)
-        elif seg.error is not None:
-            seg.error = None
 
     def _bare_line(self, seg: Segment, lineno: int, text: str) -> Segment:
         """A stats or ``server_args=`` line printed without any header (``%(message)s`` logging,

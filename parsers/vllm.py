@@ -71,7 +71,7 @@ from typing import Any
 from timeline.columns import SampleRows
 from timeline.parsers import values
 from timeline.parsers.dates import ImpossibleStamps, describe_mtime, last_year, real_clock, real_month_day
-from timeline.parsers.failures import exception_line, fatal_message, kept_error
+from timeline.parsers.failures import exception_line, kept_error, note_failure, run_status
 from timeline.parsers.pyrepr import parse_keyword_repr
 from timeline.parsers.wrappers import Detector, strip_outer
 from timeline.records import DateSource, Diagnostic, ParsedRun, add_message
@@ -458,7 +458,9 @@ class VLLMLogParser:
                 self._stats(run, lineno, stamp, fields, None, None)
                 return
         if level in ("ERROR", "CRITICAL") or run.error is not None:
-            self._failure(run, lineno, message, level)
+            # logger.exception repeats the header on every line of the traceback: those lines are
+            # no sign the server went on
+            note_failure(run, lineno, message, ordinary=level not in ("ERROR", "CRITICAL", "WARNING"))
         if message.startswith("Prefix cache hit rate: GPU:"):  # the stats line before it, continued
             if self._last_sample is not None:
                 for key, value in _fields(message[len("Prefix cache hit rate: ") :]).items():
@@ -520,21 +522,6 @@ class VLLMLogParser:
                 wrap.run.config.setdefault(key, value)
         else:
             wrap.run.config.update(fields)
-
-    @staticmethod
-    def _failure(run: _Run, lineno: int, message: str, level: str) -> None:
-        """A logger line that is no stats line: a fatal message, an exception line (``logger.exception``
-        repeats the header on every line of the traceback), or an ordinary INFO/DEBUG line (the
-        server went on: an exception before it was handled)."""
-        fatal = fatal_message(message)
-        if fatal is not None:
-            run.fatal = (lineno, fatal)
-            return
-        error = exception_line(message)
-        if error is not None:
-            run.error = kept_error(run.error, lineno, error)
-        elif level not in ("ERROR", "CRITICAL", "WARNING"):
-            run.error = None
 
     def _touch(self, run: _Run, lineno: int, stamp: Any, message: str | None = None) -> None:
         """Count a line in ``run``; ``message``: the line is one of ``ParsedRun.messages`` (not a
@@ -671,11 +658,7 @@ class VLLMLogParser:
                 out.rank_series = run.ranks
             out.samples = run.samples
             out.messages = list(run.messages)
-            if run.fatal is not None or run.error is not None:
-                out.status = "crashed"
-                out.error_line, out.error = run.error or run.fatal  # type: ignore[misc]  # one is set
-            elif not run.stats:
-                out.status = "no-stats"
+            run_status(out, run)
             if out.start is not None:
                 out.date_source = year_source if run.first_stamp[0] == "yearless" else "stamp"
             self.runs.append(out)
