@@ -710,7 +710,7 @@ class SGLangLogParser:
                 if first != "[" and m.group("rfc"):
                     stamp = _rfc_stamp(m) or m
                 elif m.group("date") is None:
-                    stamp = self._dateless_stamp(seg, lineno, m.group("time"))
+                    stamp = self._dateless_stamp(lineno, m.group("time"))
                 else:
                     stamp = m
                 if not seg.see(stamp):
@@ -766,15 +766,16 @@ class SGLangLogParser:
         elif seg.date_guess is None:
             seg.date_guess = "dated-line"
 
-    def _dateless_stamp(self, seg: Segment, lineno: int, time: str) -> tuple[str, str, str]:
-        """A time-only stamp (SGLang <= 0.3.2) takes the date of the stamp before it (the run's, else
-        the file's), a day later when the time went back more than an hour (midnight). With no date
-        seen at all it counts days from a stand-in first day, resolved from the file's mtime in
-        ``finish``. A time that is no time of day (25:61:00) changes nothing: it is no reading."""
+    def _dateless_stamp(self, lineno: int, time: str) -> tuple[str, str, str]:
+        """A time-only stamp (SGLang <= 0.3.2) at ``lineno`` of the run being read takes the date of
+        the stamp before it (the run's, else the file's), a day later when the time went back more
+        than an hour (midnight). With no date seen at all it counts days from a stand-in first day,
+        resolved from the file's mtime in ``finish``. A time that is no time of day (25:61:00)
+        changes nothing: it is no reading."""
         if not real_clock(time):
             return (SYNTHETIC_DAY0, time, time)
         date = None
-        last = seg.last_stamp if seg.last_stamp is not None else self._last_dateless
+        last = self.previous_stamp()
         if last is not None:
             date, last_time, _ = stamp_parts(last)
             if date is not None and _seconds(last_time) - _seconds(time) > WRAP_S:
@@ -784,14 +785,9 @@ class SGLangLogParser:
                     date = None
         if date is None:
             date = SYNTHETIC_DAY0
-        if date < "1000":  # days counted from the stand-in: the date will come from the mtime
-            seg.date_guess = "mtime"
-            if self._dateless_line is None:
-                self._dateless_line = lineno
-        elif seg.date_guess is None:
-            seg.date_guess = "dated-line"
         stamp = (date, time, time)
-        self._last_dateless = stamp
+        # a date before 1000: days counted from the stand-in, the date will come from the mtime
+        self.dateless_read(stamp, lineno if date < "1000" else None)
         return stamp
 
     def _bare_line(self, seg: Segment, lineno: int, text: str) -> Segment:
@@ -812,7 +808,7 @@ class SGLangLogParser:
         stamp: Any = None
         if found.time is not None:
             stamp = (
-                self._dateless_stamp(seg, lineno, found.time)
+                self._dateless_stamp(lineno, found.time)
                 if found.date is None
                 else (found.date, found.time, found.stamp_text)
             )
