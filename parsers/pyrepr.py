@@ -29,12 +29,10 @@ last, possibly incomplete, one.
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
 __all__ = ["ReprError", "parse_value", "parse_keyword_repr"]
-
-_CACHE_SIZE = 64
-_cache: dict[str, tuple[dict[str, Any], tuple[str, ...], bool]] = {}  # text -> (fields, problems, all values immutable)
 
 
 class ReprError(ValueError):
@@ -55,15 +53,16 @@ def parse_keyword_repr(text: str) -> tuple[dict[str, Any], list[str]]:
     raises. A server restarted many times in one log prints the same ``server_args`` text each
     time: the result of a text is remembered (a fresh copy each call).
     """
-    found = _cache.get(text)
-    if found is None:
-        from timeline.parsers import _repr_grammar
+    fields, problems, flat = _read_keyword_repr(text)
+    return dict(fields) if flat else copy.deepcopy(fields), list(problems)  # a copy the caller may change
 
-        fields, problems = _repr_grammar.parse_keyword_repr(text)
-        if len(_cache) >= _CACHE_SIZE:
-            _cache.clear()
-        flat = all(value is None or isinstance(value, (str, int, float)) for value in fields.values())
-        found = _cache[text] = (fields, tuple(problems), flat)
-        return copy.deepcopy(fields), list(problems)
-    fields, cached_problems, flat = found
-    return dict(fields) if flat else copy.deepcopy(fields), list(cached_problems)  # a copy the caller may change
+
+@functools.lru_cache(maxsize=64)
+def _read_keyword_repr(text: str) -> tuple[dict[str, Any], tuple[str, ...], bool]:
+    """``parse_keyword_repr``'s fields and problems, and whether every value is immutable (a
+    shallow copy is then a whole one)."""
+    from timeline.parsers import _repr_grammar
+
+    fields, problems = _repr_grammar.parse_keyword_repr(text)
+    flat = all(value is None or isinstance(value, (str, int, float)) for value in fields.values())
+    return fields, tuple(problems), flat
