@@ -4,7 +4,7 @@ import itertools
 import json
 import os
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -24,6 +24,39 @@ def pytest_configure(config: pytest.Config) -> None:
         manager.has_plugin("timeline") or manager.has_plugin("timeline.pytest_plugin") or manager.is_blocked("timeline")
     ):
         manager.import_plugin("timeline.pytest_plugin")
+    config.stash[_SOURCES_AT_START] = _source_files()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """Say so when the code under test changed on disk while the suite ran (a checkout that a merge
+    or a rebase updated under it): subprocesses then run other code than the suite imported, and
+    the parse cache's code version differs between them, so failures need not be the code's."""
+    before, after = config.stash[_SOURCES_AT_START], _source_files()
+    changed = sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        terminalreporter.write_line(
+            f"warning: {len(changed)} source file(s) changed while the tests ran ({shown}): "
+            "a failure may come from that; run the tests in a checkout nothing updates meanwhile",
+            yellow=True,
+            bold=True,
+        )
+
+
+_SOURCES_AT_START = pytest.StashKey[dict[str, tuple[int, int]]]()
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _source_files() -> dict[str, tuple[int, int]]:
+    """The size and mtime of every source file of the package and the tests, by path."""
+    found = {}
+    for folder in ("timeline", "parsers", "tests"):
+        for path in (_ROOT / folder).rglob("*"):
+            if path.suffix in (".py", ".c"):
+                with suppress(OSError):
+                    st = path.stat()
+                    found[os.fspath(path.relative_to(_ROOT))] = (st.st_size, st.st_mtime_ns)
+    return found
 
 
 @pytest.fixture(scope="session", autouse=True)
