@@ -68,6 +68,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from run import run  # noqa: E402
 
 from timeline.git import history as history_module  # noqa: E402
 from timeline.git import objects as objects_module  # noqa: E402
@@ -363,19 +366,6 @@ def checkout_reflog(main: list[str], sides: list[str], dates: dict[str, int], en
     return "\n".join(lines).encode() + b"\n"
 
 
-def _child(cmd: list[str], stdout) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds (user and system: what other processes on a busy machine do not
-    inflate) and peak RSS (bytes) of one child process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in (0, 3):
-        raise RuntimeError(f"{cmd[:3]} failed ({proc.returncode})")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
-
-
 def checkout(entries: int, history: int, repeats: int) -> None:
     """``timeline build EMPTY --repo CHECKOUT --json FILE`` on a checkout whose HEAD log has
     ``entries`` entries, against ``git log -g`` of the same checkout (the reflog listed by git
@@ -409,14 +399,14 @@ def checkout(entries: int, history: int, repeats: int) -> None:
             *["--repo", str(repo), "--no-cache"],
         ]
         commands = {
-            "git log -g": (["git", "-C", str(repo), "log", "-g", "--format=%H %gs"], subprocess.DEVNULL),
-            "build --json": ([*timeline, "--json", str(out)], subprocess.DEVNULL),
-            "build (table)": (timeline, subprocess.DEVNULL),
+            "git log -g": ["git", "-C", str(repo), "log", "-g", "--format=%H %gs"],
+            "build --json": [*timeline, "--json", str(out)],
+            "build (table)": timeline,
         }
         best_of = {name: (float("inf"), float("inf"), 0) for name in commands}
         for _ in range(repeats):
-            for name, (cmd, stdout) in commands.items():
-                wall, cpu, rss = _child(cmd, stdout)
+            for name, cmd in commands.items():
+                wall, cpu, rss = run(cmd)
                 low = best_of[name]
                 best_of[name] = (min(low[0], wall), min(low[1], cpu), max(low[2], rss))
         size = out.stat().st_size
