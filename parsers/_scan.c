@@ -426,6 +426,63 @@ done:
     return result;
 }
 
+/* stamps(block, rows, ids, starts, clocks, dates): of the stamped lines rows (block line numbers;
+ * each line's shape number and start; by shape number, where its "HH:MM:SS" starts and its
+ * "YYYY-MM-DD", -1: a time-only stamp), which have a time that is no real one (as
+ * sglang_fast._unreal tells: hour under 24, minutes and seconds under 60, by their digits' bytes),
+ * as a bool bytearray; the offset of the first dated line's date (-1: none) and whether all the
+ * dated lines have that date. */
+static PyObject *scan_stamps(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer block, rows, ids, starts, clocks, dates;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*:stamps", &block, &rows, &ids, &starts, &clocks, &dates))
+        return NULL;
+    PyObject *result = NULL, *bad = NULL;
+    Py_ssize_t n = rows.len / 8, lines = ids.len / 8, shapes = clocks.len / 8;
+    if (rows.len % 8 || ids.len % 8 || starts.len != ids.len || clocks.len % 8 || dates.len != clocks.len) {
+        PyErr_SetString(PyExc_ValueError, "rows, ids and starts, clocks and dates: int64 columns");
+        goto done;
+    }
+    bad = PyByteArray_FromStringAndSize(NULL, n);
+    if (bad == NULL)
+        goto done;
+    const unsigned char *data = block.buf;
+    char *out = PyByteArray_AS_STRING(bad);
+    int64_t first = -1;
+    int one_day = 1;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        int64_t k = item(&rows, r);
+        int64_t shape = k >= 0 && k < lines ? item(&ids, k) : -1;
+        if (shape < 0 || shape >= shapes) {
+            PyErr_SetString(PyExc_ValueError, "a line not in the block, or its shape not in the tables");
+            goto done;
+        }
+        int64_t start = item(&starts, k), clock = item(&clocks, shape), date = item(&dates, shape);
+        if (start < 0 || start > block.len || clock < 0 || clock > block.len - 8 - start || date < -1 ||
+            (date >= 0 && date > block.len - 10 - start)) {
+            PyErr_SetString(PyExc_ValueError, "a stamp outside the block");
+            goto done;
+        }
+        const unsigned char *time = data + start + clock;
+        out[r] = !((time[0] < '2' || (time[0] == '2' && time[1] < '4')) && time[3] < '6' && time[6] < '6');
+        if (date >= 0) {
+            if (first < 0)
+                first = start + date;
+            else if (one_day && memcmp(data + first, data + start + date, 10) != 0)
+                one_day = 0;
+        }
+    }
+    result = Py_BuildValue("(OLO)", bad, (long long)first, one_day ? Py_True : Py_False);
+done:
+    Py_XDECREF(bad);
+    PyBuffer_Release(&block);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&clocks);
+    PyBuffer_Release(&dates);
+    return result;
+}
+
 static PyObject *index_len(ShapeIndex *self, PyObject *Py_UNUSED(ignored)) {
     return PyLong_FromSsize_t(self->count);
 }
@@ -455,6 +512,9 @@ static PyTypeObject ShapeIndexType = {
 static PyMethodDef scan_functions[] = {
     {"decimals", scan_decimals, METH_VARARGS,
      "decimals(block, at, width, point) -> the plain decimals at offsets at, as a float64 bytearray."},
+    {"stamps", scan_stamps, METH_VARARGS,
+     "stamps(block, rows, ids, starts, clocks, dates) -> (bad, first date's offset, one day): the stamped "
+     "lines' times that are no real ones."},
     {"series", scan_series, METH_VARARGS,
      "series(block, ids, starts, offsets, widths, points) -> (rows, at, width, numbers, plain): one "
      "series' values in a block's lines."},

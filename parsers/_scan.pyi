@@ -13,3 +13,6 @@ def decimals(block: Buffer, at: Buffer, width: Buffer, point: Buffer, /) -> byte
 def series(
     block: Buffer, ids: Buffer, starts: Buffer, offsets: Buffer, widths: Buffer, points: Buffer, /
 ) -> tuple[bytes, bytes, bytes, bytes, bytes]: ...
+def stamps(
+    block: Buffer, rows: Buffer, ids: Buffer, starts: Buffer, clocks: Buffer, dates: Buffer, /
+) -> tuple[bytearray, int, bool]: ...

@@ -808,7 +808,7 @@ class _FastFeeder:
         if table.other.any() and table.other[ids].any():
             raise _HandBack
         code = table.kind[ids]
-        unreal = _unreal(buf, np.flatnonzero((code == _STATS) | (code == _HEADER)), ids, starts, table)
+        unreal = _unreal(buf, np.flatnonzero((code == _STATS) | (code == _HEADER)), ids, starts, table, book.compiled)
         if len(unreal):  # their stamps are no real date and time: the generic parser tallies them
             code[unreal] = _GENERIC
         values = self.values(buf, starts, ids)
@@ -1089,12 +1089,18 @@ class _Stamps:
         )
 
 
-def _unreal(buf: bytes, rows, ids, starts, table: _ShapeTable) -> Any:
+def _unreal(buf: bytes, rows, ids, starts, table: _ShapeTable, compiled: bool) -> Any:
     """Which of the stamped lines ``rows`` (block line numbers) have a stamp that is no real date
     and time (``dates.real_clock``, ``dates.real_date``), all at once: the clocks by their digits'
-    bytes, the dates by each distinct one (a block has a day or two)."""
+    bytes, the dates by each distinct one (a block has a day or two). ``compiled``: the clocks,
+    and whether the block has one day, by the compiled scanner (``_scan.stamps``)."""
     if not len(rows):
         return rows
+    if compiled:
+        bad, first, one_day = _scan.stamps(buf, rows, ids, starts, table.clock, table.date)
+        if first < 0 or (one_day and real_date(buf[first : first + 10].decode("ascii"))):
+            return rows[np.frombuffer(bad, bool)]
+        # dates of several days, or an impossible one: numpy's reading below tells which lines
     a = np.frombuffer(buf, np.uint8)
     shapes = ids[rows]
     clock = starts[rows] + table.clock[shapes]

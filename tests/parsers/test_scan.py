@@ -207,3 +207,66 @@ def test_series_reads_each_shapes_value_or_refuses(scan, block: bytes, lines, ta
     got = scan.series(block, ids, starts, offsets, widths, points)
     kinds = (np.int64, np.int64, np.int64, np.float64, bool)
     assert [np.frombuffer(column, kind).tolist() for column, kind in zip(got, kinds, strict=True)] == list(expected)
+
+
+two_digits = st.integers(0, 99).map(lambda n: f"{n:02d}")
+stamped_line = st.one_of(
+    st.builds(
+        lambda y, m, d, hh, mm, ss: f"[20{y}-{m}-{d} {hh}:{mm}:{ss}] x",
+        two_digits,
+        st.sampled_from(["01", "02", "12", "13", "00"]),
+        st.sampled_from(["01", "28", "29", "30", "31"]),
+        two_digits,
+        two_digits,
+        two_digits,
+    ),
+    st.builds(lambda hh, mm, ss: f"[{hh}:{mm}:{ss}] y", two_digits, two_digits, two_digits),
+)
+
+
+@SETTINGS
+@given(lines=st.lists(stamped_line, min_size=1, max_size=30))
+def test_stamps_tell_the_unreal_ones_as_numpy_does(scan, lines: list[str]) -> None:
+    """Dated and time-only stamps, real or not (25:61:99, February 30), of one day or several:
+    ``_unreal`` with the compiled scanner picks the lines numpy picks."""
+    np = sglang_fast._numpy()
+    block = "".join(line + "\n" for line in lines).encode()
+    starts = np.array([0] + [m + 1 for m in np.flatnonzero(np.frombuffer(block, np.uint8) == 10)[:-1]], np.int64)
+    ids = np.array([0 if line.endswith(" x") else 1 for line in lines], np.int64)
+    table = sglang_fast._ShapeTable(*([np.zeros(2, np.int64)] * 7), np.array([1, -1]), np.array([12, 1]))
+    rows = np.arange(len(lines), dtype=np.int64)
+    compiled = sglang_fast._unreal(block, rows, ids, starts, table, True)
+    assert compiled.tolist() == sglang_fast._unreal(block, rows, ids, starts, table, False).tolist()
+
+
+@SETTINGS
+@given(
+    block=st.binary(max_size=40),
+    lines=st.lists(st.tuples(st.integers(-1, 3), st.integers(-2, 45)), max_size=6),
+    rows=st.lists(st.integers(-1, 6), max_size=6),
+    shapes=st.lists(st.tuples(st.integers(-2, 45), st.integers(-2, 45)), min_size=1, max_size=3),
+)
+def test_stamps_outside_the_block_are_refused(scan, block: bytes, lines, rows, shapes) -> None:
+    """Line numbers, shape numbers, starts, clock and date offsets from anywhere: a ValueError
+    unless every stamp read lies in the block."""
+    np = sglang_fast._numpy()
+    ids, starts = (np.array([line[k] for line in lines], np.int64) for k in range(2))
+    clocks, dates = (np.array([shape[k] for shape in shapes], np.int64) for k in range(2))
+
+    def inside(row: int) -> bool:
+        if not 0 <= row < len(lines) or not 0 <= lines[row][0] < len(shapes):
+            return False
+        start, (clock, date) = lines[row][1], shapes[lines[row][0]]
+        return (
+            0 <= start <= len(block)
+            and clock >= 0
+            and start + clock + 8 <= len(block)
+            and (date == -1 or (date >= 0 and start + date + 10 <= len(block)))
+        )
+
+    if all(map(inside, rows)):
+        bad, _, _ = scan.stamps(block, np.array(rows, np.int64), ids, starts, clocks, dates)
+        assert len(bad) == len(rows)
+    else:
+        with pytest.raises(ValueError):
+            scan.stamps(block, np.array(rows, np.int64), ids, starts, clocks, dates)
