@@ -21,14 +21,15 @@ rounds:
   with the default workers and with one (``TIMELINE_JOBS=1``);
 * the same with the parse cache warm (a cache folder of the benchmark's own, filled first).
 
-It prints the machine (cores, CPU model, Python, load average: the ratios are what carry over
-from a busy machine), each command's median, and each round's ratio of the loop's time to
-timeline's with its lowest (targets: at least 3x the loop, 2x with one worker; peak RSS at most
-300 MB). Then: ``--small`` logs of ``--small-size`` (default 1,000 of 46 KB, under the 64 KiB of
-a block) in one folder against one file of the same lines, one after the other (the same runs:
-target within 1.3x), default workers and one; start-up of ``timeline --help`` and of ``timeline
-build`` on an empty folder (target: under 0.5 s); ``--samples`` on a ``--samples-size`` log (40
-MB: time, peak RSS, bytes a stats line); and the reflog benchmark, ``benchmarks/reflog_speed.py``.
+It prints the machine (cores, CPU model, Python, load average: the ratios are what carry over from
+a busy machine; whether the SGLang line scanner was compiled), each command's median, and each
+round's ratio of the loop's time to timeline's with its lowest (targets: at least 3x the loop, 2x
+with one worker; peak RSS at most 300 MB). Then: ``--small`` logs of ``--small-size`` (default
+1,000 of 46 KB, under the 64 KiB of a block) in one folder against one file of the same lines, one
+after the other (the same runs: target within 1.3x), default workers and one; start-up of
+``timeline --help`` and of ``timeline build`` on an empty folder (target: under 0.5 s);
+``--samples`` on a ``--samples-size`` log (40 MB: time, peak RSS, bytes a stats line); and the
+reflog benchmark, ``benchmarks/reflog_speed.py``.
 """
 
 from __future__ import annotations
@@ -130,7 +131,20 @@ def machine() -> str:
     except OSError:
         pass
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return f"{os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}, load average {load}"
+    return (
+        f"{os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}, load average {load}, "
+        f"SGLang line scanner: {scanner()}"
+    )
+
+
+def scanner() -> str:
+    """Which line scanner the installed timeline reads SGLang blocks with (parsers/_scan.c is an
+    optional extension: numpy does its work where it was not built)."""
+    code = "from timeline.parsers import sglang_fast; print(sglang_fast.COMPILED_SCANNER)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tempfile.gettempdir())
+    return {"True": "compiled (parsers/_scan.c)", "False": "numpy (parsers/_scan.c not built)"}.get(
+        done.stdout.strip(), "unknown"
+    )
 
 
 def one_worker(cmd: list[str]) -> list[str]:

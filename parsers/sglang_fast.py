@@ -25,12 +25,14 @@ as the generic parser dates them one by one (``_Stamps``: the date of the stamp 
 later past midnight). ``tests/parsers/test_sglang_fast.py`` checks that both paths give
 identical results, on the fixtures and on generated logs.
 
-The per-byte work of a block - finding its lines, making each one's shape and looking it up, and
-reading the plain decimals - is done by a compiled scanner (``_scan.c``: ``Shapes.index``,
-``_compiled_decimals``) when the install built it (an optional extension: without a C compiler,
-numpy and ``bytes.split`` do it, ``_FastFeeder.lines``, ``_read_decimals``; both read every
-block the same, which the tests check). On a 400 MB log it took the block reading from 1.26 s
-of CPU to 0.81 s: the look-up of a shape in a dict, one bytes object a line, was most of it.
+The per-byte work of a block - finding its lines, making each one's shape and looking it up,
+reading the series' plain decimals, checking the stamps' clocks - is done by a compiled scanner
+(``_scan.c``: ``Shapes.index``, ``Shapes.series``, ``_compiled_decimals``, ``_unreal``) when the
+install built it (an optional extension: without a C compiler, numpy and ``bytes.split`` do it,
+the reference; both read every block the same, which the tests check). ``parse_file`` of
+``benchmarks/gen.py``'s 400 MB log: 1.45 s of CPU with numpy, 0.66 s with the scanner (lowest of
+5 interleaved rounds on 2 busy cores, load 7); a dict look-up of each line's shape, one bytes
+object a line, was most of the difference.
 
 ``feed_blocks(parser, log)`` is the entry point; ``parsers.parse_file`` uses it for UTF-8 logs of at
 least ``FAST_MIN_BYTES`` (numpy is imported only then), and for smaller ones too once numpy is
@@ -74,8 +76,9 @@ try:
     from timeline.parsers import _scan
 except ImportError:
     _scan = None  # type: ignore[assignment]
+COMPILED_SCANNER = _scan is not None  # (benchmarks/run.py says which one it measured)
 
-__all__ = ["FAST_MIN_BYTES", "dispatch", "feed_blocks", "prepare"]
+__all__ = ["COMPILED_SCANNER", "FAST_MIN_BYTES", "dispatch", "feed_blocks", "prepare"]
 
 FAST_MIN_BYTES = 64 << 10  # smaller files are read line by line, unless numpy is imported already:
 LOADED_MIN_BYTES = 0  # then files of this size or more take the block path too (``prepare``)

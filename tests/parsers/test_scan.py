@@ -116,32 +116,6 @@ def test_a_shape_has_no_digit_but_0(scan) -> None:
         index.scan("text, not bytes")
 
 
-plain_decimals = st.builds(
-    lambda digits, point: digits[:point] + "." + digits[point:] if point is not None else digits,
-    st.text("0123456789", min_size=1, max_size=8),
-    st.none() | st.integers(0, 8),
-).filter(lambda text: len(text) <= sglang_fast.WORD)
-
-
-@SETTINGS
-@given(values=st.lists(st.tuples(plain_decimals, st.binary(max_size=12)), min_size=1, max_size=40))
-def test_decimals_are_numpys_and_floats(scan, values: list[tuple[str, bytes]]) -> None:
-    """The compiled reading of plain decimals is ``_read_decimals``' (numpy) and ``float()``'s, up
-    to the block's last byte."""
-    np = sglang_fast._numpy()
-    buf = b"".join(text.encode() + after for text, after in values)
-    starts, at = [], 0
-    for text, after in values:
-        starts.append(at)
-        at += len(text) + len(after)
-    value_at = np.array(starts, np.int64)
-    width = np.array([len(text) for text, _ in values], np.int64)
-    point = np.array([len(text) - text.find(".") if "." in text else 0 for text, _ in values], np.int64)
-    compiled = sglang_fast._compiled_decimals(buf, value_at, width, point)
-    reference = sglang_fast._read_decimals(buf, sglang_fast._words(buf), value_at, width, point)
-    assert compiled.tolist() == reference.tolist() == [float(text) for text, _ in values]
-
-
 @SETTINGS
 @given(
     block=st.binary(max_size=64),

@@ -155,8 +155,9 @@ plain_decimals = st.builds(
 @SETTINGS
 @given(values=st.lists(st.tuples(plain_decimals, st.binary(max_size=12)), min_size=1, max_size=40))
 def test_word_decimals_read_like_float(values: list[tuple[str, bytes]]) -> None:
-    """``_decimals`` (eight bytes at a time) reads every plain decimal as ``float()`` does, whatever
-    follows it in the word: "5.", ".5", "007", eight digits."""
+    """``_decimals`` (eight bytes at a time), and the compiled scanner's reading, read every plain
+    decimal as ``float()`` does, whatever follows it in the word: "5.", ".5", "007", eight digits
+    (the scanner's up to the block's last byte)."""
     np = sglang_fast._numpy()
     buf = b"".join(text.encode() + after for text, after in values) + bytes(sglang_fast.WORD)
     starts, at = [], 0
@@ -167,7 +168,11 @@ def test_word_decimals_read_like_float(values: list[tuple[str, bytes]]) -> None:
     width = np.array([len(text) for text, _ in values])
     point = np.array([len(text) - text.find(".") if "." in text else 0 for text, _ in values])
     got = sglang_fast._decimals(words[starts].view("<u8").ravel(), width, point)
-    assert got.tolist() == [float(text) for text, _ in values]
+    expected = [float(text) for text, _ in values]
+    assert got.tolist() == expected
+    if reading.SGLANG_SHAPES.compiled:
+        compiled = sglang_fast._compiled_decimals(buf[: -sglang_fast.WORD], np.array(starts), width, point)
+        assert compiled.tolist() == expected
 
 
 def test_values_of_every_width_and_form(tmp_path: Path, monkeypatch) -> None:
