@@ -208,18 +208,6 @@ done:
     return result;
 }
 
-static PyObject *index_clear(ShapeIndex *self, PyObject *Py_UNUSED(ignored)) {
-    Slot *slots = PyMem_Calloc(64, sizeof(Slot));
-    if (slots == NULL)
-        return PyErr_NoMemory();
-    free_slots(self->slots, self->capacity);
-    self->slots = slots;
-    self->capacity = 64;
-    self->count = 0;
-    memset(self->recent, 0, sizeof(self->recent));
-    Py_RETURN_NONE;
-}
-
 /* Room for at least count more lines in the three columns. */
 static int grow(int64_t **columns, Py_ssize_t *capacity, Py_ssize_t count) {
     if (count <= *capacity)
@@ -490,7 +478,6 @@ static PyObject *index_len(ShapeIndex *self, PyObject *Py_UNUSED(ignored)) {
 static PyMethodDef index_methods[] = {
     {"add", (PyCFunction)index_add, METH_VARARGS,
      "add(shape, number): remember a shape (a line with its digits 1-9 made 0) as number (0 or more)."},
-    {"clear", (PyCFunction)index_clear, METH_NOARGS, "clear(): forget every shape."},
     {"scan", (PyCFunction)index_scan, METH_VARARGS,
      "scan(block) -> (ids, starts, ends): each newline-ended line's shape number (-1: unknown), start "
      "and end (its newline's offset), as int64 bytearrays."},
