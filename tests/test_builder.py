@@ -7,7 +7,6 @@ import gzip
 import math
 import os
 import socket
-import subprocess
 import threading
 from array import array
 from datetime import datetime, timezone
@@ -201,30 +200,15 @@ def test_no_logs_is_an_error_naming_the_path_unless_allowed(tmp_path):
     assert timeline.runs == [] and [w.code for w in timeline.warnings] == ["not-a-file"]
 
 
-def git(repo: Path, *args: str, at: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL="/dev/null",
-        GIT_AUTHOR_NAME="Ann",
-        GIT_AUTHOR_EMAIL="ann@example.com",
-        GIT_COMMITTER_NAME="Ann",
-        GIT_COMMITTER_EMAIL="ann@example.com",
-        GIT_AUTHOR_DATE=at,
-        GIT_COMMITTER_DATE=at,
-    )
-    done = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
-def test_a_reflog_clock_stepping_back_is_said_and_the_runs_then_are_ambiguous(tmp_path):
+def test_a_reflog_clock_stepping_back_is_said_and_the_runs_then_are_ambiguous(tmp_path, git_script):
     repo = tmp_path / "repo"
     repo.mkdir()
-    git(repo, "init", "-q", "-b", "main", at="2026-03-02T09:00:00Z")
-    for n, at in enumerate(["2026-03-02T09:00:00Z", "2026-03-02T12:00:00Z", "2026-03-02T11:00:00Z"]):
+    git_script.git(repo, "init", "-q", "-b", "main", at=datetime(2026, 3, 2, 9, tzinfo=timezone.utc))
+    for n, hour in enumerate([9, 12, 11]):
+        at = datetime(2026, 3, 2, hour, tzinfo=timezone.utc)
         (repo / "f.txt").write_text(f"{n}\n")
-        git(repo, "add", "f.txt", at=at)
-        git(repo, "commit", "-q", "-m", f"c{n}", at=at)  # the third: the clock set back an hour
+        git_script.git(repo, "add", "f.txt", at=at)
+        git_script.git(repo, "commit", "-q", "-m", f"c{n}", at=at)  # the third: the clock set back an hour
     logs = tmp_path / "logs"
     write_sglang_log(
         logs / "server.log",
@@ -236,7 +220,7 @@ def test_a_reflog_clock_stepping_back_is_said_and_the_runs_then_are_ambiguous(tm
     assert step.message.startswith("the reflog's clock steps back 3600 s here (e3)")
     # 11:30 was read twice: on c1 (before the step) and on c2 (after it); 14:00 only once
     assert [r.attribution for r in timeline.runs] == ["ambiguous", "exact"]
-    head = git(repo, "rev-parse", "HEAD", at="2026-03-02T15:00:00Z")
+    head = git_script.git(repo, "rev-parse", "HEAD", at=datetime(2026, 3, 2, 15, tzinfo=timezone.utc))
     assert timeline.runs[0].commit == head and len(timeline.runs[0].candidate_commits) == 3
     said = [w.message for w in timeline.warnings if w.line == timeline.runs[0].first_line and "ambiguous" in w.message]
     assert said and said[0].endswith("(the reflog's clock stepped back around then)")
