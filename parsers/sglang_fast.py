@@ -1068,9 +1068,12 @@ class _Stamps:
         at = self.starts[rows] + self.date_at
         words = _words(buf)
         if words is not None and len(rows) > 1:
-            # In order (the common case)? "YY-MM-DD" and "HH:MM:SS" as big-endian words compare as text.
-            day, clock = words[at + 2].byteswap(), words[at + 11].byteswap()
-            later = (day[1:] > day[:-1]) | ((day[1:] == day[:-1]) & (clock[1:] >= clock[:-1]))
+            # In order (the common case)? "YYYY-MM-", "YY-MM-DD" and "HH:MM:SS" as big-endian words
+            # compare as text (the first for the century: "2000-01-01" comes after "1999-12-31").
+            head, day, clock = (words[at + offset].byteswap() for offset in (0, 2, 11))
+            same = head[1:] == head[:-1]
+            later = (head[1:] > head[:-1]) | (same & (day[1:] > day[:-1]))
+            later |= same & (day[1:] == day[:-1]) & (clock[1:] >= clock[:-1])
             if later.all():
                 for k in (0, len(rows) - 1):
                     key = buf[int(at[k]) : int(at[k]) + 19].decode("ascii")

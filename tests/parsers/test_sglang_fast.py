@@ -475,3 +475,18 @@ def test_small_logs_take_the_block_path_once_numpy_is_imported(tmp_path: Path, m
     assert repr(parse_file(path)) == repr(slow) and not calls
     sglang_fast.prepare(1000 * path.stat().st_size)  # a thousand of them
     assert repr(parse_file(path)) == repr(slow) and calls
+
+
+def test_ranks_out_of_order_across_a_new_century(tmp_path: Path, monkeypatch) -> None:
+    """A rank's line of "1999-12-31 23:59:59" after one of "2000-01-01 00:00:05" (and a last line
+    a century later): the earliest stamp, six seconds before the first line's, is the run's
+    start, as line by line (the years' last two digits alone would put the stamps in order)."""
+    line = (
+        "[{}] Decode batch. #running-req: 64, #token: 41234, token usage: 0.02, cuda graph: True, "
+        "gen throughput (token/s): 2710.45, #queue-req: 0, "
+    )
+    stamps = ["2000-01-01 00:00:05 TP0", "1999-12-31 23:59:59 TP1", "2099-12-31 23:59:59 TP0"]
+    path = tmp_path / "new-century.log"
+    path.write_text("".join(line.format(stamp) + "\n" for stamp in stamps))
+    fast, slow = both(path, monkeypatch)
+    assert fast == slow and "'start': datetime.datetime(1999, 12, 31, 23, 59, 59)" in slow
