@@ -471,6 +471,39 @@ done:
     return result;
 }
 
+/* ordered(block, at): are the dated stamps "YYYY-MM-DD HH:MM:SS" at the offsets at (int64) in
+ * order, each (date, time) at or after the one before, compared as text (sglang_fast._Stamps.extremes)? */
+static PyObject *scan_ordered(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer block, at;
+    if (!PyArg_ParseTuple(args, "y*y*:ordered", &block, &at))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = at.len / 8;
+    const char *data = block.buf;
+    int ordered = 1;
+    if (at.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "at: an int64 column");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t offset = item(&at, k);
+        if (offset < 0 || offset > block.len - 19) {
+            PyErr_SetString(PyExc_ValueError, "a stamp outside the block");
+            goto done;
+        }
+        if (ordered && k) {
+            const char *stamp = data + offset, *before = data + item(&at, k - 1);
+            int date = memcmp(stamp, before, 10);
+            ordered = date > 0 || (date == 0 && memcmp(stamp + 11, before + 11, 8) >= 0);
+        }
+    }
+    result = Py_NewRef(ordered ? Py_True : Py_False);
+done:
+    PyBuffer_Release(&block);
+    PyBuffer_Release(&at);
+    return result;
+}
+
 static PyObject *index_len(ShapeIndex *self, PyObject *Py_UNUSED(ignored)) {
     return PyLong_FromSsize_t(self->count);
 }
@@ -499,6 +532,8 @@ static PyTypeObject ShapeIndexType = {
 static PyMethodDef scan_functions[] = {
     {"decimals", scan_decimals, METH_VARARGS,
      "decimals(block, at, width, point) -> the plain decimals at offsets at, as a float64 bytearray."},
+    {"ordered", scan_ordered, METH_VARARGS,
+     "ordered(block, at) -> whether the dated stamps at the offsets at are in order."},
     {"stamps", scan_stamps, METH_VARARGS,
      "stamps(block, rows, ids, starts, clocks, dates) -> (bad, first date's offset, one day): the stamped "
      "lines' times that are no real ones."},

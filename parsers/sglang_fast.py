@@ -1066,23 +1066,32 @@ class _Stamps:
             return
         buf, rows = self.buf, self.rows
         at = self.starts[rows] + self.date_at
-        words = _words(buf)
-        if words is not None and len(rows) > 1:
-            # In order (the common case)? "YYYY-MM-", "YY-MM-DD" and "HH:MM:SS" as big-endian words
-            # compare as text (the first for the century: "2000-01-01" comes after "1999-12-31").
-            head, day, clock = (words[at + offset].byteswap() for offset in (0, 2, 11))
-            same = head[1:] == head[:-1]
-            later = (head[1:] > head[:-1]) | (same & (day[1:] > day[:-1]))
-            later |= same & (day[1:] == day[:-1]) & (clock[1:] >= clock[:-1])
-            if later.all():
-                for k in (0, len(rows) - 1):
-                    key = buf[int(at[k]) : int(at[k]) + 19].decode("ascii")
-                    seg.see_key((key[:10], key[11:19]), self.stamp(k))
-                return
+        if len(rows) > 1 and self.in_order(at):
+            for k in (0, len(rows) - 1):
+                key = buf[int(at[k]) : int(at[k]) + 19].decode("ascii")
+                seg.see_key((key[:10], key[11:19]), self.stamp(k))
+            return
         keys = np.frombuffer(buf, np.uint8)[at[:, None] + _STAMP_BYTES].view("S19").ravel()
         for k in (int(np.argmin(keys)), len(keys) - 1 - int(np.argmax(keys[::-1]))):
             key = keys[k].decode("ascii")
             seg.see_key((key[:10], key[11:19]), self.stamp(k))
+
+    def in_order(self, at) -> bool:
+        """Are the dated stamps at ``at`` (the offsets of their "YYYY-MM-DD HH:MM:SS") in order, the
+        common case? By the compiled scanner (``_scan.ordered``) or by numpy: "YYYY-MM-", "YY-MM-DD"
+        and "HH:MM:SS" as big-endian words compare as text (the first for the century: "2000-01-01"
+        comes after "1999-12-31")."""
+        buf = self.buf
+        if self.feeder.book.compiled:
+            return _scan.ordered(buf, np.ascontiguousarray(at, np.int64))
+        words = _words(buf)
+        if words is None:
+            return False
+        head, day, clock = (words[at + offset].byteswap() for offset in (0, 2, 11))
+        same = head[1:] == head[:-1]
+        later = (head[1:] > head[:-1]) | (same & (day[1:] > day[:-1]))
+        later |= same & (day[1:] == day[:-1]) & (clock[1:] >= clock[:-1])
+        return bool(later.all())
 
     def date_time_only(self, first: int) -> None:
         """Tell the parser of the time-only stamps read (``SGLangLogParser.dateless_read``)."""

@@ -242,3 +242,35 @@ def test_stamps_outside_the_block_are_refused(scan, block: bytes, lines, rows, s
     else:
         with pytest.raises(ValueError):
             scan.stamps(block, np.array(rows, np.int64), ids, starts, clocks, dates)
+
+
+dated_stamp = st.builds(
+    lambda year, month, day, clock: f"{year}-{month}-{day} {clock}",
+    st.sampled_from(["1999", "2000", "2026", "2099", "2100"]),
+    st.sampled_from(["01", "12"]),
+    st.sampled_from(["01", "31"]),
+    st.sampled_from(["00:00:00", "23:59:59", "12:00:00"]),
+)
+
+
+@SETTINGS
+@given(stamps=st.lists(dated_stamp, max_size=8), gap=st.binary(max_size=5).filter(lambda b: b"\n" not in b))
+def test_ordered_compares_date_then_time_as_text(scan, stamps: list[str], gap: bytes) -> None:
+    """The stamps are in order when each (date, time) is at or after the one before, as text:
+    whole years, across centuries."""
+    np = sglang_fast._numpy()
+    block = b"".join(gap + stamp.encode() + b"\n" for stamp in stamps)
+    at = np.arange(len(stamps), dtype=np.int64) * (len(gap) + 20) + len(gap)
+    keys = [(stamp[:10], stamp[11:]) for stamp in stamps]
+    assert scan.ordered(block, at) == all(b >= a for a, b in zip(keys, keys[1:], strict=False))
+
+
+@SETTINGS
+@given(block=st.binary(max_size=40), at=st.lists(st.integers(-3, 45), max_size=5))
+def test_ordered_refuses_stamps_outside_the_block(scan, block: bytes, at: list[int]) -> None:
+    np = sglang_fast._numpy()
+    if all(0 <= offset <= len(block) - 19 for offset in at):
+        assert scan.ordered(block, np.array(at, np.int64)) in (True, False)
+    else:
+        with pytest.raises(ValueError):
+            scan.ordered(block, np.array(at, np.int64))
