@@ -26,13 +26,13 @@ later past midnight). ``tests/parsers/test_sglang_fast.py`` checks that both pat
 identical results, on the fixtures and on generated logs.
 
 The per-byte work of a block - finding its lines, making each one's shape and looking it up,
-reading the series' plain decimals, checking the stamps' clocks - is done by a compiled scanner
-(``_scan.c``: ``Shapes.index``, ``Shapes.series``, ``_compiled_decimals``, ``_unreal``) when the
-install built it (an optional extension: without a C compiler, numpy and ``bytes.split`` do it,
-the reference; both read every block the same, which the tests check). ``parse_file`` of
-``benchmarks/gen.py``'s 400 MB log: 1.45 s of CPU with numpy, 0.66 s with the scanner (lowest of
-5 interleaved rounds on 2 busy cores, load 7); a dict look-up of each line's shape, one bytes
-object a line, was most of the difference.
+reading the series' plain decimals, checking the stamps' clocks and order - is done by a compiled
+scanner (``_scan.c``: ``Shapes.index``, ``Shapes.series``, ``_compiled_decimals``, ``_unreal``,
+``_Stamps.in_order``) when the install built it (an optional extension: without a C compiler, numpy
+and ``bytes.split`` do it, the reference; both read every block the same, which the tests check).
+``parse_file`` of ``benchmarks/gen.py``'s 400 MB log: 1.45 s of CPU with numpy, 0.66 s with the
+scanner (lowest of 5 interleaved rounds on 2 busy cores, load 7); a dict look-up of each line's
+shape, one bytes object a line, was most of the difference.
 
 ``feed_blocks(parser, log)`` is the entry point; ``parsers.parse_file`` uses it for UTF-8 logs of at
 least ``FAST_MIN_BYTES`` (numpy is imported only then), and for smaller ones too once numpy is
