@@ -130,6 +130,8 @@ def _binary_reason(head: bytes, encoding: str) -> str | None:
     """Why the first bytes of a (decompressed) file are not a text log, or None."""
     if not head:
         return None
+    if head.isascii():  # every byte one character, none undecodable (UTF-8 and its BOM are not ASCII)
+        return "not a text log (binary data), skipped" if b"\x00" in head else None
     decoded = codecs.getincrementaldecoder(encoding)("replace").decode(head, False)
     if "\x00" in decoded:
         return "not a text log (binary data), skipped"
@@ -147,17 +149,18 @@ class _ByteStream(Protocol):
     def close(self) -> None: ...
 
 
-def _open_regular(path: str | os.PathLike) -> BinaryIO:
-    """``open(path, "rb")`` of a regular file only: opened non-blocking and checked with ``fstat``
-    first, so a FIFO (even one swapped in after the caller looked) never blocks the read."""
+def _open_regular(path: str | os.PathLike) -> tuple[BinaryIO, os.stat_result]:
+    """``open(path, "rb")`` of a regular file only, and its ``fstat``: opened non-blocking and
+    checked first, so a FIFO (even one swapped in after the caller looked) never blocks the read."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
+        mode = st.st_mode
         if not stat.S_ISREG(mode):
             kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a socket or device"
             raise NotTextError(f"not a regular file ({kind}), skipped, never read", "not-a-file")
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return os.fdopen(fd, "rb"), st
     except BaseException:
         os.close(fd)
         raise
@@ -167,7 +170,7 @@ class LogLines:
     """An open text log: iterate to get ``(line_number, text)``. Use as a context manager."""
 
     def __init__(self, path: str | os.PathLike, max_expansion: float = MAX_EXPANSION) -> None:
-        raw: BinaryIO = _open_regular(path)
+        raw, self.stat = _open_regular(path)  # the file read, as it was when opened (its size, its mtime)
         self._raw = raw
         self.max_expansion = max_expansion
         self._budget: int | None = None  # the decompressed bytes a compressed log may expand to
@@ -201,7 +204,7 @@ class LogLines:
                     raise NotTextError(ZSTD_MISSING, "zstd-missing")
                 stream = zstd
             if self.compression is not None:
-                self._budget = max(MIN_EXPANSION_BYTES, int(max_expansion * os.fstat(raw.fileno()).st_size))
+                self._budget = max(MIN_EXPANSION_BYTES, int(max_expansion * self.stat.st_size))
             self._stream = stream
             self._broken: BaseException | None = None  # a decompression error met in the head
             self._head = self._read_head(stream)
@@ -352,7 +355,7 @@ class LogLines:
                 if budget is not None and expanded > budget:
                     raise ExpansionLimit(
                         f"the {self.compression} stream expands more than {self.max_expansion:g} times the file's "
-                        f"{os.fstat(self._raw.fileno()).st_size:,} bytes (a decompression bomb?): read up to "
+                        f"{self.stat.st_size:,} bytes (a decompression bomb?): read up to "
                         f"{budget:,} bytes of it"
                     )
                 yield block

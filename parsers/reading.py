@@ -66,11 +66,7 @@ def parse_file(
         result.diagnostics.append(Diagnostic(src, None, message, "unreadable"))
         return result
     log.progress = progress
-    try:
-        mtime: float | None = os.stat(path).st_mtime
-    except (OSError, ValueError):
-        mtime = None
-
+    mtime = log.stat.st_mtime
     sglang = SGLangLogParser(src, keep_samples=keep_samples, mtime=mtime, finish_run=finish_run)
     vllm = VLLMLogParser(src, keep_samples=keep_samples, mtime=mtime)
     bench = BenchParser(src, is_server_record=is_server_record, keep_samples=keep_samples)
