@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -67,3 +69,34 @@ def test_workers_that_fail_leave_the_work_here(tmp_path, monkeypatch):
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Broken)
     assert _document(folder, "2") == expected
+
+
+def test_the_parsers_are_imported_before_the_workers_fork(tmp_path, monkeypatch):
+    """Imported once in the main process, not again in each worker (pyparsing's grammar too)."""
+    import concurrent.futures
+
+    folder = _folder(tmp_path)
+    calls = []
+    monkeypatch.setattr(builder, "preload", lambda: calls.append("preload"))
+    real = concurrent.futures.ProcessPoolExecutor
+
+    def pool(*args, **kwargs):
+        calls.append("fork")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", pool)
+    _document(folder, "2")
+    assert calls == ["preload", "fork"]
+    calls.clear()
+    _document(folder, "1")
+    assert calls == []  # no workers: imported when first needed, as ever
+
+
+def test_preload_imports_the_parsers_and_the_grammar():
+    code = (
+        "import sys; from timeline.parsers import preload; preload(); "
+        "print(all(m in sys.modules for m in ('pyparsing', 'timeline.parsers._repr_grammar', "
+        "'timeline.parsers.reading', 'timeline.parsers.vllm')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True"

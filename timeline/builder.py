@@ -41,7 +41,7 @@ from timeline.model import (
     Timeline,
     run_order,
 )
-from timeline.parsers import parse_file
+from timeline.parsers import parse_file, preload
 from timeline.records import ParsedRun, SeriesDigest
 
 if TYPE_CHECKING:
@@ -614,6 +614,8 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
+
+        preload()  # imported once here, not once a worker
 
         try:
             pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
