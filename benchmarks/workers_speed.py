@@ -6,8 +6,9 @@ Usage (from the repository root, in the project's virtualenv)::
     python benchmarks/workers_speed.py --only small --only 30x10MB --repeat 3
 
 The mixes (``benchmarks/gen.py``'s logs, shaped like real ones; kept in ``--work`` and reused):
-one 400 MB log; 1,000 logs of 46 KB (under 64 KiB each), 100 of them, 10 of them; 16 logs of
-one 3 MB launch each, 2 of them; 30 logs of 10 MB; 4 logs of 100 MB. For each, ``timeline
+one 400 MB log; 1,000 logs of 46 KB (under 64 KiB each), 200, 100 and 10 of them; 16, 4, 3 and
+2 logs of one 3 MB launch each; 30, 5, 3 and 2 logs of 10 MB; 4 logs of 100 MB. Between them,
+the logs besides the largest (what a second process can take over) hold from 0.4 MB to 300 MB. For each, ``timeline
 build FOLDER --json /dev/null --no-cache`` with ``TIMELINE_JOBS=1`` (no workers: the main
 process parses) and with ``TIMELINE_JOBS=2`` (two worker processes parse, the main one
 assembles the results as they come), interleaved: each round runs both, so a change of load on
@@ -60,20 +61,32 @@ MIXES = {  # name: (count, bytes each, small-log generator: one short launch a f
     # launches of 3 MB until the size is reached: 1 byte is one launch)
     "400MB": (1, 400_000_000, False),
     "small": (1000, 46_000, True),
+    "200small": (200, 46_000, True),
     "100small": (100, 46_000, True),
     "10small": (10, 46_000, True),
     "16x3MB": (16, 1, False),
+    "4x3MB": (4, 1, False),
+    "3x3MB": (3, 1, False),
     "2x3MB": (2, 1, False),
+    "5x10MB": (5, 10_000_000, False),
+    "3x10MB": (3, 10_000_000, False),
+    "2x10MB": (2, 10_000_000, False),
     "30x10MB": (30, 10_000_000, False),
     "4x100MB": (4, 100_000_000, False),
 }
 LABELS = {
     "400MB": "one 400 MB log",
     "small": "1,000 logs of 46 KB",
+    "200small": "200 logs of 46 KB",
     "100small": "100 logs of 46 KB",
     "10small": "10 logs of 46 KB",
     "16x3MB": "16 logs of 3 MB",
+    "4x3MB": "4 logs of 3 MB",
+    "3x3MB": "3 logs of 3 MB",
     "2x3MB": "2 logs of 3 MB",
+    "5x10MB": "5 logs of 10 MB",
+    "3x10MB": "3 logs of 10 MB",
+    "2x10MB": "2 logs of 10 MB",
     "30x10MB": "30 logs of 10 MB",
     "4x100MB": "4 logs of 100 MB",
 }
