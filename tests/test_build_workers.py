@@ -43,18 +43,35 @@ def test_workers_give_the_same_timeline(tmp_path):
 
 def test_how_many_workers(monkeypatch):
     monkeypatch.setattr(builder.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(builder.os, "getloadavg", lambda: (0.5, 0.5, 0.5), raising=False)
     spare = builder.WORKERS_MIN_SPARE_BYTES
     assert builder._jobs([400 << 20], {}) == 1  # one log: one process
     assert builder._jobs([400 << 20, spare - 1], {}) == 1  # too little besides the largest
-    assert builder._jobs([3_000_000, 3_000_000], {}) == 1  # measured slower with two
+    assert builder._jobs([3_000_000, 3_000_000], {}) == 1  # 3 MB besides the largest: too little
     assert builder._jobs([100 << 20] * 4, {}) == 4  # a few big logs: one a core (at most one a log)
-    assert builder._jobs([40_000] * 100, {}) == 1  # 4 MB of small logs: measured slower with two
+    assert builder._jobs([40_000] * 100, {}) == 1  # 4 MB of small logs: too little
     assert builder._jobs([40_000] * 1000, {}) == 4  # 40 MB of them
     assert builder._jobs([40_000] * 10, {}) == 1  # 0.4 MB of them
     assert builder._jobs([1 << 30] * 1000, {"TIMELINE_JOBS": "1"}) == 1
     assert builder._jobs([10] * 5, {"TIMELINE_JOBS": "3"}) == 3
     assert builder._jobs([10] * 2, {"TIMELINE_JOBS": "3"}) == 2
     assert builder._jobs([], {}) == 1
+
+
+def test_no_workers_when_every_core_is_busy(monkeypatch):
+    """The load average of the last minute at or over the cores: one process (``make -l``)."""
+    monkeypatch.setattr(builder.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    sizes = [100 << 20] * 4
+    for load, jobs in ((0.0, 2), (1.9, 2), (2.0, 1), (7.5, 1)):
+        monkeypatch.setattr(builder.os, "getloadavg", lambda load=load: (load, 0.0, 0.0), raising=False)
+        assert builder._jobs(sizes, {}) == jobs
+        assert builder._jobs(sizes, {"TIMELINE_JOBS": "2"}) == 2  # asked for: whatever the load
+
+    def unknown():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(builder.os, "getloadavg", unknown, raising=False)
+    assert builder._jobs(sizes, {}) == 2
 
 
 def test_workers_that_fail_leave_the_work_here(tmp_path, monkeypatch):

@@ -534,20 +534,22 @@ def shifts_and_culprits(
 
 
 # Workers when the logs other than the largest (what a second process can take over: the
-# largest is read by one process whatever the count) hold this much. benchmarks/workers_speed.py,
-# two workers against one process, wall time, interleaved, lowest of 5-7, 2 cores shared with
-# other work (load average 10-23): 2 logs of 3 MB (3.0 MB besides the largest) 1.08x and 1.99x;
-# 100 logs of 40 KB (4.0 MB besides) 0.90x at load 18, 1.26x at load 11; 1,000 of them 0.99x;
-# 16 logs of 3 MB 0.88x and 0.86x; 30 logs of 10 MB 0.75x; 4 logs of 100 MB (no workers under
-# the former 16-log minimum) 0.91x and 0.68x. Workers cost 10-26% more CPU. So: not at 4 MB or
-# less, always from 40 MB; between them it was not measured, and 8 MiB (the former total) stays.
+# largest is read by one process whatever the count) hold this much, and the machine has a core
+# to spare. benchmarks/workers_speed.py, two workers against one process, lowest of 5,
+# interleaved, 2 cores, 2026-12-03 (load average 6-8): the wall time of a build on the cores
+# as they were, 0.69x-1.24x with no trend from 3 MB to 300 MB besides the largest (the other
+# work left no core idle), for 4-26% more CPU; on idle cores (each process's CPU: the main
+# one's, or half the workers'): 0.88x at 3 MB, 0.55x-0.73x at 4.5-20 MB, 0.48x-0.60x at 40-46
+# MB, 0.38x-0.39x at 290-300 MB. So: from 8 MiB, and only when the load average is under the
+# cores, as ``make -l`` starts jobs (https://www.gnu.org/software/make/manual/html_node/Parallel.html).
 WORKERS_MIN_SPARE_BYTES = 8 << 20
 MAX_WORKERS = 8
 
 
 def _jobs(sizes: Sequence[int], environ) -> int:
     """How many processes parse the logs of these ``sizes``: ``TIMELINE_JOBS`` if set, else one a
-    core when the logs besides the largest hold ``WORKERS_MIN_SPARE_BYTES``, else one."""
+    core when the logs besides the largest hold ``WORKERS_MIN_SPARE_BYTES`` and the load average
+    of the last minute is under the cores, else one."""
     count = len(sizes)
     given = (environ or {}).get("TIMELINE_JOBS", "").strip()
     if given.isdigit() and int(given) >= 1:
@@ -559,6 +561,11 @@ def _jobs(sizes: Sequence[int], environ) -> int:
             jobs = len(os.sched_getaffinity(0))
         except (AttributeError, OSError):
             jobs = os.cpu_count() or 1
+        try:
+            if os.getloadavg()[0] >= jobs:  # no core to spare: the workers would only add their cost
+                return 1
+        except (AttributeError, OSError):  # no load average here (Windows): not held back
+            pass
     if not hasattr(os, "fork"):
         return 1
     return max(1, min(jobs, MAX_WORKERS, count))
