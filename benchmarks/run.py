@@ -35,6 +35,7 @@ reflog benchmark, ``benchmarks/reflog_speed.py``.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import shutil
 import statistics
@@ -154,6 +155,17 @@ def one_worker(cmd: list[str]) -> list[str]:
 TIME_ONLY = [TIME_ONLY_EVERY]  # --time-only-every
 
 
+def in_child(write, *args) -> None:
+    """``write(*args)`` in a child process. Generating a log takes memory (a one-run log is held
+    whole), which Python keeps; and Linux keeps a process's peak RSS across ``exec``, so every
+    command started from this process would report at least that as its own peak."""
+    child = multiprocessing.get_context("fork").Process(target=write, args=args)
+    child.start()
+    child.join()
+    if child.exitcode:
+        raise SystemExit(f"writing the benchmark's logs failed ({child.exitcode})")
+
+
 def decode_log(work: Path, size: int, one_run: bool = False) -> Path:
     """The generated log of ``size`` bytes (``one_run``: one launch all through), written the first time."""
     every = TIME_ONLY[0]
@@ -161,7 +173,8 @@ def decode_log(work: Path, size: int, one_run: bool = False) -> Path:
     log = work / f"decode-{size}{shape}-v{GENERATOR_VERSION}.log"
     if not log.exists():
         print(f"writing {log} ...", flush=True)
-        write_decode_log(log.with_suffix(".tmp"), size, one_run=one_run, time_only_every=every).rename(log)
+        in_child(write_decode_log, log.with_suffix(".tmp"), size, 0, one_run, every)
+        log.with_suffix(".tmp").rename(log)
         # A log modified in the last seconds is still being written: the parse cache skips it.
         past = time.time() - 60
         os.utime(log, (past, past))
@@ -243,7 +256,8 @@ def small(work: Path, count: int, each: int, repeat: int) -> None:
     folder = work / f"small-{count}x{each}-v{GENERATOR_VERSION}"
     if not folder.exists():
         print(f"writing {count} logs to {folder} ...", flush=True)
-        write_small_logs(folder.with_name(folder.name + ".tmp"), count, each).rename(folder)
+        in_child(write_small_logs, folder.with_name(folder.name + ".tmp"), count, each)
+        folder.with_name(folder.name + ".tmp").rename(folder)
     logs = sorted(folder.iterdir())
     total = sum(p.stat().st_size for p in logs)
     # The same lines in one file (the logs one after the other): the same runs, the same table;
