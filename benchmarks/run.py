@@ -26,7 +26,8 @@ a busy machine; whether the SGLang line scanner was compiled), each command's me
 round's ratio of the loop's time to timeline's with its lowest (targets: at least 3x the loop, 2x
 with one worker; peak RSS at most 300 MB). Then: ``--small`` logs of ``--small-size`` (default
 1,000 of 46 KB, under the 64 KiB of a block) in one folder against one file of the same lines, one
-after the other (the same runs: target within 1.3x), default workers and one; start-up of
+after the other (the same runs: target within 1.3x), default workers and one, in the same
+interleaved rounds as ``cat``, ``grep -c`` and the loop over the folder's logs; start-up of
 ``timeline --help`` and of ``timeline build`` on an empty folder (target: under 0.5 s);
 ``--samples`` on a ``--samples-size`` log (40 MB: time, peak RSS, bytes a stats line); and the
 reflog benchmark, ``benchmarks/reflog_speed.py``.
@@ -56,13 +57,14 @@ import re, sys
 pattern = re.compile(rb"gen throughput \(token/s\): ([0-9.]+)")
 total = 0.0
 count = 0
-with open(sys.argv[1], "rb") as f:
-    for line in f:
-        if b"Decode batch" in line:
-            m = pattern.search(line)
-            if m:
-                total += float(m.group(1))
-                count += 1
+for name in sys.argv[1:]:
+    with open(name, "rb") as f:
+        for line in f:
+            if b"Decode batch" in line:
+                m = pattern.search(line)
+                if m:
+                    total += float(m.group(1))
+                    count += 1
 print(count, total / max(count, 1))
 """
 
@@ -273,8 +275,12 @@ def small(work: Path, count: int, each: int, repeat: int) -> None:
         f"({total / 1e6:.0f} MB; {repeat} rounds, interleaved)"
     )
     build = [*timeline_cmd(), "build", "--json", "/dev/null", "--no-cache"]
+    names = [str(log) for log in logs]
     results = interleaved(
         {
+            "cat (the folder's logs)": ["cat", *names],
+            "grep -c 'Decode batch' (the logs)": ["grep", "-c", "Decode batch", *names],
+            "one-field Python loop (the logs)": [sys.executable, "-c", LOOP, *names],
             "folder": [*build, str(folder)],
             "one file": [*build, str(one)],
             "folder, one worker": one_worker([*build, str(folder)]),
@@ -282,12 +288,16 @@ def small(work: Path, count: int, each: int, repeat: int) -> None:
         },
         repeat,
     )
+    loop = results["one-field Python loop (the logs)"]
+    print(f"{'':34s} {'median s':>8s} {'MB/s':>8s} {'vs loop':>8s} {'CPU s':>6s} {'peak RSS':>9s}")
     for name, (times, cpus, peak) in results.items():
         seconds = statistics.median(times)
         print(
-            f"{name:34s} {seconds:8.2f} s {total / 1e6 / seconds:8.0f} MB/s {statistics.median(cpus):6.2f} s CPU "
-            f"{peak / 2**20:6.0f} MB peak RSS"
+            f"{name:34s} {seconds:8.2f} {total / 1e6 / seconds:8.0f} {statistics.median(loop[0]) / seconds:7.2f}x "
+            f"{statistics.median(cpus):6.2f} {peak / 2**20:6.0f} MB"
         )
+    print(f"folder vs loop: {ratios(loop[0], results['folder'][0])}")
+    print(f"  one worker:   {ratios(loop[0], results['folder, one worker'][0])}")
     for label, (a, b), what in (
         ("folder / one file:", ("folder", "one file"), 0),
         ("  one worker:      ", ("folder, one worker", "one file, one worker"), 0),
