@@ -160,7 +160,9 @@ def _open_regular(path: str | os.PathLike) -> tuple[BinaryIO, os.stat_result]:
             kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a socket or device"
             raise NotTextError(f"not a regular file ({kind}), skipped, never read", "not-a-file")
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb"), st
+        # A buffer the size of the head: the magic bytes read, then the head, from one read (a
+        # small log: all of it); the later reads, of a block, go to the file directly.
+        return os.fdopen(fd, "rb", buffering=HEAD_BYTES), st
     except BaseException:
         os.close(fd)
         raise
