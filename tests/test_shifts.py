@@ -476,3 +476,17 @@ def test_min_effect_sets_the_smallest_change_with_a_verdict(regression_story):
     assert result.exit_code == ExitCode.OK
     # big enough to test, too small to call on one run a side
     assert [s["verdict"] for s in json.loads(result.stdout)["shifts"]] == ["inconclusive", "inconclusive"]
+
+
+def test_runs_that_share_their_configs_as_the_store_reads_them_give_the_same_shifts(tmp_path):
+    args = ({}, {"nccl": "2.28.3", "extra_args": {"disable_custom_all_reduce": True}}, {})
+    story = pull_and_reset(tmp_path, runs=3, launch_args=args)
+    built = build([story.logs], repo=story.repo, log_tz="UTC")
+    shared: dict[str, dict] = {}
+    messages: dict[str, list[str]] = {}
+    for run in built.runs:  # one dict for equal configs, one list for equal messages (timeline.store.reading)
+        run.config = shared.setdefault(json.dumps(run.config, sort_keys=True), run.config)
+        run.messages = messages.setdefault(json.dumps(run.messages), run.messages)
+    assert len({id(run.config) for run in built.runs}) < len(built.runs)
+    found = find_shifts(built.runs, built.events)
+    assert found == built.shifts and any(s.confounders for s in found) and found[0].verdict == "confounded"

@@ -12,8 +12,9 @@ import bisect
 import functools
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from timeline.detect import Boundary, Settings, Version, detect, steady_decode, steady_sum
 from timeline.model import CodeEvent, Confounder, Rerun, Run, Shift, ShiftNotes, ShiftSide, SteadyValue
@@ -78,6 +79,7 @@ COSMETIC_FIELDS = frozenset(
 # (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py).
 LAUNCH_RANDOM_FIELDS = frozenset({"random_seed"})
 _PATH_SUFFIXES = ("_dir", "_path", "_file", "_folder")
+_T = TypeVar("_T")
 
 
 def is_launch_random(name: str, values: Sequence[Any]) -> bool:
@@ -197,7 +199,25 @@ def _side_value(values: Sequence[Any]) -> Any:
     return distinct[0] if len(distinct) == 1 else distinct
 
 
-def _confounders(before: list[Run], after: list[Run]) -> list[Confounder]:
+class _Side:
+    """The distinct configs, messages and NCCL versions of one side's runs, each object once (by
+    identity, in first-seen order), and how many runs share each config: the runs read from the
+    store share them, so the 100,000 runs of a store compare as the few sets they hold."""
+
+    def __init__(self, runs: list[Run]) -> None:
+        configs = [r.config for r in runs]
+        self.config_runs = Counter(map(id, configs))  # in first-seen order, as dicts keep keys
+        self.configs = _distinct(configs)
+        self.messages = _distinct([r.messages for r in runs])
+        self.nccl = _distinct([r.nccl_versions for r in runs])
+
+
+def _distinct(objects: list[_T]) -> list[_T]:
+    """Each object once, by identity, in first-seen order."""
+    return list(dict(zip(map(id, objects), objects, strict=True)).values())
+
+
+def _confounders(before: _Side, after: _Side) -> list[Confounder]:
     """Other differences between the sides: server arguments both sides print, and NCCL versions.
 
     A field only one side prints (a new server argument the pulled code added) is part of the code
@@ -210,27 +230,34 @@ def _confounders(before: list[Run], after: list[Run]) -> list[Confounder]:
     return found
 
 
-def _argument_confounders(before: list[Run], after: list[Run]) -> list[Confounder]:
+def _argument_confounders(before: _Side, after: _Side) -> list[Confounder]:
     """Server arguments every run of both sides prints with different values on each side,
     leaving out the cosmetic, the grouping and the launch-random ones (a seed, a port)."""
     found: list[Confounder] = []
-    both = before + after
-    printed = set(before[0].config).intersection(*(r.config.keys() for r in both[1:]))  # by every run
-    names = [n for n in before[0].config if n in printed and n not in COSMETIC_FIELDS and n not in GROUP_FIELDS]
+    # each distinct config once, twice when several runs of a side have it: a value printed by
+    # more than one run repeats (is_launch_random)
+    both = [
+        (config, min(count, 2))
+        for side in (before, after)
+        for config, count in zip(side.configs, side.config_runs.values(), strict=True)
+    ]
+    first = len(before.configs)
+    printed = set(both[0][0]).intersection(*(config.keys() for config, _ in both[1:]))  # by every run
+    names = [n for n in both[0][0] if n in printed and n not in COSMETIC_FIELDS and n not in GROUP_FIELDS]
     for name in names:
-        values = [r.config[name] for r in both]
-        if is_launch_random(name, values):
+        values = [config[name] for config, _ in both]
+        if is_launch_random(name, [config[name] for config, count in both for _ in range(count)]):
             continue
         frozen = [_frozen(value) for value in values]
-        if set(frozen[: len(before)]) != set(frozen[len(before) :]):
-            found.append(Confounder(name, _side_value(values[: len(before)]), _side_value(values[len(before) :])))
+        if set(frozen[:first]) != set(frozen[first:]):
+            found.append(Confounder(name, _side_value(values[:first]), _side_value(values[first:])))
     return found
 
 
-def _nccl_confounder(before: list[Run], after: list[Run]) -> Confounder | None:
+def _nccl_confounder(before: _Side, after: _Side) -> Confounder | None:
     """The NCCL versions, when they differ and both sides printed one."""
-    old_nccl = [",".join(r.nccl_versions) or None for r in before]
-    new_nccl = [",".join(r.nccl_versions) or None for r in after]
+    old_nccl = [",".join(versions) or None for versions in before.nccl]
+    new_nccl = [",".join(versions) or None for versions in after.nccl]
     if set(old_nccl) != set(new_nccl) and any(old_nccl) and any(new_nccl):
         return Confounder("nccl_version", _side_value(old_nccl), _side_value(new_nccl))
     return None
@@ -253,8 +280,12 @@ def workload_groups(runs: Sequence[Run]) -> dict[str, list[Run]]:
     them (``workload_label``, then "#2", "#3" on a clash); runs without a configuration are left
     out. Shifts are named by these labels, and the views group their runs by them."""
     groups: dict[tuple, list[Run]] = {}
+    keys: dict[tuple[int, str | None, str], tuple | None] = {}  # runs read from the store share configs
     for run in runs:
-        key = group_key(run)
+        shared = (id(run.config), run.machine, run.kind)
+        if shared not in keys:
+            keys[shared] = group_key(run)
+        key = keys[shared]
         if key is not None:
             groups.setdefault(key, []).append(run)
     labelled: dict[str, list[Run]] = {}
@@ -446,6 +477,7 @@ def _shift(
     between = _events_between(events, last_before, first_after)
     steady = left[0].steady
     notes = _shift_notes(boundary, versions, timed, between, last_before, first_after)
+    from_side, to_side = _Side(left), _Side(right)
     return Shift(
         id=f"s{number}",
         group=group,
@@ -463,27 +495,27 @@ def _shift(
         more_runs=boundary.more_runs,
         events=[e.id for e in between],
         suspects=net_suspects(between),
-        confounders=_confounders(left, right),
+        confounders=_confounders(from_side, to_side),
         notes=notes,
         quiet=boundary.quiet,
-        arguments_added=_only_in(right, left),
-        arguments_gone=_only_in(left, right),
-        messages_added=_messages_only_in(right, left),
-        messages_gone=_messages_only_in(left, right),
+        arguments_added=_only_in(to_side, from_side),
+        arguments_gone=_only_in(from_side, to_side),
+        messages_added=_messages_only_in(to_side, from_side),
+        messages_gone=_messages_only_in(from_side, to_side),
     )
 
 
-def _messages_only_in(these: list[Run], others: list[Run]) -> list[str]:
+def _messages_only_in(these: _Side, others: _Side) -> list[str]:
     """Messages every run of ``these`` printed and no run of ``others`` did, in first-seen order;
     none when a run kept only its first ``MAX_MESSAGES`` (what it printed later is not known)."""
-    if any(len(r.messages) >= MAX_MESSAGES for r in these + others):
+    if any(len(printed) >= MAX_MESSAGES for printed in these.messages + others.messages):
         return []
-    common = set.intersection(*(set(r.messages) for r in these))
-    seen = set().union(*(r.messages for r in others))
-    return [m for m in these[0].messages if m in common and m not in seen]
+    common = set.intersection(*(set(printed) for printed in these.messages))
+    seen = set().union(*others.messages)
+    return [m for m in these.messages[0] if m in common and m not in seen]
 
 
-def _only_in(these: list[Run], others: list[Run]) -> list[str]:
+def _only_in(these: _Side, others: _Side) -> list[str]:
     """Server arguments every run of ``these`` prints and no run of ``others`` does."""
-    common = set(these[0].config).intersection(*(r.config.keys() for r in these[1:]))
-    return sorted(common.difference(*(r.config.keys() for r in others)))
+    common = set(these.configs[0]).intersection(*(config.keys() for config in these.configs[1:]))
+    return sorted(common.difference(*(config.keys() for config in others.configs)))
