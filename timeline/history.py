@@ -102,68 +102,71 @@ def history(
     EmptyStoreError, and the store's own errors (timeline.store.StoreError).
     """
     from timeline.store import open_store  # imported where used: start-up under 0.5 s
+    from timeline.store.reading import uncollected
 
     env = env or Environment()
-    with open_store(store_url, env.environ) as store:
-        stored = store.read(machine, since, with_samples=samples)
-        shown_url = store.url
-        if machine is not None and not stored:
-            known = ", ".join(m.name for m in store.machines()) or "none yet"
-            raise UsageError(f"{machine!r}: no such machine in {shown_url} (it has: {known})", option="machine")
-    histories = [(h.machine, h.runs, h.events, h.repo) for h in stored]
-    if group is not None:
-        histories = _of_group(histories, group)
-    if not any(runs for _, runs, _, _ in histories):
-        after = f" since {since.isoformat()}" if since is not None else ""
-        raise EmptyStoreError(f"{shown_url}: no run stored{after}: ingest a build first")
-    runs, events = _numbered(histories)
-    findings = shifts_and_culprits(
-        [(m_runs, m_events) for _, m_runs, m_events, _ in histories],
-        repo,
-        entries=entries,
-        settings=Settings(min_effect=min_effect),
-        cache=cache_of(True, env) if repo is not None else None,
-    )
-    zones = sorted({run.tz for run in runs if run.tz})
-    sources = sorted({run.tz_source for run in runs if run.tz_source})
-    machines = _summaries(histories)
-    timeline = Timeline(
-        generated_at=env.now(),
-        log_tz=zones[0] if len(zones) == 1 else "mixed",
-        log_tz_source=sources[0] if len(sources) == 1 else "mixed",
-        # one machine: its checkout (as last ingested); several: each run and event names its machine
-        repo=histories[0][3] if len(histories) == 1 else None,
-        events=events,
-        runs=runs,
-        warnings=findings.warnings,
-        shifts=findings.shifts,
-        culprits=findings.culprits,
-        provenance=provenance(
-            env,
-            record_host,
-            {
-                "store": shown_url,
-                "machine": machine,
-                "group": group,
-                "since": None if since is None else since.isoformat(),
-                "repo": None if repo is None else os.fspath(repo),
-                "min_effect": min_effect,
-                "samples": samples,
-                "entries": list(entries or []),
-                "machines": {
-                    m.name: {
-                        "host": m.host,
-                        "gpu_count": m.gpu_count,
-                        "nccl_versions": list(m.nccl_versions),
-                        "driver": m.driver,
-                        "matching": list(m.matching),
-                    }
-                    for m in machines
+    # the runs read and tested make millions of objects, all kept: no cycle collection meanwhile
+    with uncollected():
+        with open_store(store_url, env.environ) as store:
+            stored = store.read(machine, since, with_samples=samples)
+            shown_url = store.url
+            if machine is not None and not stored:
+                known = ", ".join(m.name for m in store.machines()) or "none yet"
+                raise UsageError(f"{machine!r}: no such machine in {shown_url} (it has: {known})", option="machine")
+        histories = [(h.machine, h.runs, h.events, h.repo) for h in stored]
+        if group is not None:
+            histories = _of_group(histories, group)
+        if not any(runs for _, runs, _, _ in histories):
+            after = f" since {since.isoformat()}" if since is not None else ""
+            raise EmptyStoreError(f"{shown_url}: no run stored{after}: ingest a build first")
+        runs, events = _numbered(histories)
+        findings = shifts_and_culprits(
+            [(m_runs, m_events) for _, m_runs, m_events, _ in histories],
+            repo,
+            entries=entries,
+            settings=Settings(min_effect=min_effect),
+            cache=cache_of(True, env) if repo is not None else None,
+        )
+        zones = sorted({run.tz for run in runs if run.tz})
+        sources = sorted({run.tz_source for run in runs if run.tz_source})
+        machines = _summaries(histories)
+        timeline = Timeline(
+            generated_at=env.now(),
+            log_tz=zones[0] if len(zones) == 1 else "mixed",
+            log_tz_source=sources[0] if len(sources) == 1 else "mixed",
+            # one machine: its checkout (as last ingested); several: each run and event names its machine
+            repo=histories[0][3] if len(histories) == 1 else None,
+            events=events,
+            runs=runs,
+            warnings=findings.warnings,
+            shifts=findings.shifts,
+            culprits=findings.culprits,
+            provenance=provenance(
+                env,
+                record_host,
+                {
+                    "store": shown_url,
+                    "machine": machine,
+                    "group": group,
+                    "since": None if since is None else since.isoformat(),
+                    "repo": None if repo is None else os.fspath(repo),
+                    "min_effect": min_effect,
+                    "samples": samples,
+                    "entries": list(entries or []),
+                    "machines": {
+                        m.name: {
+                            "host": m.host,
+                            "gpu_count": m.gpu_count,
+                            "nccl_versions": list(m.nccl_versions),
+                            "driver": m.driver,
+                            "matching": list(m.matching),
+                        }
+                        for m in machines
+                    },
                 },
-            },
-        ),
-    )
-    return History(timeline, machines)
+            ),
+        )
+        return History(timeline, machines)
 
 
 _Stored = tuple  # (Machine, runs, events, RepoInfo | None) of one machine

@@ -124,3 +124,20 @@ def test_an_events_identity_is_its_reflog_entry():
 def test_a_checkout_round_trips():
     repo = RepoInfo("/src/sglang", "a" * 40, "clone", datetime(2026, 3, 1, tzinfo=BERLIN), "cloned here")
     assert codec.decode_repo(codec.encode_repo(repo)) == repo
+
+
+def test_a_run_made_from_its_columns_is_the_run_its_summaries_read_from_the_array_when_asked():
+    run = full_run()
+    columns = codec.run_columns(run, {"e3": "digest-of-e3"})
+    back = codec.ColumnReader({"digest-of-e3": "e3"}).run(
+        [columns[name] for name in codec.RUN_COLUMNS],
+        codec.encode_run(run, {"e3": "digest-of-e3"}),
+        run.config,
+        run.messages,
+    )
+    back.id = run.id
+    names = {f.name for f in dataclasses.fields(Run)}
+    assert set(vars(back)) == names - set(codec.DOC_ONLY) | {"_doc"}  # the summaries not decoded yet
+    assert back == run and run == back and back != dataclasses.replace(run, error_line=978)
+    assert back.metrics == run.metrics and vars(back)["zone_readings"] == run.zone_readings
+    assert dataclasses.replace(back, id="r1") == dataclasses.replace(run, id="r1")

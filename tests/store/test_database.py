@@ -10,7 +10,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import create_engine, inspect, select, text
 
 from timeline.errors import UsageError
 from timeline.store import STORE_VARIABLE, open_store
@@ -126,3 +126,40 @@ def test_a_server_that_does_not_answer_is_one_line_without_the_password(tmp_path
     message = str(caught.value)
     assert message.startswith("postgresql+psycopg://u:***@/timeline") and "cannot open the store" in message
     assert "\n" not in message and "secret" not in message
+
+
+def test_the_runs_of_a_store_made_before_their_columns_are_read_as_before(month_timeline, store_url, tmp_path):
+    """0004 fills the columns history reads from each run's array: a store written at 0003 (the
+    rows a new store holds, less the new columns) reads back the very runs of a new store."""
+    from timeline.store import machine_of
+
+    new = f"sqlite:///{tmp_path / 'new.sqlite'}"
+    with open_store(new, {}) as store:
+        store.ingest(month_timeline, machine_of(month_timeline, "node-1", "host-1"), keep_samples=True)
+        (expected,) = store.read()
+    old_engine, new_engine = create_engine(store_url), create_engine(new)
+    with old_engine.begin() as old, new_engine.connect() as source:
+        command.upgrade(alembic_config(old), "0003")
+        for table in metadata.sorted_tables:
+            kept = {column["name"] for column in inspect(old).get_columns(table.name)}
+            rows = [{k: v for k, v in row._mapping.items() if k in kept} for row in source.execute(table.select())]
+            if rows:
+                old.execute(table.insert(), rows)
+        assert "start_iso" not in {column["name"] for column in inspect(old).get_columns("runs")}
+    if old_engine.dialect.name == "postgresql":  # the ids were copied: the sequences go on after them
+        with old_engine.begin() as old:
+            for table in ("machines", "repos", "events", "blobs", "runs"):
+                old.execute(text(f"SELECT setval('{table}_id_seq', (SELECT max(id) FROM {table}))"))
+    old_engine.dispose()
+    new_engine.dispose()
+
+    with open_store(store_url, {}) as store:
+        (history,) = store.read()
+        assert history.runs == expected.runs and history.events == expected.events
+        assert [r.metrics for r in history.runs] == [r.metrics for r in month_timeline.runs]
+        again = store.ingest(month_timeline, machine_of(month_timeline, "node-1", "host-1"))
+        assert (again.runs_added, again.runs_known) == (0, 45)
+    with create_engine(store_url).connect() as migrated, create_engine(new).connect() as made:
+        columns = [c for c in metadata.tables["runs"].c if c.name not in ("start", "ingested")]  # naive on SQLite
+        query = select(*columns).order_by(metadata.tables["runs"].c.id)
+        assert migrated.execute(query).all() == made.execute(query).all()

@@ -1,24 +1,31 @@
 """The typed model in the store's compact JSON form, and back.
 
-A run is kept as one JSON array (its fields in ``RUN_FIELDS`` order), not the export's object:
-reading 100,000 runs back is the hot path of ``timeline history``, and an array of values parses
-in half the time of an object that repeats every key. Its server arguments and messages are kept
-apart (``blobs``: each distinct one once), its events named by their store identity
-(``event_entry``, a digest of the reflog entry), not by the ``e3`` of one build. Times keep their
-own offset (ISO 8601 text). Nothing is lost: ``decode_run(encode_run(run))`` equals ``run`` but
-for ``id`` (numbered again when read), ``samples`` (in their own table) and ``machine`` (the
-row's; None when read, as build made it).
+A run is kept as one JSON array (its fields in ``RUN_FIELDS`` order), not the export's object
+(an array of values parses in half the time of an object that repeats every key). Its server
+arguments and messages are kept apart (``blobs``: each distinct one once), its events named by
+their store identity (``event_entry``, a digest of the reflog entry), not by the ``e3`` of one
+build. Times keep their own offset (ISO 8601 text). Nothing is lost: ``decode_run(encode_run(run))``
+equals ``run`` but for ``id`` (numbered again when read), ``samples`` (in their own table) and
+``machine`` (the row's; None when read, as build made it).
+
+Reading 100,000 runs back is the hot path of ``timeline history``, and decoding that many arrays
+takes seconds: every field but ``DOC_ONLY`` is kept in a column of its own too (``run_columns``),
+and ``stored_run`` makes the run from those columns, its ``DOC_ONLY`` fields decoded from the
+array only when something reads them (an output that shows the run's summaries).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import fields
 from datetime import datetime, timedelta
 from typing import Any
 
 from timeline.model import CodeEvent, CommitInfo, MetricSummary, RepoInfo, Run, SteadyValue, ZoneReading
+from timeline.render.plain import utc
+from timeline.workload import workload_label
 
 # The fields of a Run in its array, in order; the others are kept elsewhere (KEPT_APART).
 RUN_FIELDS = (
@@ -144,6 +151,184 @@ def decode_run(
     run = Run.__new__(Run)
     run.__dict__.update(values)
     return run
+
+
+# The fields of a Run kept only in its array: what the outputs show, not what history tests.
+DOC_ONLY = ("end", "start_local", "candidate_commits", "zone_readings", "metrics")
+# The columns ``stored_run`` reads (schema.runs), in this order.
+RUN_COLUMNS = (
+    "source",
+    "kind",
+    "start_iso",
+    "tz",
+    "tz_source",
+    "first_line",
+    "last_line",
+    "commit",
+    "attribution",
+    "events_during",
+    "ambiguous_reasons",
+    "files_may_differ",
+    "nccl_versions",
+    "steady_metric",
+    "steady_unit",
+    "steady_value",
+    "steady_n",
+    "steady_skipped",
+    "steady_spread",
+    "steady_source",
+    "steady_ranks",
+    "status",
+    "error",
+    "error_line",
+    "date_source",
+)
+
+
+def run_columns(run: Run, entries: dict[str, str]) -> dict[str, Any]:
+    """The run's columns besides its array (schema.runs): what users query, and what history tests."""
+    steady = run.steady
+    return {
+        "source": run.source,
+        "kind": run.kind,
+        "start": utc(run.start),
+        "start_iso": _iso(run.start),
+        "tz": run.tz,
+        "tz_source": run.tz_source,
+        "first_line": run.first_line,
+        "last_line": run.last_line,
+        "commit": run.commit,
+        "workload": workload_label(run.config) or None,
+        "attribution": run.attribution,
+        "events_during": dumps([entries[event] for event in run.events_during]),
+        "ambiguous_reasons": dumps(run.ambiguous_reasons),
+        "files_may_differ": run.files_may_differ,
+        "nccl_versions": dumps(run.nccl_versions),
+        "steady_metric": None if steady is None else steady.metric,
+        "steady_unit": None if steady is None else steady.unit,
+        "steady_value": None if steady is None else steady.value,
+        "steady_n": None if steady is None else steady.n,
+        "steady_skipped": None if steady is None else steady.skipped,
+        "steady_spread": None if steady is None else steady.spread,
+        "steady_source": None if steady is None else steady.source,
+        "steady_ranks": None if steady is None else dumps(steady.ranks),
+        "status": run.status,
+        "error": run.error,
+        "error_line": run.error_line,
+        "date_source": run.date_source,
+    }
+
+
+class StoredRun(Run):
+    """A ``Run`` made from its columns (``stored_run``): its ``DOC_ONLY`` fields are decoded from
+    its array when first read. Equal to the ``Run`` build made."""
+
+    def __getattr__(self, name: str) -> Any:  # called only for an attribute the instance lacks
+        if name not in DOC_ONLY or "_doc" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        whole = decode_run(self.__dict__.pop("_doc"), {}, [], {})
+        self.__dict__.update({field: getattr(whole, field) for field in DOC_ONLY})
+        return self.__dict__[name]
+
+    def __eq__(self, other: object) -> bool:
+        # the dataclass's own equality wants the very same class: a Run build made is equal too
+        if not isinstance(other, Run):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _RUN_NAMES)
+
+
+_RUN_NAMES = tuple(f.name for f in fields(Run))
+
+
+class ColumnReader:
+    """Makes ``StoredRun``s from rows of ``RUN_COLUMNS``, decoding each distinct list once: the
+    runs of one reading share their lists, server arguments and messages (read them, do not change
+    them)."""
+
+    def __init__(self, event_ids: dict[str, str]) -> None:
+        self._event_ids = event_ids
+        self._lists: dict[str, list[Any]] = {"[]": []}
+
+    def _list(self, text: str) -> list[Any]:
+        found = self._lists.get(text)
+        if found is None:
+            found = self._lists[text] = json.loads(text)
+        return found
+
+    def run(self, columns: Sequence[Any], doc: str, config: dict[str, Any], messages: list[str]) -> Run:
+        """The run of one row: ``columns`` in ``RUN_COLUMNS`` order, its array ``doc``."""
+        (
+            source,
+            kind,
+            start,
+            tz,
+            tz_source,
+            first_line,
+            last_line,
+            commit,
+            attribution,
+            events_during,
+            ambiguous_reasons,
+            files_may_differ,
+            nccl_versions,
+            steady_metric,
+            steady_unit,
+            steady_value,
+            steady_n,
+            steady_skipped,
+            steady_spread,
+            steady_source,
+            steady_ranks,
+            status,
+            error,
+            error_line,
+            date_source,
+        ) = columns
+        run = StoredRun.__new__(StoredRun)
+        run.__dict__ = {
+            "id": "",
+            "source": source,
+            "kind": kind,
+            "start": None if start is None else _fromiso(start),
+            "tz": tz,
+            "tz_source": tz_source,
+            "first_line": first_line,
+            "last_line": last_line,
+            "commit": commit,
+            "attribution": attribution,
+            "events_during": []
+            if events_during == "[]"
+            else [self._event_ids[e] for e in json.loads(events_during) if e in self._event_ids],
+            "ambiguous_reasons": self._list(ambiguous_reasons),
+            "files_may_differ": files_may_differ,
+            "nccl_versions": self._list(nccl_versions),
+            "config": config,
+            "samples": None,
+            "steady": None
+            if steady_value is None
+            else _made(
+                SteadyValue,
+                STEADY_FIELDS,
+                [
+                    steady_metric,
+                    steady_unit,
+                    steady_value,
+                    steady_n,
+                    steady_skipped,
+                    steady_spread,
+                    steady_source,
+                    {} if steady_ranks == "{}" else json.loads(steady_ranks),
+                ],
+            ),
+            "messages": messages,
+            "status": status,
+            "error": error,
+            "error_line": error_line,
+            "date_source": date_source,
+            "machine": None,
+            "_doc": doc,
+        }
+        return run
 
 
 # --- events, commits, the checkout -------------------------------------------------------------

@@ -1,25 +1,31 @@
 """``Store.read``: the stored runs and code events of each machine, as typed as build made them.
 
 A handful of queries whatever the number of runs (machines, repos, runs, their blobs, events,
-their commits, samples), never one a row: ``timeline history`` reads 100,000 runs this way. The
-runs and events of one machine are numbered again (``r1``, ``e1``...) in the order build numbers
-them, and a run's events-during point at the new event ids.
+their commits, samples), never one a row: ``timeline history`` reads 100,000 runs this way, each
+from its columns (``codec.ColumnReader``; its summaries decoded when first read). The runs and
+events of one machine are numbered again (``r1``, ``e1``...) in the order build numbers them,
+and a run's events-during point at the new event ids. Runs of the same server arguments share
+one ``config`` dict (and messages, NCCL versions...): read them, do not change them.
 """
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, select, union
+from sqlalchemy import ColumnElement, Select, select
 from sqlalchemy.engine import Connection
 
 from timeline.loader import samples_from_dict
 from timeline.model import CodeEvent, CommitInfo, RepoInfo, Run, run_order
 from timeline.store import codec, schema
 from timeline.store.machine import Machine
+from timeline.store.writing import batches
 
 
 @dataclass
@@ -42,7 +48,29 @@ def machines(connection: Connection) -> list[Machine]:
     return [_machine(row) for row in connection.execute(select(schema.machines).order_by(schema.machines.c.name))]
 
 
+@contextmanager
+def uncollected() -> Iterator[None]:
+    """CPython's cycle collector held off: a reading makes millions of objects and keeps them all
+    (none is garbage in a cycle), and the collections their allocation sets off walk every one of
+    them again and again: a third of the time of reading 100,000 runs, and more the larger the
+    store (benchmarks/history_speed.py). What is left to collect is collected once it is over."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def read(
+    connection: Connection, machine: str | None, since: datetime | None, with_samples: bool
+) -> list[StoredHistory]:
+    with uncollected():
+        return _read(connection, machine, since, with_samples)
+
+
+def _read(
     connection: Connection, machine: str | None, since: datetime | None, with_samples: bool
 ) -> list[StoredHistory]:
     table = schema.machines
@@ -61,15 +89,28 @@ def read(
     if since is not None:
         run_filter &= runs.c.start >= since
     chosen: Select = select(runs.c.id).where(run_filter)
-    blob_ids = union(
-        select(runs.c.config_id).where(run_filter), select(runs.c.messages_id).where(run_filter)
-    ).subquery()
-    blobs = {
-        row.id: json.loads(row.body)
-        for row in connection.execute(
-            select(schema.blobs.c.id, schema.blobs.c.body).where(schema.blobs.c.id.in_(select(blob_ids.c[0])))
+    run_rows: dict[int, list[Any]] = {machine_id: [] for machine_id in machine_ids}
+    for row in connection.execute(
+        select(
+            runs.c.id,
+            runs.c.machine_id,
+            runs.c.doc,
+            runs.c.config_id,
+            runs.c.messages_id,
+            *(runs.c[name] for name in codec.RUN_COLUMNS),
+        ).where(run_filter)
+    ).all():  # one fetch, not one a row
+        run_rows[row[1]].append(row)
+    # the blobs by id: a few distinct ones, however many runs name them
+    named = sorted({blob_id for rows in run_rows.values() for row in rows for blob_id in (row[3], row[4])})
+    blobs: dict[int, Any] = {}
+    for batch in batches(named):
+        blobs.update(
+            (row.id, json.loads(row.body))
+            for row in connection.execute(
+                select(schema.blobs.c.id, schema.blobs.c.body).where(schema.blobs.c.id.in_(batch))
+            )
         )
-    }
     samples = {}
     if with_samples:
         samples = {
@@ -81,20 +122,15 @@ def read(
 
     events_by_machine = _events(connection, machine_ids, since)
     histories: list[StoredHistory] = []
-    run_rows: dict[int, list[Any]] = {machine_id: [] for machine_id in machine_ids}
-    for row in connection.execute(
-        select(runs.c.id, runs.c.machine_id, runs.c.doc, runs.c.config_id, runs.c.messages_id).where(run_filter)
-    ):
-        run_rows[row.machine_id].append(row)
     repos = _repos(connection, machine_ids)
     for machine_row in machine_rows:
         events = events_by_machine.get(machine_row.id, [])
-        event_ids = {entry: event.id for entry, event in events}
+        reader = codec.ColumnReader({entry: event.id for entry, event in events})
         stored = []
         for row in run_rows[machine_row.id]:
-            run = codec.decode_run(row.doc, blobs[row.config_id], blobs[row.messages_id], event_ids)
-            if row.id in samples:
-                run.samples = samples_from_dict(json.loads(samples[row.id]))
+            run = reader.run(row[5:], row[2], blobs[row[3]], blobs[row[4]])
+            if row[0] in samples:
+                run.samples = samples_from_dict(json.loads(samples[row[0]]))
             stored.append(run)
         stored.sort(key=run_order)
         for number, run in enumerate(stored, 1):

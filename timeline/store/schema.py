@@ -1,8 +1,11 @@
 """The store's tables, in SQLAlchemy Core: one schema for SQLite and PostgreSQL.
 
-What users query sits in indexed columns (a run's machine, start, commit, workload group); the
-rest of a run, an event or a commit is kept whole in ``doc``, the store's compact JSON form of
-the typed model (``timeline.store.codec``), so reading back gives the very ``Run`` build made.
+What users query sits in indexed columns (a run's machine, start, commit, workload group); a
+run, an event or a commit is kept whole in ``doc``, the store's compact JSON form of the typed
+model (``timeline.store.codec``), so reading back gives the very ``Run`` build made. What
+``timeline history`` tests a run on (its start, steady value, status, NCCL versions...) is in
+typed columns of the run too, read without decoding the run's ``doc`` (timeline.store.reading:
+decoding 100,000 of them was most of the time of ``timeline history``).
 A run's server arguments and printed messages repeat from night to night: each distinct one is
 kept once, in ``blobs``. The migrations (``timeline/store/migrations/versions``) create exactly
 these tables; a test holds them to it.
@@ -28,11 +31,12 @@ from sqlalchemy import (
 
 # The newest migration (timeline/store/migrations/versions): a store at another revision this
 # timeline knows is upgraded on open, one at a revision it does not know was made by a newer one.
-REVISIONS = ("0001", "0002", "0003")  # oldest first
+REVISIONS = ("0001", "0002", "0003", "0004")  # oldest first
 HEAD_REVISION = REVISIONS[-1]
 # Alembic's bookkeeping table, named for us: a team's database may hold another tool's alembic_version.
 VERSION_TABLE = "timeline_version"
 
+BATCH = 500  # values a query names at once (far under SQLite's 32,766 and PostgreSQL's 65,535)
 SHA = 64  # a SHA-256 object name; SHA-1's 40 fit too
 DIGEST = 64  # hex SHA-256
 
@@ -129,6 +133,26 @@ runs = Table(
     Column("messages_id", Integer, ForeignKey("blobs.id"), nullable=False),
     Column("doc", Text, nullable=False),
     Column("ingested", DateTime(timezone=True), nullable=False),
+    # What history tests a run on, besides the columns above (filled by migration 0004 for the
+    # runs stored before it): read without decoding ``doc``. Lists as JSON text.
+    Column("kind", String(64)),
+    Column("start_iso", String(64)),  # the start in its own offset (ISO 8601), as build made it
+    Column("tz", String(64)),
+    Column("tz_source", String(32)),
+    Column("events_during", Text),  # the events' entries (events.entry)
+    Column("ambiguous_reasons", Text),
+    Column("files_may_differ", Boolean),
+    Column("nccl_versions", Text),
+    Column("steady_metric", String(64)),
+    Column("steady_unit", String(32)),
+    Column("steady_n", Integer),
+    Column("steady_skipped", Integer),
+    Column("steady_spread", Float),
+    Column("steady_source", String(32)),
+    Column("steady_ranks", Text),  # JSON object
+    Column("error", Text),
+    Column("error_line", Integer),
+    Column("date_source", String(32)),
     Index("ix_runs_machine_start", "machine_id", "start"),
     Index("ix_runs_commit", "commit"),
     Index("ix_runs_workload", "workload"),

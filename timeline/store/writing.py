@@ -26,9 +26,6 @@ from timeline.render.plain import utc
 from timeline.store import codec, schema
 from timeline.store.keys import RunKey
 from timeline.store.machine import Machine
-from timeline.workload import workload_label
-
-BATCH = 500  # values a query names at once (far under SQLite's 32,766 and PostgreSQL's 65,535)
 
 
 @dataclass(frozen=True)
@@ -48,9 +45,10 @@ def _insert(connection: Connection, table: Table) -> Any:
     return dialect.insert(table).on_conflict_do_nothing()
 
 
-def _batches(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), BATCH):
-        yield items[start : start + BATCH]
+def batches(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
+    """``items`` in slices of ``schema.BATCH``."""
+    for start in range(0, len(items), schema.BATCH):
+        yield items[start : start + schema.BATCH]
 
 
 def _inserted(connection: Connection, table: Table, rows: list[dict[str, Any]], *returned: str) -> list[Any]:
@@ -59,7 +57,7 @@ def _inserted(connection: Connection, table: Table, rows: list[dict[str, Any]], 
         return []
     statement = _insert(connection, table).returning(*(table.c[name] for name in returned))
     found: list[Any] = []
-    for batch in _batches(rows):
+    for batch in batches(rows):
         found.extend(connection.execute(statement, list(batch)).all())
     return found
 
@@ -171,7 +169,7 @@ def _events(
         for removed, listed in ((False, event.commits), (True, event.commits_removed))
         for position, commit in enumerate(listed)
     ]
-    for batch in _batches(links):
+    for batch in batches(links):
         connection.execute(schema.event_commits.insert(), list(batch))
     return len(new)
 
@@ -182,7 +180,7 @@ def _blob_ids(connection: Connection, bodies: dict[str, str]) -> dict[str, int]:
     rows = [{"digest": key, "body": body} for key, body in sorted(bodies.items())]
     ids = {key: blob_id for blob_id, key in _inserted(connection, table, rows, "id", "digest")}
     missing = sorted(set(bodies) - set(ids))
-    for batch in _batches(missing):
+    for batch in batches(missing):
         ids.update(
             {
                 key: blob_id
@@ -214,21 +212,13 @@ def _runs(
             {
                 "run_key": key.key,
                 "content": key.content,
-                "first_line": run.first_line,
-                "last_line": run.last_line,
                 "machine_id": machine_id,
                 "repo_id": repo_id,
-                "source": run.source,
-                "start": utc(run.start),
-                "commit": run.commit,
-                "workload": workload_label(run.config) or None,
-                "status": run.status,
-                "attribution": run.attribution,
-                "steady_value": None if run.steady is None else run.steady.value,
                 "config_id": blob_ids[codec.digest(config)],
                 "messages_id": blob_ids[codec.digest(printed)],
                 "doc": codec.encode_run(run, entries),
                 "ingested": now,
+                **codec.run_columns(run, entries),
             }
             for run, key, config, printed in zip(runs, keys, configs, messages, strict=True)
         ),
@@ -242,6 +232,6 @@ def _runs(
             if run.samples is not None and key.key in added
         ]
         kept = list({row["run_id"]: row for row in kept}.values())  # one run twice in the logs: once
-        for batch in _batches(kept):
+        for batch in batches(kept):
             connection.execute(schema.samples.insert(), list(batch))
     return len(added)
