@@ -93,3 +93,31 @@ def test_no_log_is_an_error_unless_allowed(demo, tmp_path):
     assert ingest(str(empty), "--repo", str(demo.repo), "--store", store).exit_code == ExitCode.ERROR
     allowed = ingest(str(empty), "--repo", str(demo.repo), "--store", store, "--allow-empty")
     assert allowed.exit_code == ExitCode.OK and " 0 runs added, 0 known; 3 code events added" in allowed.stdout
+
+
+def test_a_run_still_being_written_is_completed_by_the_next_ingest(demo, tmp_path):
+    import shutil
+
+    import timeline
+
+    logs = tmp_path / "logs"
+    shutil.copytree(demo.logs, logs)
+    last = max(timeline.build(logs, log_tz="UTC", cache=False).runs, key=lambda r: (r.source, r.first_line))
+    log = logs / last.source.rsplit("/", 1)[-1]
+    whole = log.read_text()
+    log.write_text("".join(whole.splitlines(keepends=True)[: last.first_line + 4]))  # its server still running
+    args = (
+        str(logs),
+        "--repo",
+        str(demo.repo),
+        "--log-tz",
+        "UTC",
+        "--store",
+        str(tmp_path / "h.sqlite"),
+        "--machine",
+        "n1",
+    )
+    assert ingest(*args).stdout.startswith("n1: 4 runs added, 0 known;")
+    log.write_text(whole)
+    assert ingest(*args).stdout.startswith("n1: 0 runs added, 1 completed, 3 known;")
+    assert ingest(*args).stdout.startswith("n1: 0 runs added, 4 known;")

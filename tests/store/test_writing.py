@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import threading
 from datetime import datetime, timezone
 
+import timeline
+from timeline.export import samples_to_dict
 from timeline.store import IngestResult, open_store
 from timeline.store.machine import machine_of
 
@@ -90,3 +93,85 @@ def test_an_event_stamped_past_2038_is_stored(month_timeline, store_url):
         store.ingest(month_timeline, machine_of(month_timeline, "node-1", "host-1"))
         (stored,) = store.read()
     assert max(event.ts for event in stored.events) == late.ts > 2**31
+
+
+def without_samples(run):
+    return dataclasses.replace(run, samples=None)
+
+
+def _growing_log(month, tmp_path):
+    """A day's log (two runs), and a copy cut 10 lines into its second run: written while it ran."""
+    day = sorted(month.logs.glob("*.log"))[0]
+    lines = day.read_text().splitlines(keepends=True)
+    second = timeline.build(day, log_tz="UTC", cache=False).runs[1]
+    log = tmp_path / "logs" / "server.log"
+    log.parent.mkdir()
+    log.write_text("".join(lines[: second.first_line + 9]))
+    return log, lines
+
+
+def _build(log, month):
+    return timeline.build(log, repo=month.repo, log_tz="UTC", keep_samples=True, cache=False)
+
+
+def test_a_run_still_being_written_when_ingested_is_replaced_by_its_longer_reading(month, tmp_path, store_url):
+    log, lines = _growing_log(month, tmp_path)
+    partial = _build(log, month)
+    machine = machine_of(partial, "node-1", "h1")
+    with open_store(store_url, {}) as store:
+        assert store.ingest(partial, machine, keep_samples=True).runs_added == 2
+        log.write_text("".join(lines))  # the run went on: the next night's ingest reads it whole
+        grown = _build(log, month)
+        assert partial.runs[1].last_line < grown.runs[1].last_line
+        result = store.ingest(grown, machine, keep_samples=True)
+        assert (result.runs_added, result.runs_replaced, result.runs_known) == (0, 1, 1)
+        (history,) = store.read()
+        assert [r.last_line for r in history.runs] == [r.last_line for r in grown.runs]
+        assert [without_samples(r) for r in history.runs] == [without_samples(r) for r in grown.runs]
+        assert [samples_to_dict(r.samples) for r in history.runs] == [samples_to_dict(r.samples) for r in grown.runs]
+        again = store.ingest(grown, machine)
+        assert (again.runs_added, again.runs_replaced, again.runs_known) == (0, 0, 2)
+        # the shorter reading ingested after the longer one (two ingests at once): known, nothing changes
+        late = store.ingest(partial, machine)
+        assert (late.runs_added, late.runs_replaced, late.runs_known) == (0, 0, 2)
+        assert [r.last_line for r in store.read()[0].runs] == [r.last_line for r in grown.runs]
+
+
+def test_a_run_whose_first_lines_changed_is_another_run(month, tmp_path, store_url):
+    log, lines = _growing_log(month, tmp_path)
+    partial = _build(log, month)
+    machine = machine_of(partial, "node-1", "h1")
+    second = partial.runs[1]
+    with open_store(store_url, {}) as store:
+        store.ingest(partial, machine)
+        changed = lines[:]
+        changed[second.last_line - 1] = changed[second.last_line - 1].rstrip("\n") + " \n"  # one of its lines rewritten
+        log.write_text("".join(changed))
+        result = store.ingest(_build(log, month), machine)
+        assert (result.runs_added, result.runs_replaced, result.runs_known) == (1, 0, 1)
+        other = store.ingest(_build(log, month), machine_of(partial, "node-2", "h2"))  # another machine's own log
+        assert (other.runs_added, other.runs_replaced, other.runs_known) == (0, 0, 2)
+        assert [len(h.runs) for h in store.read()] == [3, 0]
+
+
+def test_the_shorter_and_longer_readings_ingested_at_once_leave_the_longer(month, tmp_path, store_url):
+    log, lines = _growing_log(month, tmp_path)
+    partial = _build(log, month)
+    log.write_text("".join(lines))
+    grown = _build(log, month)
+    machine = machine_of(partial, "node-1", "h1")
+    results: list[IngestResult] = []
+
+    def ingest(built) -> None:
+        with open_store(store_url, {}) as store:
+            results.append(store.ingest(built, machine))
+
+    threads = [threading.Thread(target=ingest, args=(built,)) for built in (partial, grown, partial, grown)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 4
+    with open_store(store_url, {}) as store:
+        (history,) = store.read()
+    assert [(r.first_line, r.last_line) for r in history.runs] == [(r.first_line, r.last_line) for r in grown.runs]

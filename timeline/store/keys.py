@@ -31,7 +31,8 @@ def run_keys(runs: list[Run]) -> list[RunKey]:
         by_source.setdefault(run.source, []).append(index)
     contents: list[str] = [""] * len(runs)
     for source, indexes in by_source.items():
-        for index, content in zip(indexes, _contents(source, [runs[i] for i in indexes]), strict=True):
+        spans = [(runs[i].first_line, runs[i].last_line) for i in indexes]
+        for index, content in zip(indexes, span_digests(source, spans), strict=True):
             contents[index] = content
     return [
         RunKey(content, hashlib.sha256(f"{content} {run.first_line} {run.last_line}".encode()).hexdigest())
@@ -39,25 +40,25 @@ def run_keys(runs: list[Run]) -> list[RunKey]:
     ]
 
 
-def _contents(source: str, runs: list[Run]) -> list[str]:
-    """The digest of each run's lines (every line of the log for a run without a range)."""
+def span_digests(source: str, spans: list[tuple[int | None, int | None]]) -> list[str]:
+    """The digest of the lines ``first`` to ``last`` of the log, for each span (None: from the
+    first line, to the last), as a run's content is digested."""
     if source == "-":
         raise StoreError("-: standard input cannot be read again to key its runs: ingest a file")
-    spans = sorted(
-        (run.first_line or 1, math.inf if run.last_line is None else run.last_line, index)
-        for index, run in enumerate(runs)
+    ordered = sorted(
+        (first or 1, math.inf if last is None else last, index) for index, (first, last) in enumerate(spans)
     )
-    hashers = [hashlib.sha256() for _ in runs]
+    hashers = [hashlib.sha256() for _ in spans]
     active: list[tuple[float, int]] = []
     waiting = 0
     try:
         with LogLines(source) as log:
             for number, text in log:
-                while waiting < len(spans) and spans[waiting][0] <= number:
-                    active.append((spans[waiting][1], spans[waiting][2]))
+                while waiting < len(ordered) and ordered[waiting][0] <= number:
+                    active.append((ordered[waiting][1], ordered[waiting][2]))
                     waiting += 1
                 if not active:
-                    if waiting == len(spans):
+                    if waiting == len(ordered):
                         break
                     continue
                 data = text.encode("utf-8", "surrogatepass") + b"\n"

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import Table, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -24,7 +24,7 @@ from timeline.export import samples_to_dict
 from timeline.model import CodeEvent, CommitInfo, RepoInfo, Run, Timeline
 from timeline.render.plain import utc
 from timeline.store import codec, schema
-from timeline.store.keys import RunKey
+from timeline.store.keys import RunKey, span_digests
 from timeline.store.machine import Machine
 
 
@@ -37,6 +37,8 @@ class IngestResult:
     events_added: int
     events_known: int
     commits_added: int
+    # runs stored while still being written, replaced by this ingest's longer reading of them
+    runs_replaced: int = 0
 
 
 def _insert(connection: Connection, table: Table) -> Any:
@@ -75,13 +77,14 @@ def ingest(
     entries = {event.id: codec.event_entry(event) for event in timeline.events}
     commits_added = _commits(connection, timeline.events)
     events_added = 0 if repo_id is None else _events(connection, machine_id, repo_id, timeline.events, entries)
-    runs_added = _runs(connection, machine_id, repo_id, timeline.runs, keys, entries, keep_samples, now)
+    runs_added, runs_replaced = _runs(connection, machine_id, repo_id, timeline.runs, keys, entries, keep_samples, now)
     return IngestResult(
         runs_added=runs_added,
-        runs_known=len(timeline.runs) - runs_added,
+        runs_known=len(timeline.runs) - runs_added - runs_replaced,
         events_added=events_added,
         events_known=len(entries) - events_added if repo_id is not None else 0,
         commits_added=commits_added,
+        runs_replaced=runs_replaced,
     )
 
 
@@ -201,9 +204,10 @@ def _runs(
     entries: dict[str, str],
     keep_samples: bool,
     now: datetime,
-) -> int:
+) -> tuple[int, int]:
+    """The runs stored: (added, replaced: the longer reading of a run stored while being written)."""
     if not runs:
-        return 0
+        return 0, 0
     configs = [codec.dumps(run.config) for run in runs]
     messages = [codec.dumps(run.messages) for run in runs]
     blob_ids = _blob_ids(connection, {codec.digest(body): body for body in (*configs, *messages)})
@@ -224,14 +228,99 @@ def _runs(
         ),
         key=lambda row: row["run_key"],
     )
-    added = dict((key, run_id) for run_id, key in _inserted(connection, schema.runs, rows, "id", "run_key"))
+    readings = _readings(connection, machine_id, rows)
+    for row in rows:
+        if row["run_key"] in readings.replaced:
+            connection.execute(
+                update(schema.runs).where(schema.runs.c.id == readings.replaced[row["run_key"]]).values(row)
+            )
+    gone = sorted({*readings.replaced.values(), *readings.dropped})
+    for batch in batches(gone):
+        connection.execute(delete(schema.samples).where(schema.samples.c.run_id.in_(batch)))
+    for batch in batches(readings.dropped):
+        connection.execute(delete(schema.runs).where(schema.runs.c.id.in_(batch)))
+    fresh = [row for row in rows if row["run_key"] not in readings.replaced and row["run_key"] not in readings.earlier]
+    added = dict((key, run_id) for run_id, key in _inserted(connection, schema.runs, fresh, "id", "run_key"))
     if keep_samples:
+        ids = {**added, **readings.replaced}
         kept = [
-            {"run_id": added[key.key], "body": codec.dumps(samples_to_dict(run.samples))}
+            {"run_id": ids[key.key], "body": codec.dumps(samples_to_dict(run.samples))}
             for run, key in zip(runs, keys, strict=True)
-            if run.samples is not None and key.key in added
+            if run.samples is not None and key.key in ids
         ]
         kept = list({row["run_id"]: row for row in kept}.values())  # one run twice in the logs: once
         for batch in batches(kept):
             connection.execute(schema.samples.insert(), list(batch))
-    return len(added)
+    return len(added), len(readings.replaced)
+
+
+@dataclass
+class _Readings:
+    """The runs of an ingest that are another reading of a run the store has (same machine, log,
+    first line and start, the lines of the shorter reading the first lines of the longer)."""
+
+    replaced: dict[str, int] = field(default_factory=dict)  # run key -> the stored shorter reading it replaces
+    dropped: list[int] = field(default_factory=list)  # other shorter readings of the same runs, deleted
+    earlier: set[str] = field(default_factory=set)  # run keys of shorter readings of stored runs: known
+
+
+def _instant(moment: datetime | None) -> datetime | None:
+    """A stored start as an aware time (SQLite gives back naive UTC)."""
+    return moment if moment is None or moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _readings(connection: Connection, machine_id: int, rows: list[dict[str, Any]]) -> _Readings:
+    """Which new runs are a longer reading of a stored run (a log ingested while a run was still
+    being written, then again once it grew) or a shorter one, their lines checked in the log as it
+    is now. Safe under concurrent ingests: the machine's row is locked (``_machine``), so the
+    ingests of one machine's logs run one after another."""
+    table = schema.runs
+    found = _Readings()
+    # a run without a start or a line range is never taken for another reading of one
+    ranged = [row for row in rows if None not in (row["start"], row["first_line"], row["last_line"])]
+    starts = sorted({row["start"] for row in ranged})
+    stored: dict[tuple[str, int], list[Any]] = {}
+    for batch in batches(starts):  # by the index on (machine, start)
+        for other in connection.execute(
+            select(table.c.id, table.c.run_key, table.c.source, table.c.first_line, table.c.last_line)
+            .add_columns(table.c.start, table.c.content)
+            .where((table.c.machine_id == machine_id) & table.c.start.in_(batch))
+        ):
+            stored.setdefault((other.source, other.first_line), []).append(other)
+    candidates = [
+        (row, other)
+        for row in ranged
+        for other in stored.get((row["source"], row["first_line"]), [])
+        if other.run_key != row["run_key"]
+        and other.last_line is not None
+        and other.last_line != row["last_line"]
+        and _instant(other.start) == row["start"]
+    ]
+    by_source: dict[str, list[Any]] = {}
+    for _, other in candidates:
+        by_source.setdefault(other.source, []).append(other)
+    unchanged: set[int] = set()  # stored runs whose lines the log still holds as they were
+    for source, others in by_source.items():
+        digests = span_digests(source, [(other.first_line, other.last_line) for other in others])
+        unchanged.update(other.id for other, digest in zip(others, digests, strict=True) if digest == other.content)
+    shorter: dict[str, list[Any]] = {}
+    for row, other in candidates:
+        if other.id not in unchanged:
+            continue
+        if other.last_line > row["last_line"]:
+            found.earlier.add(row["run_key"])
+        else:
+            shorter.setdefault(row["run_key"], []).append(other)
+    known: set[str] = set()  # a longer reading the store has already (ingested from a copy of the log)
+    for batch in batches(sorted(shorter)):
+        known.update(connection.execute(select(table.c.run_key).where(table.c.run_key.in_(batch))).scalars())
+    taken: set[int] = set()
+    for key, others in sorted(shorter.items()):
+        if key in found.earlier or key in known:
+            continue
+        others = [other for other in sorted(others, key=lambda o: -o.last_line) if other.id not in taken]
+        if others:
+            found.replaced[key] = others[0].id
+            found.dropped.extend(other.id for other in others[1:])
+            taken.update(other.id for other in others)
+    return found
