@@ -242,34 +242,41 @@ class ObjectStore(ScratchFolder):
         with tempfile.TemporaryFile() as feed, tempfile.TemporaryFile() as err:
             feed.write(input)
             feed.seek(0)
-            try:
-                proc = start_safe_git(
-                    cast(str, self.git),  # __enter__ refused a missing git
-                    args,
-                    cwd=self.dir,  # type: ignore[arg-type]
-                    git_dir=self.dir,
-                    memory=self.memory,
-                    stdin=feed,
-                    stdout=subprocess.PIPE,
-                    stderr=err,
-                )
-            except OSError as exc:
-                raise ObjectStoreError(f"git {args[0]} failed: {exc}") from None
-            timer = threading.Timer(_TIMEOUT_S, proc.kill)
-            timer.start()
-            read_all = False
-            try:
+            with self._started(args, feed, err) as proc:
                 yield proc.stdout
-                read_all = True
-            finally:
-                if not read_all:
-                    proc.kill()
-                proc.stdout.close()  # type: ignore[union-attr]
-                proc.wait()
-                timer.cancel()
             if proc.returncode != 0:
                 err.seek(0)
                 raise ObjectStoreError(self._failure(args, err.read(), proc.returncode))
+
+    @contextlib.contextmanager
+    def _started(self, args: list[str], stdin, err):
+        """git ``args`` started on the shadow repository, reading ``stdin``, writing its errors to
+        ``err`` and its output to a pipe; killed after ``_TIMEOUT_S`` and when the block raises,
+        waited for when it ends (``ObjectStoreError`` when git cannot be started)."""
+        try:
+            proc = start_safe_git(
+                cast(str, self.git),  # __enter__ refused a missing git
+                args,
+                cwd=self.dir,  # type: ignore[arg-type]
+                git_dir=self.dir,
+                memory=self.memory,
+                stdin=stdin,
+                stdout=subprocess.PIPE,
+                stderr=err,
+            )
+        except OSError as exc:
+            raise ObjectStoreError(f"git {args[0]} failed: {exc}") from None
+        timer = threading.Timer(_TIMEOUT_S, proc.kill)
+        timer.start()
+        try:
+            yield proc
+        except BaseException:
+            proc.kill()
+            raise
+        finally:
+            proc.stdout.close()  # type: ignore[union-attr]
+            proc.wait()
+            timer.cancel()
 
     def tree(self, commit: str) -> dict[str, str]:
         """``{path: blob id}`` of every regular file of ``commit`` (modes 100644 and 100755: no
@@ -447,38 +454,22 @@ class ObjectStore(ScratchFolder):
         record, mark = record_mark()
         args = ["log", *LOG_OPTIONS, f"--format={record}{WALK_FIELDS}", "--stdin", "--end-of-options"]
         with tempfile.TemporaryFile() as err:
-            try:
-                proc = start_safe_git(
-                    cast(str, self.git),  # __enter__ refused a missing git
-                    args,
-                    cwd=self.dir,  # type: ignore[arg-type]
-                    git_dir=self.dir,
-                    memory=self.memory,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=err,
-                )
-            except OSError as exc:
-                return f"git log failed: {exc}"
-            timer = threading.Timer(_TIMEOUT_S, proc.kill)
-            timer.start()
             stopped = False
             try:
-                try:  # (git reads all of stdin before it walks: no deadlock)
-                    proc.stdin.write("".join(s + "\n" for s in walk.tips).encode())  # type: ignore[union-attr]
-                except BrokenPipeError:  # git stopped reading: it failed, said on stderr
-                    pass
-                finally:
-                    with contextlib.suppress(OSError):
-                        proc.stdin.close()  # type: ignore[union-attr]
-                walk.run(self._walk_commits(records(proc.stdout, mark)))  # type: ignore[arg-type]
-                stopped = proc.poll() is None  # done before git: the rest is not needed
-            finally:
-                if stopped or proc.poll() is None:
-                    proc.kill()  # done with it (or failing): not on down the history
-                proc.stdout.close()  # type: ignore[union-attr]
-                proc.wait()
-                timer.cancel()
+                with self._started(args, subprocess.PIPE, err) as proc:
+                    try:  # (git reads all of stdin before it walks: no deadlock)
+                        proc.stdin.write("".join(s + "\n" for s in walk.tips).encode())  # type: ignore[union-attr]
+                    except BrokenPipeError:  # git stopped reading: it failed, said on stderr
+                        pass
+                    finally:
+                        with contextlib.suppress(OSError):
+                            proc.stdin.close()  # type: ignore[union-attr]
+                    walk.run(self._walk_commits(records(proc.stdout, mark)))  # type: ignore[arg-type]
+                    stopped = proc.poll() is None  # done before git: the rest is not needed
+                    if stopped:
+                        proc.kill()  # not on down the history
+            except ObjectStoreError as exc:  # git could not be started (the walk raises none)
+                return str(exc)
             if stopped or proc.returncode == 0:
                 return None
             err.seek(0)
