@@ -563,5 +563,11 @@ PyMODINIT_FUNC PyInit__scan(void) {
         Py_DECREF(module);
         return NULL;
     }
+    /* The version of the functions above that sglang_fast.SCANNER_INTERFACE expects: a module built
+     * from an older _scan.c (an editable install not rebuilt after a pull) is then not used. */
+    if (PyModule_AddIntConstant(module, "INTERFACE", 1) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
     return module;
 }

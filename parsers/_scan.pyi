@@ -3,6 +3,8 @@
 
 from typing_extensions import Buffer
 
+INTERFACE: int
+
 class ShapeIndex:
     def add(self, shape: bytes, number: int, /) -> None: ...
     def scan(self, block: Buffer, /) -> tuple[bytearray, bytearray, bytearray]: ...

@@ -72,9 +72,14 @@ from timeline.parsers.sglang import (
 from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE, needs_normalizing, normalize
 
 # The compiled line scanner (_scan.c), built at install when there is a C compiler; else numpy alone.
+SCANNER_INTERFACE = 1  # _scan.c's INTERFACE: raise both with any change to its functions
 try:
     from timeline.parsers import _scan
 except ImportError:
+    _scan = None  # type: ignore[assignment]
+if getattr(_scan, "INTERFACE", None) != SCANNER_INTERFACE:
+    # Built from another _scan.c (an editable install keeps the module it built until it is
+    # installed again): its functions would fail at their first call or read blocks otherwise.
     _scan = None  # type: ignore[assignment]
 COMPILED_SCANNER = _scan is not None  # (benchmarks/run.py says which one it measured)
 

@@ -5,6 +5,8 @@ read. (tests/parsers/test_sglang_fast.py runs the whole fast path with it and wi
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,9 +23,25 @@ def test_the_compiled_scanner_is_built_where_required() -> None:
     optional extension: the install goes on without it) fails the run instead of testing numpy alone."""
     if sglang_fast._scan is None:
         if os.environ.get("TIMELINE_REQUIRE_SCANNER"):
-            pytest.fail("TIMELINE_REQUIRE_SCANNER is set (CI) but parsers/_scan.c was not built")
+            pytest.fail("TIMELINE_REQUIRE_SCANNER is set (CI) but parsers/_scan.c was not built, or is stale")
         pytest.skip("the compiled scanner (parsers/_scan.c) is not built")
     assert sglang_fast.Shapes().index is not None
+
+
+def test_a_scanner_built_from_another_source_is_not_used():
+    """An editable install keeps the module it built until it is installed again: one built from
+    another _scan.c (here, one without the interface this code expects) is left aside, and numpy
+    reads the blocks, rather than a build failing at the scanner's first call."""
+    program = (
+        "import importlib.machinery, sys, types\n"
+        "stale = types.ModuleType('timeline.parsers._scan')\n"
+        "stale.__spec__ = importlib.machinery.ModuleSpec('timeline.parsers._scan', None)\n"
+        "sys.modules['timeline.parsers._scan'] = stale\n"
+        "from timeline.parsers import sglang_fast\n"
+        "print(sglang_fast._scan is None, sglang_fast.Shapes().index is None)\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert shown.stdout.split() == ["True", "True"]
 
 
 @pytest.fixture(scope="module")
