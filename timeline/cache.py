@@ -522,15 +522,21 @@ _CODE_VERSION: str | None = None
 
 
 def parse_sources() -> list[Path]:
-    """The source files a parse depends on: the parsers, the records and columns they fill, and
-    the code that digests a run's series as it ends (``builder.digest_series``: an entry holds
-    its summaries and steady value)."""
+    """The source files a parse depends on: the parsers (with the compiled line scanner, when it
+    is built: its source is not installed, so the built module's own bytes), the records and
+    columns they fill, and the code that digests a run's series as it ends
+    (``builder.digest_series``: an entry holds its summaries and steady value)."""
+    import importlib.util
+
     import timeline.parsers as parsers
 
     here = Path(__file__).resolve().parent
     digest = [here / name for name in ("builder.py", "shifts.py", "detect.py")]
+    scanner = importlib.util.find_spec("timeline.parsers._scan")
+    compiled = [Path(scanner.origin)] if scanner is not None and scanner.origin else []
     return [
         *sorted(Path(parsers.__file__).resolve().parent.glob("*.py")),
+        *compiled,
         here / "records.py",
         here / "columns.py",
         *digest,
