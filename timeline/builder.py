@@ -536,12 +536,13 @@ def shifts_and_culprits(
 # Workers when the logs other than the largest (what a second process can take over: the
 # largest is read by one process whatever the count) hold this much, and the machine has a core
 # to spare. benchmarks/workers_speed.py, two workers against one process, lowest of 5,
-# interleaved, 2 cores, 2026-12-03 (load average 6-8): the wall time of a build on the cores
-# as they were, 0.69x-1.24x with no trend from 3 MB to 300 MB besides the largest (the other
-# work left no core idle), for 4-26% more CPU; on idle cores (each process's CPU: the main
-# one's, or half the workers'): 0.88x at 3 MB, 0.55x-0.73x at 4.5-20 MB, 0.48x-0.60x at 40-46
-# MB, 0.38x-0.39x at 290-300 MB. So: from 8 MiB, and only when the load average is under the
-# cores, as ``make -l`` starts jobs (https://www.gnu.org/software/make/manual/html_node/Parallel.html).
+# interleaved, 2 cores, 2026-12-03, four sessions (load average 5-10): the wall time of a build
+# on the cores as they were, 0.69x-1.39x with no trend from 3 MB to 300 MB besides the largest
+# (the other work left no core idle), for up to 27% more CPU; on idle cores (each process's
+# CPU: the main one's, or half the workers'): 0.79x-0.88x at 3 MB, 0.55x-0.85x at 4.5-20 MB,
+# 0.48x-0.68x at 40-46 MB, 0.36x-0.40x at 290-300 MB. So: from 8 MiB, and only when the load
+# average is under the cores, as ``make -l`` starts jobs
+# (https://www.gnu.org/software/make/manual/html_node/Parallel.html).
 WORKERS_MIN_SPARE_BYTES = 8 << 20
 MAX_WORKERS = 8
 
