@@ -25,7 +25,6 @@ from timeline.loader import samples_from_dict
 from timeline.model import CodeEvent, CommitInfo, RepoInfo, Run, run_order
 from timeline.store import codec, schema
 from timeline.store.machine import Machine
-from timeline.store.writing import batches
 
 
 @dataclass
@@ -104,7 +103,7 @@ def _read(
     # the blobs by id: a few distinct ones, however many runs name them
     named = sorted({blob_id for rows in run_rows.values() for row in rows for blob_id in (row[3], row[4])})
     blobs: dict[int, Any] = {}
-    for batch in batches(named):
+    for batch in schema.batches(named):
         blobs.update(
             (row.id, json.loads(row.body))
             for row in connection.execute(

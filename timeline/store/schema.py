@@ -13,6 +13,9 @@ these tables; a test holds them to it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -39,6 +42,13 @@ VERSION_TABLE = "timeline_version"
 BATCH = 500  # values a query names at once (far under SQLite's 32,766 and PostgreSQL's 65,535)
 SHA = 64  # a SHA-256 object name; SHA-1's 40 fit too
 DIGEST = 64  # hex SHA-256
+
+
+def batches(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    """``items`` in slices of ``BATCH``: the reading and the writing side name rows this many at once."""
+    for start in range(0, len(items), BATCH):
+        yield items[start : start + BATCH]
+
 
 metadata = MetaData()
 

@@ -11,7 +11,6 @@ transactions wait on each other's rows in opposite orders: no deadlock) and in b
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -47,19 +46,13 @@ def _insert(connection: Connection, table: Table) -> Any:
     return dialect.insert(table).on_conflict_do_nothing()
 
 
-def batches(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
-    """``items`` in slices of ``schema.BATCH``."""
-    for start in range(0, len(items), schema.BATCH):
-        yield items[start : start + schema.BATCH]
-
-
 def _inserted(connection: Connection, table: Table, rows: list[dict[str, Any]], *returned: str) -> list[Any]:
     """Insert ``rows`` (skipping those whose key is taken); the ``returned`` columns of the new ones."""
     if not rows:
         return []
     statement = _insert(connection, table).returning(*(table.c[name] for name in returned))
     found: list[Any] = []
-    for batch in batches(rows):
+    for batch in schema.batches(rows):
         found.extend(connection.execute(statement, list(batch)).all())
     return found
 
@@ -172,7 +165,7 @@ def _events(
         for removed, listed in ((False, event.commits), (True, event.commits_removed))
         for position, commit in enumerate(listed)
     ]
-    for batch in batches(links):
+    for batch in schema.batches(links):
         connection.execute(schema.event_commits.insert(), list(batch))
     return len(new)
 
@@ -183,7 +176,7 @@ def _blob_ids(connection: Connection, bodies: dict[str, str]) -> dict[str, int]:
     rows = [{"digest": key, "body": body} for key, body in sorted(bodies.items())]
     ids = {key: blob_id for blob_id, key in _inserted(connection, table, rows, "id", "digest")}
     missing = sorted(set(bodies) - set(ids))
-    for batch in batches(missing):
+    for batch in schema.batches(missing):
         ids.update(
             {
                 key: blob_id
@@ -235,9 +228,9 @@ def _runs(
                 update(schema.runs).where(schema.runs.c.id == readings.replaced[row["run_key"]]).values(row)
             )
     gone = sorted({*readings.replaced.values(), *readings.dropped})
-    for batch in batches(gone):
+    for batch in schema.batches(gone):
         connection.execute(delete(schema.samples).where(schema.samples.c.run_id.in_(batch)))
-    for batch in batches(readings.dropped):
+    for batch in schema.batches(readings.dropped):
         connection.execute(delete(schema.runs).where(schema.runs.c.id.in_(batch)))
     fresh = [row for row in rows if row["run_key"] not in readings.replaced and row["run_key"] not in readings.earlier]
     added = dict((key, run_id) for run_id, key in _inserted(connection, schema.runs, fresh, "id", "run_key"))
@@ -249,7 +242,7 @@ def _runs(
             if run.samples is not None and key.key in ids
         ]
         kept = list({row["run_id"]: row for row in kept}.values())  # one run twice in the logs: once
-        for batch in batches(kept):
+        for batch in schema.batches(kept):
             connection.execute(schema.samples.insert(), list(batch))
     return len(added), len(readings.replaced)
 
@@ -280,7 +273,7 @@ def _readings(connection: Connection, machine_id: int, rows: list[dict[str, Any]
     ranged = [row for row in rows if None not in (row["start"], row["first_line"], row["last_line"])]
     starts = sorted({row["start"] for row in ranged})
     stored: dict[tuple[str, int], list[Any]] = {}
-    for batch in batches(starts):  # by the index on (machine, start)
+    for batch in schema.batches(starts):  # by the index on (machine, start)
         for other in connection.execute(
             select(table.c.id, table.c.run_key, table.c.source, table.c.first_line, table.c.last_line)
             .add_columns(table.c.start, table.c.content)
@@ -312,7 +305,7 @@ def _readings(connection: Connection, machine_id: int, rows: list[dict[str, Any]
         else:
             shorter.setdefault(row["run_key"], []).append(other)
     known: set[str] = set()  # a longer reading the store has already (ingested from a copy of the log)
-    for batch in batches(sorted(shorter)):
+    for batch in schema.batches(sorted(shorter)):
         known.update(connection.execute(select(table.c.run_key).where(table.c.run_key.in_(batch))).scalars())
     taken: set[int] = set()
     for key, others in sorted(shorter.items()):
