@@ -204,13 +204,11 @@ def run_columns(run: Run, entries: dict[str, str]) -> dict[str, Any]:
         "ambiguous_reasons": dumps(run.ambiguous_reasons),
         "files_may_differ": run.files_may_differ,
         "nccl_versions": dumps(run.nccl_versions),
-        "steady_metric": None if steady is None else steady.metric,
-        "steady_unit": None if steady is None else steady.unit,
-        "steady_value": None if steady is None else steady.value,
-        "steady_n": None if steady is None else steady.n,
-        "steady_skipped": None if steady is None else steady.skipped,
-        "steady_spread": None if steady is None else steady.spread,
-        "steady_source": None if steady is None else steady.source,
+        **{
+            f"steady_{name}": None if steady is None else getattr(steady, name)
+            for name in STEADY_FIELDS
+            if name != "ranks"
+        },
         "steady_ranks": None if steady is None else dumps(steady.ranks),
         "status": run.status,
         "error": run.error,
