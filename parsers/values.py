@@ -26,7 +26,6 @@ version a line announces, in any family's wording.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Iterator
@@ -108,16 +107,22 @@ def number(text: str) -> float | None:
 
 _UNIT_RE = re.compile(r"\s*\([^()]*\)\s*$")
 _NON_ALNUM_RE = re.compile(r"[^0-9a-z]+")
+_key_cache: dict[tuple[str, bool, str], str] = {}
 
 
-@functools.lru_cache(maxsize=4096)  # a stats line's labels, every line: bounded, as labels come from the log
 def key(raw: str, *, drop_unit: bool = False, fallback: str = "field") -> str:
     """A printed label as a snake_case key: lower case, every run of characters other than
     ASCII letters and digits ``_``, none at either end (``#running-req`` -> ``running_req``).
     ``drop_unit`` (SGLang's stats) also drops a ``(unit)`` at the end (``gen throughput (token/s)`` ->
     ``gen_throughput``); ``fallback`` is the key of a label with no letter or digit."""
+    cached = _key_cache.get((raw, drop_unit, fallback))
+    if cached is not None:
+        return cached
     text = _UNIT_RE.sub("", raw) if drop_unit else raw
-    return _NON_ALNUM_RE.sub("_", text.lower()).strip("_") or fallback
+    found = _NON_ALNUM_RE.sub("_", text.lower()).strip("_") or fallback
+    if len(_key_cache) < 4096:
+        _key_cache[(raw, drop_unit, fallback)] = found
+    return found
 
 
 _KEY_RE = re.compile(r"(?:^|, )([#A-Za-z][^:,]*?): ")
