@@ -18,7 +18,6 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -292,7 +291,7 @@ def _exact_mean_stdev(data) -> tuple[float, float]:
     import numpy as np
 
     n = len(data)
-    mean = math.fsum(data.tolist()) / n
+    mean = statistics.fmean(data.tolist())
     fractions, exponents = np.frexp(data)
     mantissas = (fractions * 2.0**53).astype(np.int64)  # exact: 53 bits
     powers = exponents.astype(np.int64)
@@ -305,8 +304,7 @@ def _exact_mean_stdev(data) -> tuple[float, float]:
         numerator <<= scale
     else:
         denominator <<= -scale
-    variance = Fraction(numerator, denominator)
-    return mean, _float_sqrt_of_fraction(variance.numerator, variance.denominator)
+    return mean, _float_sqrt_of_fraction(numerator, denominator)  # correctly rounded: the same float, reduced or not
 
 
 _SQRT_BITS = 2 * sys.float_info.mant_dig + 3
