@@ -42,6 +42,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from gen import GENERATOR_VERSION, write_decode_log, write_small_logs  # noqa: E402
+from run import machine  # noqa: E402
 
 # timeline's command line, run in a process that then reports its own CPU time (without the
 # workers it forked and waited for) into the file named by the environment.
@@ -57,47 +58,31 @@ finally:
         out.write(str(usage.ru_utime + usage.ru_stime))
 """
 
-MIXES = {  # name: (count, bytes each, small-log generator: one short launch a file; else whole
-    # launches of 3 MB until the size is reached: 1 byte is one launch)
-    "400MB": (1, 400_000_000, False),
-    "small": (1000, 46_000, True),
-    "200small": (200, 46_000, True),
-    "100small": (100, 46_000, True),
-    "10small": (10, 46_000, True),
-    "16x3MB": (16, 1, False),
-    "4x3MB": (4, 1, False),
-    "3x3MB": (3, 1, False),
-    "2x3MB": (2, 1, False),
-    "5x10MB": (5, 10_000_000, False),
-    "3x10MB": (3, 10_000_000, False),
-    "2x10MB": (2, 10_000_000, False),
-    "30x10MB": (30, 10_000_000, False),
-    "4x100MB": (4, 100_000_000, False),
-}
-LABELS = {
-    "400MB": "one 400 MB log",
-    "small": "1,000 logs of 46 KB",
-    "200small": "200 logs of 46 KB",
-    "100small": "100 logs of 46 KB",
-    "10small": "10 logs of 46 KB",
-    "16x3MB": "16 logs of 3 MB",
-    "4x3MB": "4 logs of 3 MB",
-    "3x3MB": "3 logs of 3 MB",
-    "2x3MB": "2 logs of 3 MB",
-    "5x10MB": "5 logs of 10 MB",
-    "3x10MB": "3 logs of 10 MB",
-    "2x10MB": "2 logs of 10 MB",
-    "30x10MB": "30 logs of 10 MB",
-    "4x100MB": "4 logs of 100 MB",
+MIXES = {  # name: (what it is, count, bytes each, small-log generator: one short launch a file;
+    # else whole launches of 3 MB until the size is reached: 1 byte is one launch)
+    "400MB": ("one 400 MB log", 1, 400_000_000, False),
+    "small": ("1,000 logs of 46 KB", 1000, 46_000, True),
+    "200small": ("200 logs of 46 KB", 200, 46_000, True),
+    "100small": ("100 logs of 46 KB", 100, 46_000, True),
+    "10small": ("10 logs of 46 KB", 10, 46_000, True),
+    "16x3MB": ("16 logs of 3 MB", 16, 1, False),
+    "4x3MB": ("4 logs of 3 MB", 4, 1, False),
+    "3x3MB": ("3 logs of 3 MB", 3, 1, False),
+    "2x3MB": ("2 logs of 3 MB", 2, 1, False),
+    "5x10MB": ("5 logs of 10 MB", 5, 10_000_000, False),
+    "3x10MB": ("3 logs of 10 MB", 3, 10_000_000, False),
+    "2x10MB": ("2 logs of 10 MB", 2, 10_000_000, False),
+    "30x10MB": ("30 logs of 10 MB", 30, 10_000_000, False),
+    "4x100MB": ("4 logs of 100 MB", 4, 100_000_000, False),
 }
 
 
 def folder_of(work: Path, name: str) -> Path:
-    count, each, small = MIXES[name]
+    label, count, each, small = MIXES[name]
     folder = work / f"workers-{name}-v{GENERATOR_VERSION}"
     if folder.exists():
         return folder
-    print(f"writing {LABELS[name]} to {folder} ...", flush=True)
+    print(f"writing {label} to {folder} ...", flush=True)
     scratch = folder.with_name(folder.name + ".tmp")
     if small:
         write_small_logs(scratch, count, each)
@@ -125,13 +110,6 @@ def build(folder: Path, jobs: int, scratch: Path) -> tuple[float, float, float]:
     return wall, usage.ru_utime + usage.ru_stime, float(report.read_text())
 
 
-def machine() -> str:
-    lines = Path("/proc/cpuinfo").read_text().splitlines()
-    model = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), "?")
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return f"{os.cpu_count()} cores, {model}, Python {sys.version.split()[0]}, load average {load}"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=5, help="rounds (default 5; the lowest is shown)")
@@ -154,7 +132,7 @@ def main() -> None:
                     lowest[jobs] = [
                         min(a, b) for a, b in zip(lowest[jobs], build(folder, jobs, Path(scratch)), strict=True)
                     ]
-            print(f"  {LABELS[name]} ({megabytes:.0f} MB)")
+            print(f"  {MIXES[name][0]} ({megabytes:.0f} MB)")
             (w1, c1, m1), (w2, c2, m2) = lowest[1], lowest[2]
             idle2 = max(m2, (c2 - m2) / 2)
             for label, (wall, cpu, main_cpu, idle) in (
