@@ -118,3 +118,15 @@ def test_a_checkout_without_tricks_loses_nothing(bench):
     assert {"c0", "c1", "c2", "c3"} <= subjects(history)
     assert not [d for d in history.diagnostics if "object store" in d.message or "refused" in d.message]
     assert shutil.which("git")
+
+
+def test_a_checkout_whose_path_holds_a_newline_is_read(bench):
+    # git's alternates file is a line a path, but it names our own view of the objects, never
+    # the checkout's path: a checkout in "nightly\nrun" lists its commits like any other
+    # (before, its path was refused as one that could not be written to an alternates file)
+    repo = bench.init("nightly\nrun")
+    bench.commit("c0")
+    bench.commit("c1")
+    history = history_within(repo)
+    assert {"c0", "c1"} <= subjects(history)
+    assert not [d for d in history.diagnostics if "alternates" in d.message]

@@ -43,7 +43,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple, cast
 
@@ -70,7 +70,7 @@ __all__ = [
     "REFUSED_ALTERNATES",
     "ObjectStore",
     "ObjectStoreError",
-    "ScratchFolder",
+    "Shadow",
     "MAX_BLOB_BYTES",
     "MAX_CHANGED_LINES",
     "MAX_CHANGED_BYTES",
@@ -92,15 +92,48 @@ class ObjectStoreError(Exception):
     """The shadow repository could not be set up or a query failed. One line."""
 
 
-class ScratchFolder:
-    """A temporary folder of our own (a shadow repository's), removed by ``close`` and on
-    leaving a ``with`` block."""
+class Shadow:
+    """A bare repository of our own in a temporary folder that borrows an untrusted repository's
+    objects (``borrow_objects``) and nothing else of it; removed by ``close`` and on leaving a
+    ``with`` block."""
 
     _tmp: tempfile.TemporaryDirectory | None = None
+    dir: Path | None = None  # the shadow's git dir, once made
 
-    def _scratch(self, prefix: str) -> Path:
+    def _make_shadow(
+        self,
+        prefix: str,
+        common_dir: Path,
+        object_format: str,
+        init: Callable[[list[str], Path], object],
+        error: type[Exception],
+        *options: str,
+    ) -> tuple[Path, Borrowed]:
+        """Make the shadow (``git init`` run by ``init(args, cwd)``, with ``options``), its
+        alternates naming a view of ``common_dir/objects``; raise ``error`` when that folder
+        cannot be borrowed. Returns the shadow's git dir (also ``self.dir``) and what was borrowed."""
+        objects = common_dir / "objects"
+        real_objects = os.path.realpath(objects)
+        if not os.path.isdir(real_objects):
+            raise error(f"{objects}: no object directory")
+        if not path_inside(real_objects, common_dir):
+            raise error(f"{objects} leads outside the repository (to {real_objects}); refused")
         self._tmp = tempfile.TemporaryDirectory(prefix=prefix)
-        return Path(self._tmp.name)
+        base = Path(self._tmp.name)
+        view = base / "objects-view"
+        # git reads an alternates file a line a path, unquoting one that starts with a quote
+        if any(c in str(view) for c in "\n\r") or str(view).startswith('"'):
+            raise error(f"{view}: path cannot be written to an alternates file")
+        self.dir = base / "shadow.git"
+        arguments = ["init", "-q", "--bare", "--template=", *options]
+        if object_format == "sha256":
+            arguments.append("--object-format=sha256")
+        init([*arguments, str(self.dir)], base)
+        borrowed = borrow_objects(Path(real_objects), view)
+        info = self.dir / "objects" / "info"
+        info.mkdir(parents=True, exist_ok=True)
+        (info / "alternates").write_text(str(view) + "\n", encoding="utf-8")
+        return self.dir, borrowed
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -111,7 +144,7 @@ class ScratchFolder:
             self._tmp = None
 
 
-class ObjectStore(ScratchFolder):
+class ObjectStore(Shadow):
     """A shadow bare repository borrowing an untrusted object store, read-only.
 
     Use as a context manager; the temporary directory is removed on exit::
@@ -130,7 +163,6 @@ class ObjectStore(ScratchFolder):
         self.shallow_commits: frozenset[str] = frozenset()
         self.shallow_problem: str | None = None
         self.refused: list[tuple[str, str]] = []  # (path, why) of what borrow_objects left out
-        self.dir: Path | None = None
         self.memory: int | None = None  # each git process's ceiling (bytes; runner.memory_ceiling)
         self.walked = 0  # commits the last ``between_many`` walk read (tests, benchmarks)
         self.cut: set[str] = set()  # commits the last ``changed_lines`` cut at its caps
@@ -142,28 +174,16 @@ class ObjectStore(ScratchFolder):
         if not self.git:
             raise ObjectStoreError("git executable not found on PATH; commit lists unavailable")
         self.memory = memory_ceiling()  # the packs' size is known once they are borrowed
-        objects = self.common_dir / "objects"
-        real_objects = os.path.realpath(objects)
-        if not os.path.isdir(real_objects):
-            raise ObjectStoreError(f"{objects}: no object directory; commit lists unavailable")
-        if not path_inside(real_objects, self.common_dir):
-            raise ObjectStoreError(f"{objects} leads outside the repository (to {real_objects}); refused")
-        if any(c in real_objects for c in "\n\r") or real_objects.startswith('"'):
-            raise ObjectStoreError(f"{objects}: path cannot be written to an alternates file")
-        base = self._scratch("timeline-shadow-")
         try:
-            self.dir = base / "shadow.git"
-            init = ["init", "-q", "--bare", "--template="]
-            if self.object_format == "sha256":
-                init.append("--object-format=sha256")
-            self._run([*init, str(self.dir)], cwd=base, git_dir=False)
-            view = base / "objects-view"
-            borrowed = borrow_objects(Path(real_objects), view)
+            _, borrowed = self._make_shadow(
+                "timeline-shadow-",
+                self.common_dir,
+                self.object_format,
+                lambda arguments, cwd: self._run(arguments, cwd=cwd, git_dir=False),
+                ObjectStoreError,
+            )
             self.refused = borrowed.refused
             self.memory = memory_ceiling(borrowed.pack_bytes)
-            info = self.dir / "objects" / "info"
-            info.mkdir(parents=True, exist_ok=True)
-            (info / "alternates").write_text(str(view) + "\n", encoding="utf-8")
             self._copy_shallow()
         except BaseException:
             self.close()

@@ -26,15 +26,14 @@ The format: https://git-scm.com/docs/reftable; the command and its ``--date=raw`
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 from typing import cast
 
-from timeline.git.locate import GitLocation, UnsafeFile, path_inside, read_file_safely, resolve_inside
-from timeline.git.objects import ScratchFolder, borrow_objects
+from timeline.git.locate import GitLocation, UnsafeFile, read_file_safely, resolve_inside
+from timeline.git.objects import Shadow
 from timeline.git.reflog import ReflogEntry
 from timeline.git.runner import git_failure, git_version, memory_ceiling, run_safe_git
 from timeline.records import Diagnostic
@@ -59,14 +58,13 @@ def _version_text(v: tuple[int, int, int] | None) -> str:
     return "none found" if v is None else ".".join(map(str, v))
 
 
-class ReftableReader(ScratchFolder):
+class ReftableReader(Shadow):
     """``with ReftableReader(loc) as rt: rt.head(); rt.read("HEAD")``."""
 
     def __init__(self, loc: GitLocation, git: str | None = None):
         self.loc = loc
         self.git = git or shutil.which("git")
         self.version = git_version(self.git) if self.git else None
-        self.dir: Path | None = None  # the shadow (common) git dir
         self.head_dir: Path | None = None  # where HEAD lives (the shadow worktree dir, if linked)
         self.memory: int | None = None  # each git process's ceiling (bytes; runner.memory_ceiling)
 
@@ -78,34 +76,26 @@ class ReftableReader(ScratchFolder):
                 f"(found: {_version_text(self.version)}). No events were read: the reflog is "
                 "there, but unread"
             )
-        objects = os.path.realpath(self.loc.common_dir / "objects")
-        if not os.path.isdir(objects) or not path_inside(objects, self.loc.common_dir):
-            raise ReftableUnavailable(f"{self.loc.common_dir / 'objects'}: no usable object directory")
-        if any(c in objects for c in "\n\r"):
-            raise ReftableUnavailable(f"{objects}: path cannot be written to an alternates file")
         self.memory = memory_ceiling()  # the packs' and tables' size is known once they are copied
-        base = self._scratch("timeline-reftable-")
         try:
-            self.dir = base / "shadow.git"
-            init = ["init", "-q", "--bare", "--template=", "--ref-format=reftable"]
-            if self.loc.object_format == "sha256":
-                init.append("--object-format=sha256")
-            self._git([*init, str(self.dir)], git_dir=None, cwd=base)
-            view = base / "objects-view"
-            borrowed = borrow_objects(Path(objects), view)  # what it leaves out, the object queries say (attach)
-            info = self.dir / "objects" / "info"
-            info.mkdir(parents=True, exist_ok=True)
-            (info / "alternates").write_text(str(view) + "\n", encoding="utf-8")
-            self._copy_stack(self.loc.common_dir, self.dir / "reftable")
-            self.head_dir = self.dir
+            shadow, borrowed = self._make_shadow(  # what it leaves out, the object queries say (attach)
+                "timeline-reftable-",
+                self.loc.common_dir,
+                self.loc.object_format,
+                lambda arguments, cwd: self._git(arguments, git_dir=None, cwd=cwd),
+                ReftableUnavailable,
+                "--ref-format=reftable",
+            )
+            self._copy_stack(self.loc.common_dir, shadow / "reftable")
+            self.head_dir = shadow
             if self.loc.linked_worktree:
-                wt = self.dir / "worktrees" / "wt"
+                wt = shadow / "worktrees" / "wt"
                 wt.mkdir(parents=True)
                 (wt / "HEAD").write_text("ref: refs/heads/.invalid\n", encoding="utf-8")
                 (wt / "commondir").write_text("../..\n", encoding="utf-8")
                 self._copy_stack(self.loc.git_dir, wt / "reftable")
                 self.head_dir = wt
-            tables = sum(table.stat().st_size for table in self.dir.rglob("*.ref"))
+            tables = sum(table.stat().st_size for table in shadow.rglob("*.ref"))
             self.memory = memory_ceiling(borrowed.pack_bytes + tables)
         except BaseException:
             self.close()
