@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from datetime import datetime, timezone
+import types
+import typing
+from datetime import datetime, timedelta, timezone
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from timeline.model import CodeEvent, CommitInfo, Diagnostic
-from timeline.render.safe import displayable, visible
+from timeline.columns import SampleRows
+from timeline.model import CodeEvent, CommitInfo, Diagnostic, Timeline
+from timeline.render.safe import _UNSAFE, displayable, visible
 
 
 def test_control_characters_are_written_as_their_escapes():
@@ -67,3 +71,59 @@ def test_a_record_listed_by_many_events_is_escaped_everywhere_once():
     assert [c.subject for c in copies] == ["bad \\x1b[31m"] * 4
     assert all(c is copies[0] for c in copies)  # one escaped copy, shared as the original was
     assert dirty.subject == "bad \x1b[31m"
+
+
+# --- every string of a timeline, wherever the model declares one --------------------------------
+
+_UNSAFE_TEXT = st.text(max_size=8).map(lambda t: t + "\x1b[2J\u202e\x9b")
+_PLAIN = {int: 3, float: 1.5, bool: True, type(None): None, datetime: datetime(2026, 1, 1, tzinfo=timezone.utc)}
+
+
+@st.composite
+def _filled(draw, hint):
+    """A value of the declared type ``hint`` (the model's annotations) with control characters
+    in every string it holds: the text in each ``str``, ``Any`` and ``Literal`` place."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is str or hint is typing.Any or origin is typing.Literal:
+        return draw(_UNSAFE_TEXT)
+    if hint in _PLAIN:
+        return _PLAIN[hint]
+    if hint is timedelta:
+        return timedelta(hours=2)
+    if origin in (typing.Union, types.UnionType):
+        # a run's samples (numbers and times in columns, never in a view) left None
+        arms = [arm for arm in args if arm is not type(None) and SampleRows not in typing.get_args(arm)]
+        return draw(_filled(arms[0])) if arms else None
+    if origin is list:
+        return [draw(_filled(args[0]))]
+    if origin is tuple:
+        return tuple(draw(_filled(arm)) for arm in (args[:1] if args[-1] is Ellipsis else args))
+    if origin is dict:
+        return {draw(_filled(args[0])): draw(_filled(args[1]))}
+    assert dataclasses.is_dataclass(hint), hint
+    hints = typing.get_type_hints(hint)
+    return hint(**{f.name: draw(_filled(hints[f.name])) for f in dataclasses.fields(hint) if f.init})
+
+
+def _strings(value):
+    """Every string in ``value``, every field of every record looked at."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+    elif dataclasses.is_dataclass(value):
+        for field in dataclasses.fields(value):
+            yield from _strings(getattr(value, field.name))
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(_filled(Timeline))
+def test_no_string_of_a_timeline_keeps_a_control_character(timeline):
+    assert any(_UNSAFE.search(s) for s in _strings(timeline))  # the test's own check: there is something to escape
+    leftover = [s for s in _strings(displayable(timeline)) if _UNSAFE.search(s)]
+    assert leftover == []

@@ -15,6 +15,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import types
+import typing
+from datetime import date, datetime, time, timedelta
+from operator import is_not
 from typing import Any, TypeVar
 
 __all__ = ["displayable", "visible"]
@@ -44,42 +48,103 @@ def displayable(value: T) -> T:
 
 
 class _Shown:
-    """One ``displayable`` walk. A record reached twice is looked at once: the events of a
-    checkout moved back and forth share each commit's one ``CommitInfo`` (a 100,000-entry
-    reflog: 3.5 million listings of 21,000 commits, 17 s walked one by one)."""
+    """One ``displayable`` walk. A record, list or dict reached twice is looked at once: the events
+    of a checkout moved back and forth share each commit's one ``CommitInfo`` (a 100,000-entry
+    reflog: 3.5 million listings of 21,000 commits, 17 s walked one by one), and the runs of a
+    store reading share their server arguments (timeline.store.reading). A string met again is
+    looked up, not searched again (the same log name, zone and commit on every run)."""
 
     def __init__(self) -> None:
-        self.seen: dict[int, tuple[Any, Any]] = {}  # id -> (the record, kept alive; its result)
+        self.seen: dict[int, tuple[Any, Any]] = {}  # id -> (the value, kept alive; its result)
+        self.texts: dict[str, str] = {}
+
+    def text(self, value: str) -> str:
+        shown = self.texts.get(value)
+        if shown is None:
+            shown = self.texts[value] = visible(value)
+        # an escape is longer than what it escapes: the same length is the same text, and the
+        # value itself is given back (the parts with nothing to escape are shared)
+        return value if len(shown) == len(value) else shown
 
     def shown(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return visible(value)
+        kind: type = type(value)
+        if kind is str:
+            return self.text(value)
+        if kind in _NO_TEXT:
+            return value
+        if kind in _CONTAINERS and not value:
+            return value
         known = self.seen.get(id(value))
         if known is not None:
             return known[1]
-        if isinstance(value, (list, tuple)):
-            items = [self.shown(item) for item in value]
-            if all(new is old for new, old in zip(items, value, strict=True)):
-                return value
-            return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
-        if isinstance(value, dict):
-            pairs = [(self.shown(key), self.shown(item)) for key, item in value.items()]
-            if all(k is old_k and v is old_v for (k, v), (old_k, old_v) in zip(pairs, value.items(), strict=True)):
-                return value
-            return dict(pairs)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            changes = {}
-            for name in _init_fields(type(value)):
-                old = getattr(value, name)
-                new = self.shown(old)
-                if new is not old:
-                    changes[name] = new
-            result = dataclasses.replace(value, **changes) if changes else value
-            self.seen[id(value)] = (value, result)
-            return result
-        return value  # numbers, datetimes, samples (numbers and timestamps in columns)
+        if kind is list or kind is tuple:
+            result = self._sequence(value)
+        elif kind is dict:
+            result = self._dict(value)
+        else:
+            plan = _plan(kind)
+            if plan is not None:
+                result = self._record(value, plan)
+            elif isinstance(value, str):  # a str subclass (markdown's Markdown): its text
+                return visible(value)
+            elif isinstance(value, (list, tuple)):  # a NamedTuple
+                result = self._sequence(value)
+            elif isinstance(value, dict):
+                result = self._dict(value)
+            else:
+                return value  # numbers, datetimes, samples (numbers and timestamps in columns)
+        self.seen[id(value)] = (value, result)
+        return result
+
+    def _sequence(self, value: list[Any] | tuple[Any, ...]) -> Any:
+        items = list(map(self.shown, value))
+        if not any(map(is_not, items, value)):
+            return value
+        return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
+
+    def _dict(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        keys = list(map(self.shown, value))
+        items = list(map(self.shown, value.values()))
+        if not any(map(is_not, keys, value)) and not any(map(is_not, items, value.values())):
+            return value
+        return dict(zip(keys, items, strict=True))
+
+    def _record(self, value: Any, names: tuple[str, ...]) -> Any:
+        changes = {}
+        for name in names:
+            old = getattr(value, name)
+            new = self.text(old) if type(old) is str else self.shown(old)
+            if new is not old:
+                changes[name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+
+
+# Types that hold no text: a value of one is shown as it is, and a dataclass field declared as
+# one (or a union of them) is not looked at (a run's metrics: 12 numbers and one unit each).
+_NO_TEXT = frozenset({int, float, bool, type(None), datetime, date, time, timedelta})
+_CONTAINERS = frozenset({list, tuple, dict})
 
 
 @functools.cache
-def _init_fields(cls: type) -> tuple[str, ...]:
-    return tuple(field.name for field in dataclasses.fields(cls) if field.init)
+def _plan(cls: type) -> tuple[str, ...] | None:
+    """The fields of the dataclass ``cls`` that may hold text (None: ``cls`` is no dataclass).
+    Read from the declared types; a field whose type cannot be read is looked at."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    try:
+        hints = typing.get_type_hints(cls)
+    except (NameError, TypeError):  # a name only imported for type checking
+        hints = {}
+    return tuple(
+        field.name
+        for field in dataclasses.fields(cls)
+        if field.init and (field.name not in hints or _may_hold_text(hints[field.name]))
+    )
+
+
+def _may_hold_text(hint: Any) -> bool:
+    if hint in _NO_TEXT:
+        return False
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(_may_hold_text(part) for part in typing.get_args(hint))
+    return True
