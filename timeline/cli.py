@@ -18,6 +18,7 @@ from timeline import __version__
 from timeline.errors import Interrupted, TimelineError, UsageError
 from timeline.exitcodes import ExitCode, exit_code_table
 from timeline.render.safe import visible
+from timeline.render.window import LATEST_RUNS, MAX_RUNS
 
 # Under every command's help: the exit statuses, from the enum, fitted to 80 columns (\b keeps
 # click from rewrapping them).
@@ -221,6 +222,12 @@ def build_command(
         help="Show every code event of the reflog in the table, markdown and HTML (default: from the move that "
         "set the code of the first run to the first move after the last; the JSON always has them all).",
     ),
+    all_runs: bool = typer.Option(
+        False,
+        "--all-runs",
+        help=f"Show every run in the table, markdown and HTML (default, past {MAX_RUNS} runs: those around each "
+        f"shift with a verdict and the latest {LATEST_RUNS}; the JSON and CSV always have them all).",
+    ),
     entry: list[str] | None = typer.Option(
         None,
         "--entry",
@@ -289,6 +296,7 @@ def build_command(
             cache=not no_cache,
             allow_empty=allow_empty,
             all_events=all_events,
+            all_runs=all_runs,
             entries=entry or [],
         ),
     )
@@ -556,6 +564,12 @@ def history_command(
     all_events: bool = typer.Option(
         False, "--all-events", help="Show every stored code event in the table, markdown and HTML."
     ),
+    all_runs: bool = typer.Option(
+        False,
+        "--all-runs",
+        help=f"Show every stored run in the table, markdown and HTML (default, past {MAX_RUNS} runs: those around "
+        f"each shift with a verdict and the latest {LATEST_RUNS}; the JSON and CSV always have them all).",
+    ),
     entry: list[str] | None = typer.Option(
         None,
         "--entry",
@@ -606,6 +620,7 @@ def history_command(
             parquet_dir=parquet_dir,
             samples=samples,
             all_events=all_events,
+            all_runs=all_runs,
             entries=entry or [],
             min_effect=min_effect / 100,
             fail_on_regression=fail_on_regression,

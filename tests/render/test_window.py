@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from timeline import build
 from timeline.cli import app
-from timeline.render.window import WITHOUT_RUNS, event_window
+from timeline.render import window
+from timeline.render.window import WITHOUT_RUNS, event_window, run_window
 from timeline.scenario import GitScript, Launch, write_sglang_log
 
 runner = CliRunner()
@@ -91,3 +92,93 @@ def test_the_json_document_and_the_html_report(long_history, tmp_path):
     html = report.read_text()
     assert "29 earlier and 1 later code events not shown" in html
     assert "<td>e30</td>" in html and "<td>e29</td>" not in html
+
+
+# --- the run window: a store's 100,000 runs are not a table -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def many_runs(tmp_path_factory) -> tuple[Path, Path]:
+    """Six runs on each of c1 (100 tok/s), c2 (80: a regression) and c3 (80: no change), one an hour."""
+    root = tmp_path_factory.mktemp("runs")
+    git, repo = GitScript(root / "home"), root / "checkout"
+    repo.mkdir()
+    git.git(repo, "init", "-q", at=DAY)
+    launches = []
+    for number, level in enumerate((100.0, 80.0, 80.0)):
+        version_start = DAY + timedelta(hours=1 + 7 * number)
+        git.commit_file(repo, f"c{number + 1}", version_start - timedelta(minutes=30))
+        launches += [
+            Launch((version_start + timedelta(hours=k)).replace(tzinfo=None), 10, level, noise=0.005) for k in range(6)
+        ]
+    logs = root / "logs"
+    write_sglang_log(logs / "runs.log", launches)
+    return repo, logs
+
+
+@pytest.fixture
+def small_bounds(monkeypatch):
+    """A window past 10 runs, with the latest 2: the 18 runs of ``many_runs`` are past it."""
+    monkeypatch.setattr(window, "MAX_RUNS", 10)
+    monkeypatch.setattr(window, "LATEST_RUNS", 2)
+
+
+def test_past_the_bound_the_runs_around_each_verdict_and_the_latest_are_shown(many_runs, small_bounds):
+    repo, logs = many_runs
+    timeline = build([logs], repo=repo, log_tz="UTC", cache=False)
+    assert [s.verdict for s in timeline.shifts] == ["regression", None]
+    shown = run_window(timeline)
+    assert [run.id for run in shown.runs] == ["r4", "r5", "r6", "r7", "r8", "r9", "r17", "r18"]
+    assert shown.hidden == 10
+    assert shown.note() == (
+        "10 runs not shown, only those around each shift with a verdict and the latest 2 "
+        "(--all-runs shows them; the JSON, CSV and Parquet have them all)"
+    )
+    assert run_window(timeline, all_runs=True) == (timeline.runs, 0)
+
+
+def test_under_the_bound_every_run_is_shown(many_runs):
+    repo, logs = many_runs
+    timeline = build([logs], repo=repo, log_tz="UTC", cache=False)
+    assert run_window(timeline) == (timeline.runs, 0) and run_window(timeline).note() is None
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_the_views_say_which_runs_they_leave_out_and_all_runs_shows_them(many_runs, small_bounds, fmt):
+    repo, logs = many_runs
+    args = ["build", str(logs), "--repo", str(repo), "--log-tz", "UTC", "--no-cache", "--format", fmt]
+    shown = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "10 runs not shown" in shown.stdout
+    assert "r4 " in shown.stdout and "r9 " in shown.stdout and "r18 " in shown.stdout
+    assert "r3 " not in shown.stdout and "r10 " not in shown.stdout
+    every = runner.invoke(app, [*args, "--all-runs"], env={"COLUMNS": "200"})
+    assert "runs not shown" not in every.stdout and "r1 " in every.stdout and "r10 " in every.stdout
+
+
+def test_the_json_csv_keep_every_run_and_the_html_shows_the_window(many_runs, small_bounds, tmp_path):
+    repo, logs = many_runs
+    out, report = tmp_path / "out.json", tmp_path / "report.html"
+    args = ["build", str(logs), "--repo", str(repo), "--log-tz", "UTC", "--no-cache"]
+    result = runner.invoke(app, [*args, "--json", str(out), "--html", str(report), "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(out.read_text())["runs"]) == 18
+    assert len(result.stdout.splitlines()) == 1 + 18
+    html = report.read_text()
+    assert "18 runs," in html and "10 runs not shown" in html
+    assert "<td>r4</td>" in html and "<td>r3</td>" not in html
+
+
+def test_history_shows_the_same_window_and_all_runs_shows_every_stored_run(many_runs, small_bounds, tmp_path):
+    repo, logs = many_runs
+    store = str(tmp_path / "history.sqlite")
+    ingested = runner.invoke(
+        app, ["ingest", str(logs), "--repo", str(repo), "--log-tz", "UTC", "--store", store, "--machine", "gpu-a"]
+    )
+    assert ingested.exit_code == 0, ingested.output
+    args = ["history", "--store", store, "--format", "markdown"]
+    shown = runner.invoke(app, args)
+    assert shown.exit_code == 0, shown.output
+    assert "10 runs not shown" in shown.stdout and "| r4 |" in shown.stdout and "| r3 |" not in shown.stdout
+    every = runner.invoke(app, [*args, "--all-runs"])
+    assert "runs not shown" not in every.stdout and "| r3 |" in every.stdout

@@ -54,6 +54,7 @@ def run(
     confirmed_only: bool = False,
     record_host: bool = True,
     allow_empty: bool = False,
+    all_runs: bool = False,
 ) -> ExitCode:
     display = parse_zone(display_tz) if display_tz else None
     if parquet_dir is not None:
@@ -81,7 +82,7 @@ def run(
     finally:
         if bar is not None:
             bar.close()
-    write_outputs(timeline, to_stdout, files, display, all_events, parquet_dir, samples, out, err, env)
+    write_outputs(timeline, to_stdout, files, display, all_events, parquet_dir, samples, out, err, env, all_runs)
     warn_cache_problem(parse_cache, err)
     if fail_on_regression and gate_failures(timeline.shifts, confirmed_only):
         return ExitCode.REGRESSION
@@ -99,10 +100,12 @@ def write_outputs(
     out: Console,
     err: Console,
     env: Environment,
+    all_runs: bool = False,
 ) -> None:
     """Write ``timeline`` as ``plan_outputs`` planned: the files, the Parquet folder, then standard
     output (``to_stdout``: table, json, csv, markdown or github), then the warnings on ``err``.
-    ``samples``: keep the samples in the JSON (they were kept for the Parquet files only when False)."""
+    ``samples``: keep the samples in the JSON (they were kept for the Parquet files only when False).
+    ``all_events``, ``all_runs``: the views (table, markdown, HTML) show every event, every run."""
     if parquet_dir is not None:
         write_parquet(timeline, parquet_dir, option="parquet_dir")
         if not samples:  # kept for the Parquet files only: the JSON has them with --samples
@@ -110,15 +113,20 @@ def write_outputs(
                 run.samples = None
     for fmt, path in files.items():
         write_text_atomic(
-            path, render_text(timeline, fmt, display, all_events), errors=TEXT_ERRORS[fmt], option=f"{fmt}_path"
+            path,
+            render_text(timeline, fmt, display, all_events, all_runs),
+            errors=TEXT_ERRORS[fmt],
+            option=f"{fmt}_path",
         )
     if to_stdout == "table":
-        render_timeline(timeline, out, display, all_events)
+        render_timeline(timeline, out, display, all_events, all_runs)
     elif to_stdout == "github":
         write_text_atomic("-", github_annotations(timeline))
-        _append_step_summary(env, timeline, all_events, err)
+        _append_step_summary(env, timeline, all_events, all_runs, err)
     else:
-        write_text_atomic("-", render_text(timeline, to_stdout, display, all_events), errors=TEXT_ERRORS[to_stdout])
+        write_text_atomic(
+            "-", render_text(timeline, to_stdout, display, all_events, all_runs), errors=TEXT_ERRORS[to_stdout]
+        )
     render_warnings(timeline, err, FLAG_HINTS)
 
 
@@ -132,14 +140,14 @@ FLAG_HINTS: dict[DiagnosticCode, str] = {
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # the file GitHub Actions shows on the job's page
 
 
-def _append_step_summary(env: Environment, timeline: Timeline, all_events: bool, err: Console) -> None:
+def _append_step_summary(env: Environment, timeline: Timeline, all_events: bool, all_runs: bool, err: Console) -> None:
     """Append the markdown report to the job's step summary; GitHub's runner owns the file and
     other steps append to it too, so it is appended to, not replaced."""
     path = env.environ.get(STEP_SUMMARY)
     if not path:
         err.print(f"warning: {STEP_SUMMARY} is not set: no step summary written", markup=False, highlight=False)
         return
-    text = render_text(timeline, "markdown", None, all_events)
+    text = render_text(timeline, "markdown", None, all_events, all_runs)
     try:
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(text if isinstance(text, str) else "".join(text))

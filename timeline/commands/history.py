@@ -35,6 +35,7 @@ def run(
     parquet_dir: str | None = None,
     samples: bool = False,
     all_events: bool = False,
+    all_runs: bool = False,
     entries: Sequence[str] = (),
     min_effect: float = DEFAULT_MIN_EFFECT,
     fail_on_regression: bool = False,
@@ -61,7 +62,7 @@ def run(
     )
     if to_stdout == "table":
         out.print(machines_table(found.machines))
-    write_outputs(found.timeline, to_stdout, files, display, all_events, parquet_dir, samples, out, err, env)
+    write_outputs(found.timeline, to_stdout, files, display, all_events, parquet_dir, samples, out, err, env, all_runs)
     if fail_on_regression and gate_failures(found.timeline.shifts, confirmed_only):
         return ExitCode.REGRESSION
     return ExitCode.OK

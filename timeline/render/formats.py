@@ -12,12 +12,12 @@ TEXT_FORMATS = ("json", "csv", "markdown", "html")
 
 
 def render_text(
-    timeline: Timeline, fmt: str, display: tzinfo | None = None, all_events: bool = False
+    timeline: Timeline, fmt: str, display: tzinfo | None = None, all_events: bool = False, all_runs: bool = False
 ) -> str | Iterable[str]:
     """The timeline as ``json``, ``csv``, ``markdown`` or ``html`` text (JSON in pieces to write
     one after the other, a batch of samples at a time: ``write_text_atomic`` takes both). Markdown and
-    HTML show the code events around the runs, or ``all_events``; the JSON document always has
-    them all."""
+    HTML show the runs of the run window, or ``all_runs``, and the code events around them, or
+    ``all_events`` (render.window); the JSON document and the CSV always have them all."""
     if fmt == "json":
         from timeline.export import json_pieces
 
@@ -29,9 +29,9 @@ def render_text(
     if fmt == "markdown":
         from timeline.render.markdown import timeline_markdown
 
-        return timeline_markdown(timeline, all_events)
+        return timeline_markdown(timeline, all_events, all_runs)
     if fmt == "html":
         from timeline.render.html import timeline_html
 
-        return timeline_html(timeline, display, all_events)
+        return timeline_html(timeline, display, all_events, all_runs)
     raise UsageError(f"unknown format {fmt!r} (use one of: {', '.join(TEXT_FORMATS)})")

@@ -34,7 +34,7 @@ from timeline.render.html_chart import (
 )
 from timeline.render.safe import displayable
 from timeline.render.shifts import fmt_change
-from timeline.render.window import event_window
+from timeline.render.window import event_window, run_window
 from timeline.render.wording import (
     DATE_SOURCE_NOTE,
     EFFECT_MARK,
@@ -133,10 +133,14 @@ class _Report:
         zone_name: str,
         shown_events: set[str] | None = None,
         events_note: str | None = None,
+        runs_note: str | None = None,
+        every_run: int | None = None,
     ):
         self.timeline = timeline
         self.shown_events = shown_events  # the events table's (None: all); the note says what is not
         self.events_note = events_note
+        self.runs_note = runs_note  # the runs table's and charts' (render.window), when not all are shown
+        self.every_run = len(timeline.runs) if every_run is None else every_run
         self.zone = zone
         self.zone_name = zone_name
         self.runs = {run.id: run for run in timeline.runs}
@@ -247,7 +251,7 @@ class _Report:
                 f"<td><code>{escape(run.source)}:{run.first_line}-{run.last_line}</code></td>"
                 "</tr>"
             )
-        return _table(
+        table = _table(
             "runs",
             [
                 "Run",
@@ -266,6 +270,7 @@ class _Report:
             rows,
             "No runs found in the logs.",
         )
+        return table + (f'\n<p class="note">{escape(self.runs_note)}</p>' if self.runs_note else "")
 
     @staticmethod
     def _status(run: Run) -> str:
@@ -413,7 +418,7 @@ class _Report:
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>timeline report</title><style>{STYLE}</style></head><body>\n"
-            f'<h1>Timeline</h1><p class="meta">{len(self.timeline.runs)} runs, {len(self.timeline.events)} code '
+            f'<h1>Timeline</h1><p class="meta">{self.every_run} runs, {len(self.timeline.events)} code '
             f"events; {where}; times in {escape(self.zone_name)}; generated "
             f"{escape(iso(self.timeline.generated_at) or '')}.</p>\n"
             f'<h2>Charts</h2>\n<section id="charts">{charts}</section>\n'
@@ -448,10 +453,15 @@ def _zone(timeline: Timeline, display: tzinfo | None) -> tuple[tzinfo, str]:
     return (zone, name) if zone is not None else (timezone.utc, "UTC")
 
 
-def timeline_html(timeline: Timeline, display: tzinfo | None = None, all_events: bool = False) -> str:
+def timeline_html(
+    timeline: Timeline, display: tzinfo | None = None, all_events: bool = False, all_runs: bool = False
+) -> str:
     """The report as one HTML document (str). Times are shown in ``display``, else in the logs'
-    common zone, else in UTC; the code events around the runs (``render.window``), or all."""
-    timeline = displayable(timeline)
+    common zone, else in UTC; the runs of the run window (``render.window``) in the charts and
+    tables, or all, and the code events around them, or all."""
+    runs = run_window(timeline, all_runs)
+    every_run = len(timeline.runs)
+    timeline = displayable(runs.of(timeline))
     zone, name = _zone(timeline, display)
     window = event_window(timeline, all_events)
-    return _Report(timeline, zone, name, {e.id for e in window.events}, window.note()).page()
+    return _Report(timeline, zone, name, {e.id for e in window.events}, window.note(), runs.note(), every_run).page()

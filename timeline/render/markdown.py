@@ -18,7 +18,7 @@ from datetime import datetime
 
 from timeline.clock import iso
 from timeline.model import Run, Timeline
-from timeline.render.safe import displayable
+from timeline.render.safe import displayable, visible
 from timeline.render.shifts import (
     fmt_change,
     fmt_p,
@@ -28,7 +28,7 @@ from timeline.render.shifts import (
     verdict_detail,
     verdict_word,
 )
-from timeline.render.window import event_window
+from timeline.render.window import event_window, run_window
 from timeline.render.wording import (
     DATE_SOURCE_NOTE,
     attribution_text,
@@ -116,10 +116,12 @@ def _time(moment: datetime | None) -> str:
     return "-" if moment is None else iso(moment).replace("T", " ")
 
 
-def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
-    """Runs, events (those around the runs, ``render.window``, or all), shifts, suspects,
+def timeline_markdown(timeline: Timeline, all_events: bool = False, all_runs: bool = False) -> str:
+    """Runs (``render.window``, or all), events (those around the runs, or all), shifts, suspects,
     confounders and culprits, one markdown table each."""
-    timeline = displayable(timeline)
+    runs_window = run_window(timeline, all_runs)
+    every_run = timeline
+    timeline = displayable(runs_window.of(timeline))
     out: list[str] = ["# Timeline", ""]
     if timeline.repo is not None:
         checkout = os.path.basename(os.path.normpath(timeline.repo.path)) or timeline.repo.path
@@ -129,7 +131,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
             "",
         ]
     else:
-        out += [text(checkout_note(timeline)), ""]
+        out += [text(visible(checkout_note(every_run) or "")), ""]  # of every run's machine, shown or not
 
     out += ["## Runs", ""]
     given = [] if timeline.provenance is None else timeline.provenance.options.get("paths", [])
@@ -155,6 +157,9 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False) -> str:
     out += _table(
         ["Run", "Start", "Commit", "Attribution", "Source", "Workload", "NCCL", "Steady decode", "Status"], rows
     )
+    runs_note = runs_window.note()
+    if runs_note:
+        out += ["", f"_{text(runs_note)}_"]
 
     out += ["", "## Code events", ""]
     rows = []

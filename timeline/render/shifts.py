@@ -13,7 +13,6 @@ from rich.table import Table
 from rich.text import Text
 
 from timeline.model import Culprit, Shift, Suspect, Timeline
-from timeline.render.safe import displayable
 from timeline.render.wording import (
     HARMLESS,
     clearing_text,
@@ -179,10 +178,10 @@ def shifts_table(timeline: Timeline) -> Table:
 
 
 def render_shifts(timeline: Timeline, console: Console) -> None:
-    """The Shifts table, each shift's suspects and notes, and the culprits (nothing without shifts)."""
+    """The Shifts table, each shift's suspects and notes, and the culprits (nothing without
+    shifts), of a timeline already made ``displayable`` (render.table.render_timeline)."""
     if not timeline.shifts:
         return
-    timeline = displayable(timeline)
     console.print(shifts_table(timeline))
     culprits = {c.sha: c for c in timeline.culprits}
     several = len({s.group for s in timeline.shifts}) > 1  # say which workload (and machine) each is of

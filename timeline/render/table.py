@@ -13,8 +13,8 @@ from timeline.clock import parse_zone
 from timeline.errors import UsageError
 from timeline.model import CodeEvent, Run, Timeline, is_zero_sha
 from timeline.records import DiagnosticCode
-from timeline.render.safe import displayable
-from timeline.render.window import event_window
+from timeline.render.safe import displayable, visible
+from timeline.render.window import event_window, run_window
 from timeline.render.wording import (
     DATE_SOURCE_NOTE,
     RUN_STATUS,
@@ -168,8 +168,16 @@ def _run_details(run: Run, zone_note: bool = True, date_note: bool = True) -> Te
     return text
 
 
-def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events: bool = False) -> Table:
-    timeline = displayable(timeline)
+def timeline_table(
+    timeline: Timeline, display: tzinfo | None = None, all_events: bool = False, all_runs: bool = False
+) -> Table:
+    """The table of the runs (``render.window``, or all) and code events around them (or all)."""
+    runs = run_window(timeline, all_runs)
+    return _timeline_table(displayable(runs.of(timeline)), display, all_events, runs.note())
+
+
+def _timeline_table(timeline: Timeline, display: tzinfo | None, all_events: bool, runs_note: str | None) -> Table:
+    """``timeline_table`` of a timeline already made ``displayable``, its runs those shown."""
     zone, zone_name = display_zone(timeline, display)
     window = event_window(timeline, all_events)
     # One zone note shared by every run is said once, under the table, not on every row.
@@ -182,6 +190,7 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events
         for line in (
             f"every run: {shared}" if shared else None,
             f"every run: {shared_dates}" if shared_dates else None,
+            runs_note,
             window.note(),
         )
         if line
@@ -223,16 +232,23 @@ def timeline_table(timeline: Timeline, display: tzinfo | None = None, all_events
 
 
 def render_timeline(
-    timeline: Timeline, console: Console, display: tzinfo | None = None, all_events: bool = False
+    timeline: Timeline,
+    console: Console,
+    display: tzinfo | None = None,
+    all_events: bool = False,
+    all_runs: bool = False,
 ) -> None:
-    timeline = displayable(timeline)
-    console.print(timeline_table(timeline, display, all_events))
+    """The table, the shifts and culprits, and the note on the checkout: every value in them made
+    ``displayable`` once."""
+    runs = run_window(timeline, all_runs)
+    shown = displayable(runs.of(timeline))
+    console.print(_timeline_table(shown, display, all_events, runs.note()))
     from timeline.render.shifts import render_shifts
 
-    render_shifts(timeline, console)
-    note = checkout_note(timeline)
+    render_shifts(shown, console)
+    note = checkout_note(timeline)  # of every run's machine, shown or not
     if note:
-        console.print(note, style="dim")
+        console.print(visible(note), style="dim")
 
 
 def render_warnings(timeline: Timeline, console: Console, hints: Mapping[DiagnosticCode, str] | None = None) -> None:

@@ -1,18 +1,66 @@
-"""Which code events the views show: those around the runs, not a checkout's whole history.
+"""Which runs and code events the views show: those that answer, not a store's whole history.
 
 A checkout used for a year has a reflog of thousands of moves; every one of them in the table
 buried the runs (and rich took 28 s to draw 10,000). The views (table, markdown, HTML) show the
 events from the move that set the code of the first run to the first move after the last run;
 the JSON document keeps them all, and ``--all-events`` shows them all.
+
+A store of nightly runs holds 100,000 of them (``timeline history``), and a table of every one
+took two minutes and a gigabyte to print for nobody to read. Past ``MAX_RUNS`` runs, the views
+show the runs around each shift with a verdict (the last ``AROUND_SHIFT`` of the side before it
+and the first of the side after, which are of its own workload and machine) and the latest
+``LATEST_RUNS``; the JSON, CSV and Parquet keep every run, and ``--all-runs`` shows them all.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import dataclasses
+from typing import TYPE_CHECKING, NamedTuple
 
-from timeline.model import CodeEvent, Timeline
+if TYPE_CHECKING:  # the command line reads the bounds below for its help: no model imported for it
+    from timeline.model import CodeEvent, Run, Timeline
 
 WITHOUT_RUNS = 20  # events shown when no run has a time: the latest ones
+MAX_RUNS = 200  # a timeline of more runs shows the run window
+AROUND_SHIFT = 3  # runs shown on each side of a shift with a verdict
+LATEST_RUNS = 20  # the last runs, always shown
+
+
+class RunWindow(NamedTuple):
+    runs: list[Run]
+    hidden: int  # runs not shown
+
+    def note(self) -> str | None:
+        """The line that says what is not shown, or None when everything is."""
+        if not self.hidden:
+            return None
+        return (
+            f"{self.hidden:,} run{'s' if self.hidden != 1 else ''} not shown, only those around each shift with a "
+            f"verdict and the latest {LATEST_RUNS} (--all-runs shows them; the JSON, CSV and Parquet have them all)"
+        )
+
+    def of(self, timeline: Timeline) -> Timeline:
+        """``timeline`` with the runs of the window (itself when it shows them all)."""
+        return dataclasses.replace(timeline, runs=self.runs) if self.hidden else timeline
+
+
+def run_window(timeline: Timeline, all_runs: bool = False) -> RunWindow:
+    """The runs to show, in the timeline's order: all of them up to ``MAX_RUNS`` or with
+    ``all_runs``; else the ``AROUND_SHIFT`` runs before and after each shift that has a verdict
+    and the ``LATEST_RUNS`` last ones."""
+    runs = timeline.runs
+    if all_runs or len(runs) <= MAX_RUNS:
+        return RunWindow(list(runs), 0)
+    position = {run.id: index for index, run in enumerate(runs)}
+    shown = set(range(max(0, len(runs) - LATEST_RUNS), len(runs)))
+    for shift in timeline.shifts:
+        if shift.verdict is None:
+            continue
+        before = sorted(position[r] for r in shift.from_side.runs if r in position)
+        after = sorted(position[r] for r in shift.to_side.runs if r in position)
+        shown.update(before[-AROUND_SHIFT:])
+        shown.update(after[:AROUND_SHIFT])
+    return RunWindow([runs[index] for index in sorted(shown)], len(runs) - len(shown))
 
 
 class EventWindow(NamedTuple):
