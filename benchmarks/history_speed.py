@@ -3,7 +3,7 @@
 
 Usage::
 
-    python benchmarks/history_speed.py                  # 100,000 runs on 4 machines, best of 5
+    python benchmarks/history_speed.py                  # 100,000 runs on 4 machines, 5 rounds
     python benchmarks/history_speed.py --runs 10000 --repeat 3
 
 The store is made once and kept in ``--work`` (default ``$TMPDIR/timeline-bench``), then reused:
@@ -19,11 +19,15 @@ Then, interleaved (each round runs every step once, so a change of load hits the
 * ``select``: the floor, ``SELECT * FROM runs`` with Python's ``sqlite3``, every row fetched;
 * ``read``: ``Store.read()``, every machine's runs and events back as typed model objects;
 * ``history``: ``timeline.history.history(url)``, the answer: read, shifts, culprits;
-* ``cli``: ``timeline history --store URL --format json > /dev/null`` in a subprocess (start-up,
-  the answer, the JSON document written).
+* ``cli json``: ``timeline history --store URL --format json > /dev/null`` in a subprocess
+  (start-up, the answer, the JSON document written);
+* ``cli table``: ``timeline history --store URL > /dev/null`` with ``COLUMNS=120``, the default
+  view (start-up, the answer, the machines, the table of the run window, the shifts).
 
-It prints the lowest wall time of each and its ratio to ``select``. Target: ``history`` under 2 s.
-This is a benchmark, not a test: nothing here fails.
+It prints, for each, the slowest round and the median, and each one's ratio to ``select``'s (the
+ratios carry over between machines and loads). The store is read once before the rounds, so no
+round pays for a cold page cache. Target: ``history`` under 2 s in its slowest round (and the
+default view too, start-up included). This is a benchmark, not a test: nothing here fails.
 """
 
 from __future__ import annotations
@@ -32,10 +36,12 @@ import argparse
 import os
 import random
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -92,10 +98,6 @@ def make_store(root: Path, runs: int, versions: int) -> Path:
     return root / "history.sqlite"
 
 
-def best(times: list[float]) -> float:
-    return min(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=100_000)
@@ -139,11 +141,22 @@ def main() -> None:
     script = Path(sys.executable).with_name("timeline")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "timeline"]
 
-    def cli() -> int:
-        with open(os.devnull, "w") as sink:
-            return subprocess.run([*command, "history", "--store", url, "--format", "json"], stdout=sink).returncode
+    def cli(*options: str, environ: dict[str, str] | None = None) -> Callable[[], int]:
+        def step() -> int:
+            with open(os.devnull, "w") as sink:
+                return subprocess.run(
+                    [*command, "history", "--store", url, *options], stdout=sink, env=environ
+                ).returncode
 
-    steps = {"select": select, "read": read, "history": answer, "cli": cli}
+        return step
+
+    steps = {
+        "select": select,
+        "read": read,
+        "history": answer,
+        "cli json": cli("--format", "json"),
+        "cli table": cli(environ={**os.environ, "COLUMNS": "120"}),
+    }
     times: dict[str, list[float]] = {name: [] for name in steps}
     said: dict[str, int] = {}
     for _ in range(args.repeat):
@@ -151,17 +164,25 @@ def main() -> None:
             start = time.perf_counter()
             said[name] = step()
             times[name].append(time.perf_counter() - start)
-    floor = best(times["select"])
-    print(f"{'step':<8} {'best s':>8} {'x select':>9}  what")
+    print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    worst_floor, median_floor = max(times["select"]), statistics.median(times["select"])
+    print(f"{'step':<10} {'worst s':>8} {'x select':>9} {'median s':>9} {'x select':>9}  what")
     notes = {
         "select": f"{said['select']:,} rows fetched",
         "read": f"{said['read']:,} runs as model objects",
         "history": f"{said['history']} shifts found",
-        "cli": f"exit status {said['cli']}",
+        "cli json": f"exit status {said['cli json']}",
+        "cli table": f"exit status {said['cli table']}",
     }
     for name in steps:
-        print(f"{name:<8} {best(times[name]):8.2f} {best(times[name]) / floor:9.1f}  {notes[name]}")
-    print(f"target: history under 2 s: {'met' if best(times['history']) < 2 else 'NOT met'}")
+        worst, median = max(times[name]), statistics.median(times[name])
+        print(
+            f"{name:<10} {worst:8.2f} {worst / worst_floor:9.1f} {median:9.2f} {median / median_floor:9.1f}  "
+            f"{notes[name]}"
+        )
+    for name in ("history", "cli table"):
+        worst = max(times[name])
+        print(f"target: {name} under 2 s (slowest round {worst:.2f} s): {'met' if worst < 2 else 'NOT met'}")
 
 
 if __name__ == "__main__":
