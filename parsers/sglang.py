@@ -559,6 +559,7 @@ class Segment:
 
 # Names a damaged paste may leave a quote on (``model_path="'/models/x"``): read without it.
 _NAME_KEYS = ("model_path", "tokenizer_path", "served_model_name")
+MAX_SHARED_CONFIGS = 64  # distinct server_args texts whose configs are remembered (all forgotten past it)
 _OWN_NCCL_RE = re.compile(r"sglang\S* is using nccl==")  # pynccl.py's line, also sglang-diffusion's
 MIN_WRAP_WIDTH = 60  # a server_args line this long or longer may have been wrapped by a terminal
 
@@ -609,6 +610,8 @@ class SGLangLogParser:
         self.no_throughput_count = 0
         self._stamp_cache: tuple[str | None, str, datetime | None] = (None, "", None)
         self.impossible = ImpossibleStamps()  # stamps that are no real date and time (not read as times)
+        self._configs: dict[str, tuple[dict[str, Any], list[str]]] = {}  # server_args text: its config
+        self._messages: list[str] = []  # the last run's messages
 
     def state(self) -> dict[str, Any]:
         """Everything feeding may change, by name (the run's fields as ``segment.NAME``): the
@@ -647,6 +650,9 @@ class SGLangLogParser:
             self._any_header = True
         if seg.has_content() or (seg.headers and seg.sglang and (final or seg.crashed())):
             run = seg.to_run()
+            if run.messages == self._messages:  # a relaunch printing what the run before printed
+                run.messages = self._messages  # one list for both, as the config (_read_config)
+            self._messages = run.messages
             if self.finish_run is not None:
                 self.finish_run(run)
             self.runs.append(run)
@@ -855,10 +861,19 @@ class SGLangLogParser:
         return seg
 
     def _read_config(self, seg: Segment, lineno: int, raw: str) -> None:
-        fields, problems = parse_keyword_repr(raw)
-        for key in _NAME_KEYS:
-            if isinstance(fields.get(key), str):
-                fields[key] = values.unquoted(fields[key])
+        """The run's ``config`` from its ``server_args`` text: one dict for the runs of the same
+        text (a server restarted a thousand times in a log holds one, not a thousand), to be read,
+        not changed, as the store's runs share theirs (``timeline.store.reading``)."""
+        read = self._configs.get(raw)
+        if read is None:
+            fields, problems = parse_keyword_repr(raw)
+            for key in _NAME_KEYS:
+                if isinstance(fields.get(key), str):
+                    fields[key] = values.unquoted(fields[key])
+            if len(self._configs) >= MAX_SHARED_CONFIGS:
+                self._configs.clear()
+            read = self._configs[raw] = (fields, problems)
+        fields, problems = read
         seg.config = fields
         seg.config_text = raw
         if problems:

@@ -890,7 +890,7 @@ def _to_run(
         zone_readings=tied.zone_readings,
         files_may_differ=tied.files_may_differ,
         nccl_versions=list(parsed.nccl_versions),
-        messages=list(parsed.messages),
+        messages=parsed.messages,
         status=parsed.status,
         error=parsed.error,
         error_line=parsed.error_line,

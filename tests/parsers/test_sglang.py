@@ -428,3 +428,24 @@ def test_a_wrapped_server_args_line_is_joined_back_and_a_cut_one_is_not() -> Non
 def test_a_model_path_keeps_no_stray_quote() -> None:
     runs, _ = parse_lines("""[2026-05-04 09:00:00] server_args={'model_path': "'/data/Qwen3-8B", 'tp_size': 1}""")
     assert runs[0].config["model_path"] == "/data/Qwen3-8B"
+
+
+def test_relaunches_of_the_same_server_args_share_one_config_and_their_messages() -> None:
+    """A server restarted a thousand times in one log holds one config dict and one messages
+    list for all its runs, not a thousand (memory flat in the number of runs); other text, its own."""
+    relaunch = [
+        '[2026-01-01 {h}:00:00] server_args=ServerArgs(model_path="\'/m/a", tp_size=2)',
+        "[2026-01-01 {h}:00:03 TP0] Load weight begin. avail mem={h}.50 GB",
+        DECODE.format(t="{h}:00:05"),
+    ]
+    runs, diags = parse_lines(
+        *(line.format(h=h) for h in ("10", "11") for line in relaunch),
+        "[2026-01-01 12:00:00] server_args=ServerArgs(model_path='/m/b', tp_size=2)",
+        DECODE.format(t="12:00:05"),
+    )
+    assert diags == []
+    a, b = {"model_path": "/m/a", "tp_size": 2}, {"model_path": "/m/b", "tp_size": 2}
+    assert [r.config for r in runs] == [a, a, b]
+    assert runs[0].config is runs[1].config and runs[2].config is not runs[0].config
+    assert runs[0].messages == ["Load weight begin. avail mem=0.0 GB"] and runs[0].messages is runs[1].messages
+    assert runs[2].messages == []
