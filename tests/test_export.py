@@ -18,6 +18,7 @@ from timeline import build
 from timeline.cli import app
 from timeline.clock import iso
 from timeline.export import SAMPLE_BATCH, _iso_texts, dumps, json_pieces, timeline_to_dict
+from timeline.scenario import Launch, write_sglang_log
 
 LINES = 3 * SAMPLE_BATCH + 17
 
@@ -180,3 +181,22 @@ def test_no_host_leaves_the_machine_out_of_the_json(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, [*args, "--no-host", "--min-effect", "5"], catch_exceptions=False)
     document = json.loads(result.stdout)
     assert document["host"] is None and document["options"]["min_effect"] == 0.05
+
+
+def test_runs_are_made_into_json_one_at_a_time(tmp_path: Path, monkeypatch) -> None:
+    """A run's dict is made when its text is written, not all of them first: ten thousand runs'
+    dicts are never held at once (peak memory flat in the number of runs)."""
+    from timeline import export
+
+    log = tmp_path / "server.log"
+    write_sglang_log(log, [Launch(datetime(2026, 3, 2, 10 + h, 0), 5, 90.0) for h in range(3)])
+    timeline = build([log], log_tz="UTC", cache=False)
+    made: list[str] = []
+    real = export.run_to_dict
+    monkeypatch.setattr(export, "run_to_dict", lambda run, **kw: made.append(run.id) or real(run, **kw))
+    pieces = []
+    for piece in json_pieces(timeline):
+        pieces.append(piece)
+        if '"id": "r1"' in piece:
+            assert made == ["r1"]
+    assert made == ["r1", "r2", "r3"] and "".join(pieces) == dumps(timeline)

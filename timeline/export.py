@@ -52,7 +52,9 @@ def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
     return _document(timeline, samples=True)
 
 
-def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
+def _document(timeline: Timeline, *, samples: bool, runs: bool = True) -> dict[str, Any]:
+    """The JSON document as a dict; ``runs=False``: its ``runs`` left empty (``json_pieces`` makes
+    them one at a time: ten thousand runs' dicts are never held at once)."""
     shifts = {s.id: s for s in timeline.shifts}
     listed = listed_commits([*timeline.events, *timeline.context])
     positions = {sha: index for index, sha in enumerate(listed)}
@@ -66,7 +68,7 @@ def _document(timeline: Timeline, *, samples: bool) -> dict[str, Any]:
         "events": [event_to_dict(e, positions) for e in timeline.events],
         "context": [event_to_dict(e, positions) for e in timeline.context],
         "commits": [commit_to_dict(commit) for commit in listed.values()],
-        "runs": [run_to_dict(r, samples=samples) for r in timeline.runs],
+        "runs": [run_to_dict(r, samples=samples) for r in timeline.runs] if runs else [],
         "warnings": [
             {"source": w.source, "line": w.line, "message": w.message, "code": w.code} for w in timeline.warnings
         ],
@@ -390,13 +392,13 @@ def json_pieces(timeline: Timeline) -> Iterator[str]:
     that makes ``json`` use its pure-Python encoder, about ten times slower (a thousand runs:
     half a second)."""
     yield "{\n"
-    for number, (key, value) in enumerate(_document(timeline, samples=False).items()):
+    for number, (key, value) in enumerate(_document(timeline, samples=False, runs=False).items()):
         yield (",\n" if number else "") + f"  {_compact(key)}: "
-        if key == "runs" and value:
+        if key == "runs" and timeline.runs:
             yield "[\n"
-            for index, (run, document) in enumerate(zip(timeline.runs, value, strict=False)):
+            for index, run in enumerate(timeline.runs):
                 yield ",\n    " if index else "    "
-                yield from _run_pieces(run, document)
+                yield from _run_pieces(run, _finite(run_to_dict(run, samples=False)))
             yield "\n  ]"
         elif isinstance(value, list) and value:  # an item a line, never all of them as one string
             yield "["
