@@ -406,6 +406,9 @@ def build(
     finally:
         if spool is not None:
             spool.cleanup()
+    from timeline.parsers import sglang_fast  # (imported by _parsed already)
+
+    sglang_fast.hand_back_memory()  # the reading's heap, before the outputs' objects come
 
     runs.sort(key=run_order)
     for number, run in enumerate(runs, 1):
