@@ -358,6 +358,52 @@ def test_steady_decode_of_a_parser_series_is_the_lists(values) -> None:
         assert compact.spread == pytest.approx(listed.spread, rel=1e-12, abs=1e-15)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.floats(allow_nan=False, allow_subnormal=True).filter(lambda v: v != 0)
+        | st.sampled_from([0.0, 1.0, 90.25, 5e-324, -5e-324, 1e308, -1e308]),
+        min_size=1,
+        max_size=300,
+    ),
+    st.data(),
+    st.sampled_from([0, 3, 64]),
+)
+def test_order_statistics_are_the_sorted_values(values, data, partition_max) -> None:
+    """Radix selection (``PARTITION_MAX`` lowered: its buckets, its recursion) picks what sorting
+    picks, whatever the signs, magnitudes and ties."""
+    import numpy as np
+
+    ranks = sorted(data.draw(st.sets(st.integers(0, len(values) - 1), min_size=1, max_size=10)))
+    array = np.array(values, dtype=np.float64)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(detect, "PARTITION_MAX", partition_max)
+        assert detect.order_statistics(array, ranks) == np.sort(array)[ranks].tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.floats(min_value=-10, max_value=5000) | st.sampled_from([0.39, 60.0, 90.5, 91.0, 94.25, 1e-300]),
+        max_size=400,
+    )
+)
+def test_steady_decode_picked_by_radix_selection_is_the_lists(values) -> None:
+    from array import array
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(detect, "PARTITION_MAX", 16)
+        compact = steady_decode(array("d", values))
+    listed = steady_decode(list(values))
+    if listed is None:
+        assert compact is None
+        return
+    assert (compact.value, compact.n, compact.skipped) == (listed.value, listed.n, listed.skipped)
+    assert (compact.spread is None) == (listed.spread is None)
+    if listed.spread is not None:
+        assert compact.spread == pytest.approx(listed.spread, rel=1e-12, abs=1e-15)
+
+
 def test_throughputs_near_the_largest_float_give_no_steady_value_not_a_crash():
     """A log's 1e308 tok/s makes the upper quartile overflow: no line is steady, on both paths."""
     from array import array

@@ -25,7 +25,7 @@ from timeline import __version__
 from timeline.clock import Zone, ZonePolicy, format_offset, steady_offset, wall_candidates
 from timeline.columns import SampleRows
 from timeline.correlate import DEFAULT_TOLERANCE_S, HeadIndex, assume_zone, attribute
-from timeline.detect import DEFAULT_MIN_EFFECT, Settings, median
+from timeline.detect import DEFAULT_MIN_EFFECT, Settings, median, order_statistics
 from timeline.environment import Environment
 from timeline.errors import NoLogsError, UsageError
 from timeline.model import (
@@ -235,7 +235,7 @@ def _with_spread(summary: MetricSummary, stddev: float | None, ranked: Callable[
 
 def _summarize_array(values, unit: str) -> MetricSummary | None:
     """``summarize`` of a long ``array("d")`` without making a list: the median and the quantiles
-    picked by one numpy selection (the same values), the mean by numpy's pairwise sum
+    picked at once (``order_statistics``: the same values), the mean by numpy's pairwise sum
     (``statistics.fmean``'s exact ``math.fsum`` took half of a 400 MB log's summaries; the two agree
     to about 1e-15). A series with a zero (the prefill throughput of a launch's first batch, 0.0)
     keeps the list way's exact mean and stddev (``_exact_mean_stdev``): it was summarized the list
@@ -262,7 +262,7 @@ def _summarize_array(values, unit: str) -> MetricSummary | None:
     middles = (half,) if n % 2 else (half - 1, half)
     ranks = _quantile_ranks(n)
     kth = sorted({*ranks, *middles})
-    picked = dict(zip(kth, np.partition(data, kth)[kth].tolist(), strict=True))
+    picked = dict(zip(kth, order_statistics(data, kth), strict=True))
     middle = picked[half] if n % 2 else median([picked[half - 1], picked[half]])
     low, high = float(data.min()), float(data.max())
     if exact is not None:
