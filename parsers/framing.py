@@ -45,6 +45,7 @@ __all__ = [
     "strip_ansi",
     "split_progress",
     "clean_line",
+    "joined_notes",
 ]
 
 HEAD_BYTES = 64 * 1024
@@ -171,9 +172,17 @@ def _open_regular(path: str | os.PathLike) -> tuple[BinaryIO, os.stat_result]:
 class LogLines:
     """An open text log: iterate to get ``(line_number, text)``. Use as a context manager."""
 
-    def __init__(self, path: str | os.PathLike, max_expansion: float = MAX_EXPANSION) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        max_expansion: float = MAX_EXPANSION,
+        span: tuple[int, int | None, int] | None = None,
+    ) -> None:
         raw, self.stat = _open_regular(path)  # the file read, as it was when opened (its size, its mtime)
         self._raw = raw
+        # Only part of an uncompressed UTF-8 file read by ``byte_blocks``: (its first byte, the byte
+        # after it or None for the end, the lines before it), the first byte starting a line.
+        self.span = span
         self.max_expansion = max_expansion
         self._budget: int | None = None  # the decompressed bytes a compressed log may expand to
         self.long_lines = 0  # lines longer than MAX_LINE_CHARS met so far (not read)
@@ -281,7 +290,7 @@ class LogLines:
             raise ValueError("byte_blocks() reads UTF-8 logs only")
         pending = b""
         skipping = False  # the rest of an over-long line is being dropped, up to its newline
-        n = 0
+        n = 0 if self.span is None else self.span[2]
         for data in self._raw_blocks():
             if skipping:
                 cut = data.find(b"\n")
@@ -324,14 +333,36 @@ class LogLines:
     def _count_long_lines(self) -> None:
         more = self.long_lines - MAX_LONG_LINE_NOTES
         if more > 0:
-            self.notes.append((None, f"{more} more lines longer than {MAX_LINE_CHARS} characters: not read"))
+            self.notes.append((None, _more_long_lines(more)))
 
     def _raw_blocks(self) -> Iterator[bytes]:
         """``_blocks`` without the decoding: the head (its UTF-8 BOM dropped), then the reads."""
+        if self.span is not None:
+            return self._span_reads(*self.span[:2])
         head = self._head
         if head.startswith(codecs.BOM_UTF8):
             head = head[len(codecs.BOM_UTF8) :]
         return self._reads(head)
+
+    def _span_reads(self, start: int, end: int | None) -> Iterator[bytes]:
+        """The bytes from ``start`` to ``end`` (None: the end), a leading UTF-8 BOM dropped."""
+        if self.compression is not None:
+            raise ValueError("only part of an uncompressed log can be read")
+        left = None if end is None else end - start
+        try:
+            self._raw.seek(start)
+            while left is None or left > 0:
+                block = self._raw.read(BLOCK_BYTES if left is None else min(BLOCK_BYTES, left))
+                if not block:
+                    break
+                if left is not None:
+                    left -= len(block)
+                if start == 0 and block.startswith(codecs.BOM_UTF8):
+                    block = block[len(codecs.BOM_UTF8) :]
+                start = -1
+                yield block
+        except OSError as exc:
+            raise ReadError(str(exc)) from exc
 
     def _reads(self, head: bytes) -> Iterator[bytes]:
         """``head``, then the rest of the stream in blocks, reporting progress and read errors."""
@@ -428,3 +459,17 @@ def _clean(n: int, line: str) -> Iterator[tuple[int, str]]:
             yield n, seg
     else:
         yield n, line
+
+
+def _more_long_lines(more: int) -> str:
+    return f"{more} more lines longer than {MAX_LINE_CHARS} characters: not read"
+
+
+def joined_notes(parts: list[tuple[list[tuple[int | None, str]], int]]) -> list[tuple[int | None, str]]:
+    """The notes of a file read in parts (``LogLines.span``), from each part's notes and count of
+    over-long lines, in order: as reading the whole file makes them."""
+    notes = [note for part, _ in parts for note in part if note[0] is not None][:MAX_LONG_LINE_NOTES]
+    more = sum(count for _, count in parts) - MAX_LONG_LINE_NOTES
+    if more > 0:
+        notes.append((None, _more_long_lines(more)))
+    return notes

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import islice
 from operator import itemgetter
 
-from timeline.parsers import sglang_fast
+from timeline.parsers import framing, sglang_fast
 from timeline.parsers.bench import MARKERS_RE, BenchParser
 from timeline.parsers.dates import ImpossibleStamps
 from timeline.parsers.framing import (
@@ -18,15 +19,25 @@ from timeline.parsers.framing import (
     LogLines,
     NotTextError,
     ReadError,
+    joined_notes,
 )
-from timeline.parsers.sglang import SGLangLogParser, match_header
+from timeline.parsers.sglang import Handover, SGLangLogParser, match_header
 from timeline.parsers.vllm import HEADER_RE as VLLM_HEADER_RE
 from timeline.parsers.vllm import HEADER_SEARCH_RE as VLLM_SEARCH_RE
 from timeline.parsers.vllm import VLLMLogParser
 from timeline.parsers.wrappers import Detector, needs_normalizing, normalize, strip_outer
 from timeline.records import DateSource, Diagnostic, ParsedFile, ParsedRun
 
-__all__ = ["parse_file", "Diagnostic", "ParsedFile", "ParsedRun"]
+__all__ = [
+    "parse_file",
+    "launch_message",
+    "parse_piece",
+    "join_pieces",
+    "Piece",
+    "Diagnostic",
+    "ParsedFile",
+    "ParsedRun",
+]
 
 
 def _os_problem(exc: BaseException) -> str:
@@ -96,13 +107,110 @@ def parse_file(
             )
         except Exception as exc:  # a parser bug must not lose the whole file  # noqa: BLE001
             problems.append(_internal_error(src, log.line_number, exc))
+    return _result(src, log.notes, log.line_number, sglang, vllm, bench, problems)
+
+
+def launch_message(line: bytes) -> str | None:
+    """The message of a ``server_args=`` line (the bytes of one physical line, without its newline)
+    that a piece of the file can start at (``parse_piece``): one read alone, as it is, with SGLang's
+    own header (``[date time TAGS] server_args=...``); None for any other line."""
+    if len(line) > framing.MAX_LINE_CHARS or not line.startswith(b"[") or not line.isascii():
+        return None
+    text = line.decode("ascii")
+    if text.endswith("\r"):  # CRLF
+        text = text[:-1]
+    if "\r" in text or "\x1b" in text or needs_normalizing(text):
+        return None
+    m = match_header(text)
+    if m is None or not text.startswith("server_args=", m.end()):
+        return None
+    return text[m.end() :]
+
+
+@dataclass
+class Piece:
+    """One piece of a file read on its own (``parse_piece``): the SGLang parser's ``Handover``,
+    the reading's notes and count of over-long lines, the file's mtime and its last line read."""
+
+    sglang: Handover
+    notes: list[tuple[int | None, str]]
+    long_lines: int
+    mtime: float
+    line_number: int
+
+
+def parse_piece(
+    path: str | os.PathLike,
+    span: tuple[int, int | None, int],
+    next_launch: str | None,
+    *,
+    source: str | None = None,
+    keep_samples: bool = False,
+    finish_run: Callable[[ParsedRun], None] | None = None,
+    stamp: tuple[int, int] | None = None,
+) -> Piece | None:
+    """Read the lines ``span`` holds (``LogLines.span``: the first byte, at the start of the file or
+    of a ``server_args=`` line, the byte after, the lines before) of an uncompressed UTF-8 log as
+    ``parse_file`` reads them, for ``join_pieces``; ``next_launch``: the message of the
+    ``server_args=`` line at the byte after (None: the end of the file). None when the lines
+    cannot be read apart from the others: not the block reader's (another family's lines, an
+    encoding), a read error, the file changed (``stamp``: its size and mtime in ns as planned),
+    or a launch line that would not start a run of its own there (``SGLangLogParser.hand_over``):
+    the whole file is then read in one go, which says what it has to say."""
+    src = str(path) if source is None else source
+    try:
+        log = LogLines(path, MAX_EXPANSION, span=span)
+    except (NotTextError, *STREAM_ERRORS):
+        return None
+    with log:
+        if log.compression is not None or (stamp is not None and stamp != (log.stat.st_size, log.stat.st_mtime_ns)):
+            return None
+        sglang = SGLangLogParser(src, keep_samples=keep_samples, mtime=log.stat.st_mtime, finish_run=finish_run)
+        if span[0]:
+            sglang.start_at_launch()
+        try:
+            if not sglang_fast.feed_blocks(sglang, log, SGLANG_SHAPES):
+                return None
+            handover = sglang.hand_over(next_launch)
+        except Exception:  # noqa: BLE001 - another family's lines, a read error, a parser bug: read whole
+            return None
+    if handover is None or (span[0] and (not handover.runs or handover.runs[0].first_line != span[2] + 1)):
+        return None  # (a piece after the first starts with its launch's run)
+    return Piece(handover, log.notes, log.long_lines, log.stat.st_mtime, log.line_number)
+
+
+def join_pieces(pieces: list[Piece], *, source: str, keep_samples: bool = False) -> ParsedFile | None:
+    """What ``parse_file`` gives for the file the ``pieces`` (``parse_piece``, in order) cover;
+    None when they cannot be joined into it (``SGLangLogParser.joined``)."""
+    mtime = pieces[0].mtime
+    sglang = SGLangLogParser.joined(source, [piece.sglang for piece in pieces], keep_samples=keep_samples, mtime=mtime)
+    if sglang is None:
+        return None
+    notes = joined_notes([(piece.notes, piece.long_lines) for piece in pieces])
+    vllm = VLLMLogParser(source, keep_samples=keep_samples, mtime=mtime)
+    bench = BenchParser(source, is_server_record=is_server_record, keep_samples=keep_samples)
+    return _result(source, notes, pieces[-1].line_number, sglang, vllm, bench, [])
+
+
+def _result(
+    src: str,
+    notes: list[tuple[int | None, str]],
+    line_number: int,
+    sglang: SGLangLogParser,
+    vllm: VLLMLogParser,
+    bench: BenchParser,
+    problems: list[Diagnostic],
+) -> ParsedFile:
+    """The file's runs and diagnostics, once its lines are read: ``notes`` the reading's, and
+    ``line_number`` the last line read."""
+    result = ParsedFile(source=src)
     families = []
     for parser in (sglang, vllm, bench):
         try:
             families.append(parser.finish())
         except Exception as exc:  # noqa: BLE001
             families.append((list(parser.runs), list(parser.diagnostics)))
-            problems.append(_internal_error(src, log.line_number, exc))
+            problems.append(_internal_error(src, line_number, exc))
     (sg_runs, sg_diags), (vl_runs, vl_diags), (bench_runs, bench_diags) = families
     others = vl_runs or bench_runs
     if others or vllm.headers:
@@ -128,7 +236,7 @@ def parse_file(
     try:
         _time_bench_runs(bench, bench_runs, sg_runs + vl_runs)
     except Exception as exc:  # noqa: BLE001
-        problems.append(_internal_error(src, log.line_number, exc))
+        problems.append(_internal_error(src, line_number, exc))
     result.runs = sorted(sg_runs + vl_runs + bench_runs, key=lambda r: r.first_line or 0)
     found = sg_diags + vl_diags + bench_diags
     timeless = [r for r in result.runs if r.start is None and r.start_text is None]
@@ -148,7 +256,7 @@ def parse_file(
     tallies = [vllm.impossible, sglang.impossible] if sg_runs or not (others or vllm.headers) else [vllm.impossible]
     found.extend(_impossible_stamps(src, tallies))
     found.sort(key=lambda d: (d.line is None, d.line or 0))
-    result.diagnostics = [Diagnostic(src, line, message) for line, message in log.notes] + found + problems
+    result.diagnostics = [Diagnostic(src, line, message) for line, message in notes] + found + problems
     return result
 
 

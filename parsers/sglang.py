@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import date as _date
 from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
@@ -73,6 +74,7 @@ __all__ = [
     "stats_key",
     "SYNTHETIC_DAY0",
     "WRAP_S",
+    "Handover",
 ]
 
 KIND = "sglang-server"
@@ -377,6 +379,13 @@ def _nearby(extreme: tuple[tuple[str, str], Any] | None, in_order: Any) -> Any:
 OUT_OF_ORDER = timedelta(minutes=10)  # ranks' lines this far out of order are still one moment's
 SYNTHETIC_DAY0 = "0001-01-01"  # the first day of a log whose stamps have no date, until resolved
 WRAP_S = 3600  # a time-only stamp this much earlier than the previous one is on the next day
+# What a piece of a file read part-way (``SGLangLogParser.start_at_launch``) dates a time-only
+# stamp from when the one before it is in another piece: a day after any counted from
+# ``SYNTHETIC_DAY0`` in a piece, still before the year 1000 (the date then comes from the mtime),
+# midnight (so none is counted before the first stamp); its text, empty, is no stamp's. (A
+# log's own dates from 0500 to 0999 would be moved with them: no log has such dates.)
+PIECE_DAY0 = "0500-01-01"
+_PIECE_START = (PIECE_DAY0, "00:00:00", "")
 
 
 # --------------------------------------------------------------------------- runs
@@ -578,6 +587,23 @@ class _Wrap:
         self.held: list[tuple[int, str]] = []
 
 
+@dataclass
+class Handover:
+    """What a parser that read one piece of a file (``SGLangLogParser.hand_over``) passes on:
+    its runs and diagnostics, and what it carries from one launch to the next."""
+
+    runs: list[ParsedRun]
+    diagnostics: list[Diagnostic]
+    any_header: bool
+    own_nccl_line: bool
+    dateless_line: int | None
+    dateless_first: str | None
+    last_dateless: tuple[str, str, str] | None
+    no_throughput_line: int | None
+    no_throughput_count: int
+    impossible: ImpossibleStamps
+
+
 class SGLangLogParser:
     """Feed it ``(line_number, text)`` pairs, then call ``finish()`` for runs and diagnostics."""
 
@@ -605,6 +631,7 @@ class SGLangLogParser:
         self._any_header = False
         self._own_nccl_line = False  # "sglang is using nccl==" (pynccl.py's line) seen
         self._dateless_line: int | None = None
+        self._dateless_first: str | None = None  # the time of the stamp at _dateless_line
         self._last_dateless: tuple[str, str, str] | None = None
         self.no_throughput_line: int | None = None  # decode lines without a numeric gen throughput
         self.no_throughput_count = 0
@@ -760,15 +787,18 @@ class SGLangLogParser:
         seg = self.segment
         return seg.last_stamp if seg.last_stamp is not None else self._last_dateless
 
-    def dateless_read(self, last: tuple[str, str, str], mtime_line: int | None) -> None:
+    def dateless_read(self, last: tuple[str, str, str], mtime_line: int | None, first: str | None = None) -> None:
         """Time-only stamps dated by the block reader as ``_dateless_stamp`` dates them: the last
-        one, and the line of the first whose date is to come from the file's mtime (None: none)."""
+        one, and the line of the first whose date is to come from the file's mtime (None: none)
+        with its time (``first``; None: the last's)."""
+        first = last[1] if first is None else first
         seg = self.segment
         self._last_dateless = last
         if mtime_line is not None:
             seg.date_guess = "mtime"
             if self._dateless_line is None:
                 self._dateless_line = mtime_line
+                self._dateless_first = first
         elif seg.date_guess is None:
             seg.date_guess = "dated-line"
 
@@ -846,8 +876,7 @@ class SGLangLogParser:
         a terminal: it is read once the lines continuing it are joined back (``_wrapped_piece``)."""
         seg = self.segment
         raw = message[len("server_args=") :].rstrip()
-        repeat = seg.config_text == raw and seg.headers_since_config == 0 and not seg.stats
-        if repeat:
+        if self._repeats(raw):
             return seg
         if seg.has_content() or seg.headers:
             self._close_segment()
@@ -859,6 +888,11 @@ class SGLangLogParser:
             return seg
         self._read_config(seg, lineno, raw)
         return seg
+
+    def _repeats(self, raw: str) -> bool:
+        """Is a ``server_args=`` line with this repr an identical repeat of the run's own, right after it?"""
+        seg = self.segment
+        return seg.config_text == raw and seg.headers_since_config == 0 and not seg.stats
 
     def _read_config(self, seg: Segment, lineno: int, raw: str) -> None:
         """The run's ``config`` from its ``server_args`` text: one dict for the runs of the same
@@ -1006,6 +1040,73 @@ class SGLangLogParser:
             + (f"; {wraps} midnight(s) counted back" if wraps else "")
         )
 
+    # -- one file read in pieces (timeline.pieces) ---------------------------------------------
+
+    def start_at_launch(self) -> None:
+        """The lines fed start at a ``server_args=`` line part-way through the file, the lines
+        before it read by another parser. Of what one launch passes to the next, only the date of
+        the last time-only stamp (``previous_stamp``) changes how the lines are read: until one
+        of the piece's own, time-only stamps are dated from ``PIECE_DAY0``, and shifted to their
+        dates when the pieces are joined (``joined``)."""
+        self._last_dateless = _PIECE_START
+
+    def hand_over(self, next_launch: str | None) -> Handover | None:
+        """The piece ends: its last run ended by the ``server_args=`` line the next piece starts at
+        (``next_launch``: its message; None: the file ends here), what the parser carries over.
+        None when that line would not end the run (a repeat of its ``server_args=``, a run of
+        lines without any header so far): the line must then be read with the run."""
+        if self.wrapping is not None:
+            self._wrapped_piece(0, "")  # as the next line, with a header, ends it
+        if next_launch is not None:
+            seg = self.segment
+            if self._repeats(next_launch[len("server_args=") :].rstrip()) or not (seg.has_content() or seg.headers):
+                return None
+        self._close_segment(final=next_launch is None)
+        self.segment = Segment(self.keep_samples)
+        return Handover(
+            self.runs,
+            self.diagnostics,
+            self._any_header,
+            self._own_nccl_line,
+            self._dateless_line,
+            self._dateless_first,
+            self._last_dateless,
+            self.no_throughput_line,
+            self.no_throughput_count,
+            self.impossible,
+        )
+
+    @classmethod
+    def joined(
+        cls, source: str, pieces: Sequence[Handover], *, keep_samples: bool = False, mtime: float | None = None
+    ) -> SGLangLogParser | None:
+        """A parser as it would be after reading the pieces' lines in one go, to ``finish``; None
+        when a piece's time-only stamps cannot be dated as they would have been (their date came
+        from a time-only stamp dated from a dated line: the mtime would not date them)."""
+        parser = cls(source, keep_samples=keep_samples, mtime=mtime)
+        for number, piece in enumerate(pieces):
+            if number and piece.dateless_line is not None:
+                days = _piece_days(parser._last_dateless, piece.dateless_first or "")
+                if days is None:
+                    return None
+                _shift_piece(piece, days)
+            last = piece.last_dateless
+            parser.runs.extend(piece.runs)
+            parser.diagnostics.extend(piece.diagnostics)
+            parser._any_header |= piece.any_header
+            parser._own_nccl_line |= piece.own_nccl_line
+            if parser._dateless_line is None:
+                parser._dateless_line, parser._dateless_first = piece.dateless_line, piece.dateless_first
+            if last != _PIECE_START:
+                parser._last_dateless = last
+            if parser.no_throughput_line is None:
+                parser.no_throughput_line = piece.no_throughput_line
+            parser.no_throughput_count += piece.no_throughput_count
+            if piece.impossible.count:
+                first = piece.impossible
+                parser.impossible.note(first.line or 0, first.text or "", first.count)
+        return parser
+
     def finish(self) -> tuple[list[ParsedRun], list[Diagnostic]]:
         if self.wrapping is not None:
             self._wrapped_piece(0, "")  # the file ends: read the pieces so far
@@ -1023,3 +1124,37 @@ class SGLangLogParser:
             self._diag(None, "no SGLang server log lines found", "no-sglang-lines")
         self.diagnostics.sort(key=lambda d: (d.line is None, d.line or 0))
         return self.runs, self.diagnostics
+
+
+def _piece_days(carried: tuple[str, str, str] | None, first: str) -> int | None:
+    """How many days the time-only stamps a piece dated from ``PIECE_DAY0`` move, the stamp before
+    them being ``carried`` (None: there was none) and the first of them at ``first``; None when
+    that stamp's date is a real one (a date then comes from it, not from the mtime)."""
+    piece_day = _date.fromisoformat(PIECE_DAY0)
+    if carried is None:
+        return (_date.fromisoformat(SYNTHETIC_DAY0) - piece_day).days
+    if carried[0] >= "1000":
+        return None
+    wrapped = _seconds(carried[1]) - _seconds(first) > WRAP_S
+    return (_date.fromisoformat(carried[0]) - piece_day).days + wrapped
+
+
+def _shift_piece(piece: Handover, days: int) -> None:
+    """Move the times a piece dated from ``PIECE_DAY0`` (those from it to the year 1000) by ``days``."""
+    since = datetime.fromisoformat(PIECE_DAY0)
+    step = timedelta(days=days)
+
+    def moved(value: Any) -> Any:
+        if isinstance(value, datetime) and value.tzinfo is None and since <= value and value.year < 1000:
+            return value + step
+        return value
+
+    for run in piece.runs:
+        run.start, run.end = moved(run.start), moved(run.end)
+        if run.date_source == "mtime":  # (its stamps were dated from the mtime's stand-in)
+            for rows in (run.samples or {}).values():
+                rows.map_column("time", moved)
+    last = piece.last_dateless
+    if last is not None and PIECE_DAY0 <= last[0] < "1000" and last != _PIECE_START:
+        day = (_date.fromisoformat(last[0]) + step).isoformat()
+        piece.last_dateless = (day, last[1], last[2])

@@ -274,7 +274,7 @@ _SEGMENT_HEADER = {
 _SEGMENT_STATS = _SEGMENT_HEADER | {
     "segment." + name for name in ("stats", "decode", "accept", "prefill_tp", "ranks", "speakers")
 }
-_DATELESS = {"_last_dateless", "_dateless_line", "segment.date_guess"}
+_DATELESS = {"_last_dateless", "_dateless_line", "_dateless_first", "segment.date_guess"}
 _NO_THROUGHPUT = {"no_throughput_line", "no_throughput_count"}
 
 
@@ -1105,7 +1105,9 @@ class _Stamps:
         time_only = np.flatnonzero(self.time_only)
         guessed = time_only[self.days[time_only] < _YEAR_1000]  # dates to come from the file's mtime
         self.feeder.parser.dateless_read(
-            self.stamp(int(time_only[-1])), first + int(self.rows[guessed[0]]) if len(guessed) else None
+            self.stamp(int(time_only[-1])),
+            first + int(self.rows[guessed[0]]) if len(guessed) else None,
+            self.stamp(int(guessed[0]))[1] if len(guessed) else None,
         )
 
 

@@ -1,0 +1,143 @@
+"""One log read in pieces, a process each (timeline.pieces), gives exactly what reading it whole
+gives: the same runs, line numbers, diagnostics in the same order, samples; cut at every launch a
+piece can start at, one at a time and all at once, on the fixtures and on generated logs of
+several launches (dated and time-only stamps, midnights, clocks going back, crashes), with the
+compiled line scanner and with numpy alone."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import tempfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from timeline import pieces
+from timeline.parsers import parse_file, reading, sglang_fast
+from timeline.scenario import Launch, sglang_launch_lines
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+LOGS = sorted(FIXTURES.rglob("*.log"))
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def scanner(request, monkeypatch) -> str:
+    """The block reader with the compiled scanner (skipped where it is not built), or numpy alone."""
+    compiled = request.param == "compiled"
+    if compiled and sglang_fast._scan is None:
+        pytest.skip("the compiled scanner (parsers/_scan.c) is not built")
+    monkeypatch.setattr(reading, "SGLANG_SHAPES", sglang_fast.Shapes(reading.OTHER_FAMILIES, compiled=compiled))
+    monkeypatch.setattr(sglang_fast, "FAST_MIN_BYTES", 0)  # small logs take the block reader too, as big ones
+    return request.param
+
+
+def _text(parsed) -> str:
+    return repr([vars(r) for r in parsed.runs]) + "\n" + "\n".join(map(str, parsed.diagnostics))
+
+
+def _in_pieces(path: Path, cuts: list[tuple[int, str]], samples: bool):
+    spans = pieces.spans_at(path, cuts)
+    assert [span.lines_before for span in spans] == [path.read_bytes()[: span.start].count(b"\n") for span in spans]
+    read = [pieces.read_piece(path, span, "x.log", samples, None) for span in spans]
+    return pieces.joined(read, "x.log", samples)
+
+
+def _cuttings(path: Path) -> list[list[tuple[int, str]]]:
+    """Every launch a piece can start at, one at a time, then all of them."""
+    cuts = pieces.launches(path)
+    return [[cut] for cut in cuts] + ([cuts] if len(cuts) > 1 else [])
+
+
+@pytest.mark.parametrize("samples", [False, True], ids=["series", "samples"])
+def test_fixtures_read_in_pieces_are_read_whole(samples: bool) -> None:
+    joined = 0
+    for log in LOGS:
+        whole = _text(parse_file(log, source="x.log", keep_samples=samples))
+        for cuts in _cuttings(log):
+            parsed = _in_pieces(log, cuts, samples)
+            if parsed is not None:
+                joined += 1
+                assert _text(parsed) == whole, (log.name, [offset for offset, _ in cuts])
+    # appended launches, a crash then a relaunch, DP peers, a tail then a launch; the eagle3 and
+    # noise logs start with lines without a header before their launch: read whole
+    assert joined >= 4
+
+
+_DATE = re.compile(r"^\[\d{4}-\d\d-\d\d ", re.MULTILINE)
+
+
+@st.composite
+def launches_log(draw) -> tuple[str, bool]:
+    """Perhaps the tail of a launch, then several launches one after the other, each dated or
+    time-only (SGLang <= 0.3.2), starting later or earlier than the one before (a clock set back),
+    some across midnight, some crashing, some without stats; and whether every launch line can
+    start a piece (no launch repeated, no lines without a header before one, no time-only stamp
+    among dated ones)."""
+    rng = random.Random(draw(st.integers(0, 1 << 16)))
+    start = datetime(2026, 1, 1, draw(st.sampled_from([0, 8, 22, 23])), draw(st.integers(0, 59)))
+    lines: list[str] = []
+    if draw(st.booleans()):  # the end of an earlier launch's log, without its launch line nor stats
+        lines.append(f"[{start - timedelta(hours=1):%Y-%m-%d %H:%M:%S}] The server is fired up and ready to roll!")
+    clean = True
+    for _ in range(draw(st.integers(2, 5))):
+        minutes = draw(st.sampled_from([0.5, 3, 20, 90]))
+        launch = Launch(start, minutes=minutes, throughput=90.0, decode_every_s=draw(st.sampled_from([15.0, 40.0])))
+        block = sglang_launch_lines(launch, rng)
+        how = draw(st.sampled_from(["dated", "dated", "time-only", "time-only", "mixed"]))
+        if how == "time-only":
+            block = _DATE.sub("[", "\n".join(block)).split("\n")
+        elif how == "mixed":  # time-only stamps among dated ones: they take their date from them
+            block = [_DATE.sub("[", line) if i % 3 == 2 else line for i, line in enumerate(block)]
+            clean = False
+        ending = draw(st.sampled_from(["", "", "crash", "no-stats", "repeat", "preamble"]))
+        if ending == "crash":
+            block += ["Traceback (most recent call last):", "RuntimeError: CUDA error: an illegal memory access"]
+        elif ending == "no-stats":
+            block = [line for line in block if "batch" not in line]
+        elif ending == "repeat":  # the same launch line again, at once: not a new run
+            block.insert(1, block[0])
+            clean = False
+        elif ending == "preamble":  # warnings without a header before the launch line
+            block.insert(0, "WARNING: the launch's own first words")
+            clean = False
+        lines += block
+        start += timedelta(minutes=minutes + draw(st.sampled_from([-600, -30, 5, 60, 600])))
+    return "\n".join(lines) + "\n", clean
+
+
+@SETTINGS
+@given(log=launches_log(), samples=st.booleans(), mtime_after=st.sampled_from([None, 5, 3000]))
+def test_generated_logs_read_in_pieces_are_read_whole(log: tuple[str, bool], samples: bool, mtime_after) -> None:
+    text, clean = log
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "launches.log"
+        path.write_text(text, encoding="ascii")
+        if mtime_after is not None:  # the dates of time-only stamps come from the mtime
+            mtime = datetime(2026, 1, 3, tzinfo=timezone.utc) + timedelta(minutes=mtime_after)
+            os.utime(path, (mtime.timestamp(), mtime.timestamp()))
+        whole = _text(parse_file(path, source="x.log", keep_samples=samples))
+        cuttings = _cuttings(path)
+        assert cuttings
+        for cuts in cuttings:
+            parsed = _in_pieces(path, cuts, samples)
+            assert parsed is not None or not clean, [offset for offset, _ in cuts]
+            if parsed is not None:
+                assert _text(parsed) == whole, [offset for offset, _ in cuts]
+
+
+def test_a_piece_of_a_changed_file_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "two.log"
+    rng = random.Random(1)
+    first, second = (Launch(datetime(2026, 1, 1, h), minutes=3, throughput=90.0) for h in (8, 9))
+    path.write_text("\n".join(sglang_launch_lines(first, rng) + sglang_launch_lines(second, rng)) + "\n")
+    spans = pieces.spans_at(path, pieces.launches(path))
+    assert pieces.read_piece(path, spans[1], "x.log", False, None) is not None
+    with open(path, "a") as handle:
+        handle.write("[2026-01-01 09:10:00] The server is fired up and ready to roll!\n")
+    assert pieces.read_piece(path, spans[1], "x.log", False, None) is None  # the file is read whole

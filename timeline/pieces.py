@@ -1,0 +1,133 @@
+"""One big log read in pieces, a process each: ``timeline build``'s workers on a single file.
+
+A piece starts at a launch (a ``server_args=`` line: ``parsers.reading.launch_message``) near an
+equal share of the file, knowing its first line's number (the newlines before it, counted by
+numpy), and is read as the whole file is, by the block reader (``parsers.reading.parse_piece``).
+What the SGLang parser carries from one launch to the next is passed on explicitly when the
+pieces are joined (``SGLangLogParser.joined``: the runs, the diagnostics, the date of the last
+time-only stamp, the stamps that are no real date, the decode lines without a throughput), and
+the file-wide decisions (the mtime's dates, "no SGLang lines", other families) are taken once,
+on the joined parser, as for a file read in one go. A file whose pieces cannot be joined into
+exactly that (another family's lines, a launch line that would not start a run of its own, a
+read error, the file changed meanwhile) is read whole instead.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from timeline.parsers.reading import Piece, join_pieces, launch_message, parse_piece
+from timeline.records import ParsedFile, ParsedRun
+
+__all__ = ["Span", "launches", "plan", "spans_at", "read_piece", "joined"]
+
+_COUNT_BYTES = 8 << 20  # newlines counted this many bytes at a time (a bounded temporary array)
+_NEEDLE = b"] server_args="
+
+
+@dataclass(frozen=True)
+class Span:
+    """One piece of a file: its first byte, the byte after it (None: the end), the lines before
+    it, and the message of the launch line the next piece starts at (None: the last piece);
+    ``stamp``: the file's size and mtime in ns when the pieces were planned."""
+
+    start: int
+    end: int | None
+    lines_before: int
+    next_launch: str | None
+    stamp: tuple[int, int]
+
+
+def launches(path: str | os.PathLike, near: Iterable[int] | None = None) -> list[tuple[int, str]]:
+    """``(offset, message)`` of the launch lines a piece can start at (the first line of the file
+    excepted): all of them, or for each offset of ``near``, the first at or after it."""
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if not size:
+            return []
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if near is None:
+                return list(_launch_lines(data, size))
+            found: list[tuple[int, str]] = []
+            for target in sorted(near):
+                hit = next(_launch_lines(data, size, target), None)
+                if hit is not None and (not found or hit[0] > found[-1][0]):
+                    found.append(hit)
+            return found
+
+
+def _launch_lines(data: mmap.mmap, size: int, start: int = 0) -> Iterator[tuple[int, str]]:
+    at = data.find(_NEEDLE, start)
+    while at >= 0:
+        first = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = size if end < 0 else end
+        message = launch_message(data[first:end]) if first else None
+        if message is not None and first >= start:
+            yield first, message
+        at = data.find(_NEEDLE, end)
+
+
+def spans_at(path: str | os.PathLike, cuts: list[tuple[int, str]]) -> list[Span]:
+    """The pieces of a file cut at these launch lines (``launches``), in order."""
+    with open(path, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        stamp = (st.st_size, st.st_mtime_ns)
+        lines = _newlines(handle, [offset for offset, _ in cuts])
+    starts = [0, *(offset for offset, _ in cuts)]
+    ends: list[int | None] = [*(offset for offset, _ in cuts), None]
+    befores = [0, *lines]
+    nexts: list[str | None] = [*(message for _, message in cuts), None]
+    return [Span(*piece, stamp) for piece in zip(starts, ends, befores, nexts, strict=True)]
+
+
+def plan(path: str | os.PathLike, count: int, size: int) -> list[Span] | None:
+    """``count`` pieces of about equal size, cut at the launch lines nearest after each share;
+    None when there is no such line to cut at."""
+    cuts = launches(path, [size * k // count for k in range(1, count)])
+    return spans_at(path, cuts) if cuts else None
+
+
+def _newlines(handle, offsets: list[int]) -> list[int]:
+    """The newlines before each of the (ascending) ``offsets``."""
+    import numpy as np
+
+    counts = []
+    seen = position = 0
+    handle.seek(0)
+    for offset in offsets:
+        while position < offset:
+            block = handle.read(min(_COUNT_BYTES, offset - position))
+            if not block:
+                break
+            seen += int(np.count_nonzero(np.frombuffer(block, np.uint8) == 10))
+            position += len(block)
+        counts.append(seen)
+    return counts
+
+
+def read_piece(
+    path: str | os.PathLike, span: Span, source: str, keep_samples: bool, finish_run: Callable[[ParsedRun], None] | None
+) -> Piece | None:
+    """``parse_piece`` of one span."""
+    return parse_piece(
+        path,
+        (span.start, span.end, span.lines_before),
+        span.next_launch,
+        source=source,
+        keep_samples=keep_samples,
+        finish_run=finish_run,
+        stamp=span.stamp,
+    )
+
+
+def joined(pieces: list[Piece | None], source: str, keep_samples: bool) -> ParsedFile | None:
+    """The file the pieces cover, as ``parse_file`` reads it; None when a piece was not read or
+    they cannot be joined (the file is then read whole)."""
+    read: list[Piece] = [piece for piece in pieces if piece is not None]
+    if len(read) < len(pieces):
+        return None
+    return join_pieces(read, source=source, keep_samples=keep_samples)
