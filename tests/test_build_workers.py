@@ -45,8 +45,11 @@ def test_how_many_workers(monkeypatch):
     monkeypatch.setattr(builder.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setattr(builder.os, "getloadavg", lambda: (0.5, 0.5, 0.5), raising=False)
     spare = builder.WORKERS_MIN_SPARE_BYTES
-    assert builder._jobs([400 << 20], {}) == 1  # one log: one process
-    assert builder._jobs([400 << 20, spare - 1], {}) == 1  # too little besides the largest
+    below = builder.PIECE_MIN_BYTES - 1
+    assert builder._jobs([below], {}) == 1  # one log: one process
+    assert builder._jobs([below, spare - 1], {}) == 1  # too little besides the largest
+    assert builder._jobs([400 << 20], {}) == 4  # one log big enough to be read in pieces: one a core
+    assert builder._jobs([400 << 20], {"TIMELINE_JOBS": "2"}) == 2
     assert builder._jobs([3_000_000, 3_000_000], {}) == 1  # 3 MB besides the largest: too little
     assert builder._jobs([100 << 20] * 4, {}) == 4  # a few big logs: one a core (at most one a log)
     assert builder._jobs([40_000] * 100, {}) == 1  # 4 MB of small logs: too little

@@ -17,7 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from timeline import pieces
+from timeline import builder, pieces
+from timeline.builder import build
+from timeline.environment import Environment
+from timeline.export import dumps
 from timeline.parsers import parse_file, reading, sglang_fast
 from timeline.scenario import Launch, sglang_launch_lines
 
@@ -141,3 +144,58 @@ def test_a_piece_of_a_changed_file_is_not_read(tmp_path: Path) -> None:
     with open(path, "a") as handle:
         handle.write("[2026-01-01 09:10:00] The server is fired up and ready to roll!\n")
     assert pieces.read_piece(path, spans[1], "x.log", False, None) is None  # the file is read whole
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.parametrize("samples", [False, True], ids=["series", "samples"])
+def test_a_build_reads_a_big_log_in_pieces(tmp_path: Path, monkeypatch, samples: bool) -> None:
+    """``timeline build`` with two workers reads one log in two pieces: the same timeline."""
+    rng = random.Random(3)
+    path = tmp_path / "server.log"
+    lines = []
+    for number in range(6):
+        launch = Launch(datetime(2026, 1, 1, 8) + timedelta(hours=5 * number), minutes=30, throughput=90.0 + number)
+        block = sglang_launch_lines(launch, rng)
+        lines += _DATE.sub("[", "\n".join(block)).split("\n") if number % 3 == 2 else block
+    path.write_text("\n".join(lines) + "\n")
+    joined = []
+    real = pieces.joined
+
+    def spy(*args):
+        joined.append(real(*args))
+        return joined[-1]
+
+    monkeypatch.setattr(pieces, "joined", spy)
+    monkeypatch.setattr(builder, "PIECE_MIN_BYTES", 1)
+
+    def document(jobs: str) -> str:
+        env = Environment(environ={"TIMELINE_JOBS": jobs}, now=lambda: datetime(2026, 3, 1, tzinfo=timezone.utc))
+        return dumps(build([path], log_tz="UTC", env=env, cache=False, keep_samples=samples))
+
+    one = document("1")
+    assert not joined
+    assert document("2") == one
+    assert len(joined) == 1 and joined[0] is not None  # read in pieces, joined
+
+
+def test_a_big_log_without_launches_starts_no_workers(tmp_path: Path, monkeypatch) -> None:
+    """Nothing to cut it at (a vLLM log): read here, as a log under ``PIECE_MIN_BYTES`` is."""
+    log = tmp_path / "vllm.log"
+    log.write_bytes((FIXTURES / "vllm" / "vllm-0.8.5-v1-spec-decode.log").read_bytes())
+    monkeypatch.setattr(builder, "PIECE_MIN_BYTES", 1)
+    monkeypatch.setattr(builder.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(builder.os, "getloadavg", lambda: (0.0, 0.0, 0.0), raising=False)
+    assert builder._jobs([log.stat().st_size], {}) == 2
+    started = []
+
+    class Pool:
+        def __init__(self, *args, **kwargs) -> None:
+            started.append(args)
+            raise OSError("no workers here")
+
+    import concurrent.futures
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
+    env = Environment(environ={}, now=lambda: datetime(2026, 3, 1, tzinfo=timezone.utc))
+    assert build([log], log_tz="UTC", env=env, cache=False).runs
+    assert started == []

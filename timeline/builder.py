@@ -534,9 +534,9 @@ def shifts_and_culprits(
     return findings
 
 
-# Workers when the logs other than the largest (what a second process can take over: the
-# largest is read by one process whatever the count) hold this much, and the machine has a core
-# to spare. benchmarks/workers_speed.py, two workers against one process, lowest of 5,
+# Workers when the logs other than the largest (what a second process can take over when the
+# largest is read whole) hold this much, or the largest is big enough to be read in pieces, and
+# the machine has a core to spare. benchmarks/workers_speed.py, two workers against one process, lowest of 5,
 # interleaved, 2 cores, 2026-12-03, four sessions (load average 5-10): the wall time of a build
 # on the cores as they were, 0.69x-1.39x with no trend from 3 MB to 300 MB besides the largest
 # (the other work left no core idle), for up to 27% more CPU; on idle cores (each process's
@@ -546,17 +546,29 @@ def shifts_and_culprits(
 # (https://www.gnu.org/software/make/manual/html_node/Parallel.html).
 WORKERS_MIN_SPARE_BYTES = 8 << 20
 MAX_WORKERS = 8
+# A log this big is read in pieces cut at its launches, a worker each (timeline.pieces). On
+# benchmarks/gen.py's 400 MB log, benchmarks/run.py --only big --repeat 3, 2 cores (AMD EPYC,
+# KVM), 2026-12-03, load average 1.5: the default (two pieces) 2.40x the hand loop at the
+# lowest (rounds 3.14x, 2.40x, 2.89x; median 1.17 s), one worker 1.83x (1.50 s), for 13% more
+# CPU (1.81 against 1.60 s); at load average 1.7-2.0, 1.73x and 1.92x, the other work taking
+# the second core. Two pieces against one process at 32-128 MB (the same day, load 1.3-1.9):
+# 0.80x-1.59x, no gain to measure, the split's fixed cost (counting the lines before each cut,
+# a process each) as large as what it saves; so from 64 MiB, where it starts to pay on a spare
+# core, not below.
+PIECE_MIN_BYTES = 64 << 20
 
 
-def _jobs(sizes: Sequence[int], environ) -> int:
+def _jobs(sizes: Sequence[int], environ, whole: bool = False) -> int:
     """How many processes parse the logs of these ``sizes``: ``TIMELINE_JOBS`` if set, else one a
-    core when the logs besides the largest hold ``WORKERS_MIN_SPARE_BYTES`` and the load average
+    core when the logs besides the largest hold ``WORKERS_MIN_SPARE_BYTES`` or the largest is read
+    in pieces (``PIECE_MIN_BYTES``; not when ``whole``: none could be cut), and the load average
     of the last minute is under the cores, else one."""
     count = len(sizes)
+    in_pieces = not whole and bool(sizes) and max(sizes) >= PIECE_MIN_BYTES
     given = (environ or {}).get("TIMELINE_JOBS", "").strip()
     if given.isdigit() and int(given) >= 1:
         jobs = int(given)
-    elif count < 2 or sum(sizes) - max(sizes) < WORKERS_MIN_SPARE_BYTES:
+    elif not in_pieces and (count < 2 or sum(sizes) - max(sizes) < WORKERS_MIN_SPARE_BYTES):
         return 1
     else:
         try:
@@ -570,7 +582,7 @@ def _jobs(sizes: Sequence[int], environ) -> int:
             pass
     if not hasattr(os, "fork"):
         return 1
-    return max(1, min(jobs, MAX_WORKERS, count))
+    return max(1, min(jobs, MAX_WORKERS, jobs if in_pieces else count))
 
 
 def cache_of(cache: bool | ParseCache | None, env: Environment) -> ParseCache | None:
@@ -619,17 +631,34 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
     done = 0
     results: Any = iter(())
     pool = None
+    planned: dict[int, int] = {}  # the logs read in pieces: how many
+    items: list[tuple] = []  # the workers' tasks: a function and its arguments
     jobs = _jobs([sizes[i] for i in missing], environ)
+    if jobs > 1:
+        preload()  # imported once here, not once a worker
+        from timeline.pieces import read_piece
+
+        for i in missing:
+            source, path = sources[i]
+            look = looks[i]
+            whose = path if look is None else look.path  # (as _parse_one reads it)
+            spans = _spans(whose, sizes[i], jobs)
+            if spans is None:
+                items.append((_parse_one, (path, source, keep_samples, cache, look, expansion)))
+            else:
+                planned[i] = len(spans)
+                finish_run = None if keep_samples else digest_series
+                items.extend((read_piece, (whose, span, source, keep_samples, finish_run)) for span in spans)
+        if not planned:
+            jobs = _jobs([sizes[i] for i in missing], environ, whole=True)
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        preload()  # imported once here, not once a worker
-
+        chunks = 1 if planned else max(1, min(16, len(items) // (4 * jobs)))
         try:
             pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
-            items = [(sources[i][1], sources[i][0], keep_samples, cache, looks[i], expansion) for i in missing]
-            results = pool.map(_parse_one, items, chunksize=max(1, min(16, len(items) // (4 * jobs))))
+            results = pool.map(_work, items, chunksize=chunks)
         except Exception:  # noqa: BLE001 - workers that could not start: the logs are read here
             pool = None
     try:
@@ -642,7 +671,12 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
                 parsed = cache.load(look)  # type: ignore[union-attr]  # None: unreadable after all, parsed here
             elif pool is not None:
                 try:
-                    parsed = next(results)
+                    if index in planned:
+                        parsed = _joined([next(results) for _ in range(planned[index])], source, keep_samples)
+                        if parsed is not None and cache is not None and look is not None:
+                            cache.store(look, parsed)
+                    else:
+                        parsed = next(results)
                 except Exception:  # noqa: BLE001 - workers that died: the rest is read here
                     pool.shutdown(wait=False, cancel_futures=True)
                     pool = None
@@ -690,6 +724,31 @@ def digest_series(run: ParsedRun) -> None:
         else SeriesDigest(len(values), summarize(values, run.units.get(name, "")), steady if name == home else None)
         for name, values in run.series.items()
     }
+
+
+def _work(item: tuple[Callable[..., Any], tuple]) -> Any:
+    """A worker's task: a function and its arguments (a whole log, or a piece of one)."""
+    function, arguments = item
+    return function(*arguments)
+
+
+def _spans(path: str | os.PathLike, size: int, jobs: int) -> list | None:
+    """The pieces a log this big is read in by ``jobs`` processes (``timeline.pieces``), or None:
+    read whole."""
+    if size < PIECE_MIN_BYTES:
+        return None
+    from timeline.pieces import plan
+
+    try:
+        return plan(path, jobs, size)
+    except (OSError, ValueError):  # (mmap of a file that shrank meanwhile) read whole, which says why
+        return None
+
+
+def _joined(pieces: list, source: str, keep_samples: bool) -> Any:
+    from timeline.pieces import joined
+
+    return joined(pieces, source, keep_samples)
 
 
 def _parse_one(item: tuple, progress=None) -> Any:

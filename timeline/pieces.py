@@ -24,7 +24,7 @@ from timeline.records import ParsedFile, ParsedRun
 
 __all__ = ["Span", "launches", "plan", "spans_at", "read_piece", "joined"]
 
-_COUNT_BYTES = 8 << 20  # newlines counted this many bytes at a time (a bounded temporary array)
+_COUNT_BYTES = 4 << 20  # newlines counted this many bytes at a time
 _NEEDLE = b"] server_args="
 
 
@@ -75,12 +75,12 @@ def spans_at(path: str | os.PathLike, cuts: list[tuple[int, str]]) -> list[Span]
     """The pieces of a file cut at these launch lines (``launches``), in order."""
     with open(path, "rb") as handle:
         st = os.fstat(handle.fileno())
-        stamp = (st.st_size, st.st_mtime_ns)
-        lines = _newlines(handle, [offset for offset, _ in cuts])
+        lines = _newlines(handle, [offset for offset, _ in cuts]) if cuts else []
     starts = [0, *(offset for offset, _ in cuts)]
     ends: list[int | None] = [*(offset for offset, _ in cuts), None]
     befores = [0, *lines]
     nexts: list[str | None] = [*(message for _, message in cuts), None]
+    stamp = (st.st_size, st.st_mtime_ns)
     return [Span(*piece, stamp) for piece in zip(starts, ends, befores, nexts, strict=True)]
 
 
@@ -92,19 +92,23 @@ def plan(path: str | os.PathLike, count: int, size: int) -> list[Span] | None:
 
 
 def _newlines(handle, offsets: list[int]) -> list[int]:
-    """The newlines before each of the (ascending) ``offsets``."""
+    """The newlines before each of the (ascending) ``offsets`` of the file, counted by numpy in
+    one reused buffer (0.05 s for 200 MB; over a map of the file, 0.03 s, but each page read
+    counted in the process's peak memory)."""
     import numpy as np
 
     counts = []
     seen = position = 0
+    buffer = bytearray(_COUNT_BYTES)
+    view = memoryview(buffer)
     handle.seek(0)
     for offset in offsets:
         while position < offset:
-            block = handle.read(min(_COUNT_BYTES, offset - position))
-            if not block:
+            read = handle.readinto(view[: min(_COUNT_BYTES, offset - position)])
+            if not read:
                 break
-            seen += int(np.count_nonzero(np.frombuffer(block, np.uint8) == 10))
-            position += len(block)
+            seen += int(np.count_nonzero(np.frombuffer(buffer, np.uint8, count=read) == 10))
+            position += read
         counts.append(seen)
     return counts
 
