@@ -223,9 +223,17 @@ def outside_quotes(text: str) -> Iterator[tuple[int, str]]:
         i += 1
 
 
+# A quoted string as ``outside_quotes`` skips it: to its closing quote, or to the end of a text
+# cut short; a backslash escapes the character after it.
+_QUOTED_RE = re.compile(r"""'[^'\\]*(?:\\[\s\S][^'\\]*)*'?|"[^"\\]*(?:\\[\s\S][^"\\]*)*"?""")
+
+
 def bracket_depth(text: str) -> int:
-    """Brackets opened minus brackets closed, outside quotes (a repr cut short: more than 0)."""
-    return sum((c in "([{") - (c in ")]}") for _, c in outside_quotes(text))
+    """Brackets opened minus brackets closed, outside quotes (a repr cut short: more than 0).
+    Counted on the text without its quoted strings (``_QUOTED_RE``): a character at a time took
+    0.1 ms a ``server_args`` line."""
+    bare = _QUOTED_RE.sub("", text)
+    return sum(map(bare.count, "([{")) - sum(map(bare.count, ")]}"))
 
 
 # Quotes a paste may leave around a name: ASCII, and the typographic ones a forum or chat tool

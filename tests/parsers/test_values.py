@@ -229,3 +229,24 @@ def test_literal(text: str, value: object) -> None:
 )
 def test_unquoted_leaves_no_stray_quote(text: str, name: str) -> None:
     assert values.unquoted(text) == name
+
+
+@given(st.text(alphabet="ab'\"\\([{)]}, =\n") | st.text())
+def test_bracket_depth_counts_the_brackets_outside_quotes(text: str) -> None:
+    """The same count as walking the text a character at a time (``outside_quotes``): escapes,
+    the other kind of quote inside a string, a string cut short."""
+    walked = sum((c in "([{") - (c in ")]}") for _, c in values.outside_quotes(text))
+    assert values.bracket_depth(text) == walked
+
+
+@pytest.mark.parametrize(
+    "text,depth",
+    [
+        ("ServerArgs(a='(', b=[1, 2]", 1),
+        ("{'k': \"it's ]\", 'v': (1,)}", 0),
+        ("X(a='cut \\' (", 1),
+        ("X(a='\\\\', b=(", 2),
+    ],
+)
+def test_bracket_depth_of_reprs(text: str, depth: int) -> None:
+    assert values.bracket_depth(text) == depth
