@@ -17,10 +17,8 @@ from timeline.errors import TimelineError, UsageError
 from timeline.exitcodes import ExitCode
 from timeline.export import output_target, write_text_atomic
 from timeline.model import Timeline
-from timeline.parquet import require_pyarrow, write_parquet
 from timeline.records import DiagnosticCode
 from timeline.render.formats import render_text
-from timeline.render.github import github_annotations
 from timeline.render.table import render_timeline, render_warnings
 from timeline.shifts import gate_failures
 
@@ -58,6 +56,8 @@ def run(
 ) -> ExitCode:
     display = parse_zone(display_tz) if display_tz else None
     if parquet_dir is not None:
+        from timeline.parquet import require_pyarrow  # imported where used: start-up
+
         require_pyarrow()  # before the work, not after it
     to_stdout, files = plan_outputs(output_format, {"json": json_path, "csv": csv_path, "html": html_path})
     # A progress bar for large inputs, on stderr when it is a terminal; never with JSON on stdout.
@@ -107,6 +107,8 @@ def write_outputs(
     ``samples``: keep the samples in the JSON (they were kept for the Parquet files only when False).
     ``all_events``, ``all_runs``: the views (table, markdown, HTML) show every event, every run."""
     if parquet_dir is not None:
+        from timeline.parquet import write_parquet
+
         write_parquet(timeline, parquet_dir, option="parquet_dir")
         if not samples:  # kept for the Parquet files only: the JSON has them with --samples
             for run in timeline.runs:
@@ -121,6 +123,8 @@ def write_outputs(
     if to_stdout == "table":
         render_timeline(timeline, out, display, all_events, all_runs)
     elif to_stdout == "github":
+        from timeline.render.github import github_annotations
+
         write_text_atomic("-", github_annotations(timeline))
         _append_step_summary(env, timeline, all_events, all_runs, err)
     else:
