@@ -105,17 +105,24 @@ def test_the_spread_is_numpys_on_both_paths(values: list[float]) -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
-        st.floats(min_value=-1e6, max_value=1e6) | st.sampled_from([0.0, 1e-300, 1e300]), min_size=65, max_size=300
-    )
+        st.floats(min_value=-1e6, max_value=1e6) | st.sampled_from([0.0, 1e-300, 1e300, 5e-324]),
+        min_size=65,
+        max_size=300,
+    ),
+    st.sampled_from([1 << 16, 7]),
 )
-def test_a_compact_series_with_a_zero_has_the_lists_exact_mean_and_stddev(values: list[float]) -> None:
-    """Read with numpy, not the list way (``statistics.stdev`` is not called), to the same floats."""
+def test_a_compact_series_with_a_zero_has_the_lists_exact_mean_and_stddev(values: list[float], at_once: int) -> None:
+    """Read with numpy, not the list way (``statistics.stdev`` is not called), to the same floats;
+    summed in pieces of ``at_once`` values (``builder._SUMMED_AT_ONCE``, lowered to cross pieces)."""
     import statistics
+
+    from timeline import builder
 
     values = [abs(v) if v == 0 else v for v in values] + [0.0]  # no -0.0: that one goes the list way
     expected_mean, expected_stdev = statistics.fmean(values), statistics.stdev(values)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(statistics, "stdev", None)
+        patch.setattr(builder, "_SUMMED_AT_ONCE", at_once)
         summary = summarize(array("d", values), "tok/s")
     assert summary is not None
     assert (summary.mean, summary.stddev) == (min(max(expected_mean, min(values)), max(values)), expected_stdev)
