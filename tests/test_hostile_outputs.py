@@ -169,6 +169,23 @@ def test_a_non_finite_number_computed_from_finite_ones_is_null_not_a_crash():
     }
 
 
+def test_the_written_document_has_null_where_a_run_or_shift_holds_a_non_finite_number(demo):
+    import dataclasses
+
+    from timeline import build
+    from timeline.export import dumps
+
+    timeline = build([demo.logs], repo=demo.repo, log_tz="UTC", cache=False)
+    run = timeline.runs[0]
+    decode = run.metrics["decode_throughput"]
+    run.metrics = {**run.metrics, "decode_throughput": dataclasses.replace(decode, stddev=float("inf"))}
+    timeline.shifts[0].change_pct = float("nan")
+    document = json.loads(dumps(timeline))  # strict JSON: NaN and Infinity are not
+    assert document["runs"][0]["metrics"]["decode_throughput"]["stddev"] is None
+    assert document["runs"][0]["metrics"]["decode_throughput"]["median"] == decode.median
+    assert document["shifts"][0]["change_pct"] is None
+
+
 def _far_log(path: Path) -> None:
     lines = ["[9999-12-31 23:50:00] server_args=ServerArgs(model_path='m', tp_size=1)\n"]
     lines += [
