@@ -298,10 +298,13 @@ class LogLines:
                     continue
                 data = data[cut + 1 :]
                 skipping = False
-            if pending:
-                data = pending + data
-            cut = data.rfind(b"\n") + 1
-            pending = data[cut:]
+            cut = data.rfind(b"\n") + 1  # (pending holds no newline)
+            block = None
+            if cut:  # the line begun in the reads before and this read up to its last newline: one copy
+                block = data if not pending and cut == len(data) else b"".join((pending, memoryview(data)[:cut]))
+                pending = data[cut:]
+            else:
+                pending += data
             long_line = None
             if len(pending) > MAX_LINE_CHARS:
                 text = codecs.getincrementaldecoder("utf-8")("replace").decode(pending, False)
@@ -309,8 +312,7 @@ class LogLines:
                     long_line = ""  # not read: an empty line in its place
                     pending = b""
                     skipping = True
-            if cut:
-                block = data[:cut] if cut < len(data) else data
+            if block is not None:
                 start = n + 1
                 self.block_lines = None
                 yield start, block
