@@ -1249,12 +1249,12 @@ def _tune_malloc() -> None:
     _MALLOC_TUNED = True
     try:
         import ctypes
-        import ctypes.util
 
-        name = ctypes.util.find_library("c")
-        if not name or os.uname().sysname != "Linux":
+        if os.uname().sysname != "Linux":
             return
-        libc = ctypes.CDLL(name)
+        # The process's own symbols, the C library's among them (dlopen(NULL)): ctypes.util's
+        # find_library would run ldconfig in a subprocess, 8 ms of a build's start.
+        libc = ctypes.CDLL(None)
         mallopt = libc.mallopt
     except (OSError, AttributeError, ImportError):
         return
