@@ -197,20 +197,23 @@ def _numbered(histories: list[_Stored]) -> tuple[list[Run], list[CodeEvent]]:
     events: list[CodeEvent] = []
     runs: list[Run] = []
     for machine, m_runs, m_events, _ in histories:
+        name = machine.name
         for event in m_events:
-            event.machine = machine.name
+            event.machine = name
         for run in m_runs:
-            run.machine = machine.name
+            run.machine = name
         events.extend(m_events)
         runs.extend(m_runs)
     events.sort(key=lambda e: (e.ts, e.machine or "", e.line or 0))
     for number, event in enumerate(events, 1):
         renamed[(event.machine or "", event.id)] = f"e{number}"
         event.id = f"e{number}"
-    runs.sort(key=run_order)
+    if len(histories) > 1:  # one machine's runs come in this order already (Store.read)
+        runs.sort(key=run_order)
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
-        run.events_during = [renamed[(run.machine or "", e)] for e in run.events_during]
+        if run.events_during:
+            run.events_during = [renamed[(run.machine or "", e)] for e in run.events_during]
     return runs, events
 
 
