@@ -46,7 +46,9 @@ def _text(parsed) -> str:
 
 def _in_pieces(path: Path, cuts: list[tuple[int, str]], samples: bool):
     spans = pieces.spans_at(path, cuts)
-    assert [span.lines_before for span in spans] == [path.read_bytes()[: span.start].count(b"\n") for span in spans]
+    assert [pieces.lines_before(path, span.start) for span in spans] == [
+        path.read_bytes()[: span.start].count(b"\n") for span in spans
+    ]
     read = [pieces.read_piece(path, span, "x.log", samples, None) for span in spans]
     return pieces.joined(read, "x.log", samples)
 
