@@ -124,6 +124,9 @@ def main() -> None:
         f"store: {path} ({path.stat().st_size / 1e6:.0f} MB), {stored:,} runs, "
         f"{sum(len(h.events) for h in histories):,} events, {len(histories)} machines"
     )
+    # let go before the rounds: 100,000 runs kept alive here would be walked by every full
+    # cycle collection the steps set off, a cost no user's command pays
+    del histories
     print(f"machine: {os.cpu_count()} cores, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
     def select() -> int:
