@@ -43,6 +43,7 @@ def test_workers_give_the_same_timeline(tmp_path):
 
 def test_how_many_workers(monkeypatch):
     monkeypatch.setattr(builder.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(builder.os, "cpu_count", lambda: 4)
     monkeypatch.setattr(builder.os, "getloadavg", lambda: (0.5, 0.5, 0.5), raising=False)
     spare = builder.WORKERS_MIN_SPARE_BYTES
     below = builder.PIECE_MIN_BYTES - 1
@@ -64,6 +65,7 @@ def test_how_many_workers(monkeypatch):
 def test_no_workers_when_every_core_is_busy(monkeypatch):
     """The load average of the last minute at or over the cores: one process (``make -l``)."""
     monkeypatch.setattr(builder.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(builder.os, "cpu_count", lambda: 2)
     sizes = [100 << 20] * 4
     for load, jobs in ((0.0, 2), (1.9, 2), (2.0, 1), (7.5, 1)):
         monkeypatch.setattr(builder.os, "getloadavg", lambda load=load: (load, 0.0, 0.0), raising=False)
@@ -75,6 +77,17 @@ def test_no_workers_when_every_core_is_busy(monkeypatch):
 
     monkeypatch.setattr(builder.os, "getloadavg", unknown, raising=False)
     assert builder._jobs(sizes, {}) == 2
+
+
+def test_a_busy_machine_is_judged_by_all_its_cores(monkeypatch):
+    """A process pinned to 2 of a machine's 64 cores (a container): the load average is the whole
+    machine's, so 10 busy cores of 64 leave room for its 2 workers; 64 do not."""
+    monkeypatch.setattr(builder.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(builder.os, "cpu_count", lambda: 64)
+    sizes = [100 << 20] * 4
+    for load, jobs in ((10.0, 2), (63.9, 2), (64.0, 1)):
+        monkeypatch.setattr(builder.os, "getloadavg", lambda load=load: (load, 0.0, 0.0), raising=False)
+        assert builder._jobs(sizes, {}) == jobs
 
 
 def test_workers_that_fail_leave_the_work_here(tmp_path, monkeypatch):

@@ -186,6 +186,7 @@ def test_a_big_log_without_launches_starts_no_workers(tmp_path: Path, monkeypatc
     log.write_bytes((FIXTURES / "vllm" / "vllm-0.8.5-v1-spec-decode.log").read_bytes())
     monkeypatch.setattr(builder, "PIECE_MIN_BYTES", 1)
     monkeypatch.setattr(builder.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(builder.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(builder.os, "getloadavg", lambda: (0.0, 0.0, 0.0), raising=False)
     assert builder._jobs([log.stat().st_size], {}) == 2
     started = []

@@ -597,7 +597,7 @@ def _jobs(sizes: Sequence[int], environ, whole: bool = False) -> int:
     """How many processes parse the logs of these ``sizes``: ``TIMELINE_JOBS`` if set, else one a
     core when the logs besides the largest hold ``WORKERS_MIN_SPARE_BYTES`` or the largest is read
     in pieces (``PIECE_MIN_BYTES``; not when ``whole``: none could be cut), and the load average
-    of the last minute is under the cores, else one."""
+    of the last minute is under the machine's cores, else one."""
     count = len(sizes)
     in_pieces = not whole and bool(sizes) and max(sizes) >= PIECE_MIN_BYTES
     given = (environ or {}).get("TIMELINE_JOBS", "").strip()
@@ -611,7 +611,10 @@ def _jobs(sizes: Sequence[int], environ, whole: bool = False) -> int:
         except (AttributeError, OSError):
             jobs = os.cpu_count() or 1
         try:
-            if os.getloadavg()[0] >= jobs:  # no core to spare: the workers would only add their cost
+            # no core to spare: the workers would only add their cost. The load average is the
+            # whole machine's (a container's too, /proc/loadavg), so it is held against all of its
+            # cores, not the few this process may run on (a container pinned to 2 of 64 cores)
+            if os.getloadavg()[0] >= (os.cpu_count() or jobs):
                 return 1
         except (AttributeError, OSError):  # no load average here (Windows): not held back
             pass
