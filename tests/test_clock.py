@@ -165,6 +165,16 @@ def test_iso_keeps_offset():
     assert iso(None) is None
 
 
+def test_iso_reads_back_as_it_was_written():
+    # a clock at 12:00:59.000500 was written "...59.000+00:00", read back as :59 and written
+    # again "...59+00:00": the same instant, two texts (a JSON loaded and written again differed)
+    for microsecond in (0, 1, 500, 999, 1000, 1500, 999_999):
+        written = iso(datetime(2026, 3, 2, 12, 0, 59, microsecond, tzinfo=timezone.utc))
+        assert iso(datetime.fromisoformat(written)) == written
+    assert iso(datetime(2026, 3, 2, 12, 0, 59, 500, tzinfo=timezone.utc)) == "2026-03-02T12:00:59+00:00"
+    assert iso(datetime(2026, 3, 2, 12, 0, 59, 1500, tzinfo=timezone.utc)) == "2026-03-02T12:00:59.001+00:00"
+
+
 # --- steady_offset: the samples' times placed in their zone at once (for speed) -----------------
 
 TRANSITION_ZONES = ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "America/St_Johns", "America/Santiago"]

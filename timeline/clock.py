@@ -244,8 +244,9 @@ def iso(moment: None) -> None: ...
 @overload
 def iso(moment: datetime | None) -> str | None: ...
 def iso(moment: datetime | None) -> str | None:
-    """ISO-8601 with offset (seconds precision unless the moment has a fraction)."""
+    """ISO-8601 with offset, to the millisecond when the moment has one (under a millisecond:
+    to the second, so that the text read back is written the same)."""
     if moment is None:
         return None
-    spec = "milliseconds" if moment.microsecond else "seconds"
+    spec = "milliseconds" if moment.microsecond >= 1000 else "seconds"
     return moment.isoformat(timespec=spec)

@@ -379,8 +379,8 @@ def _iso_texts(walls: array, zone: tzinfo | None) -> list[str]:
     suffix = "" if zone is None else first.replace(tzinfo=zone, microsecond=0).isoformat()[19:]  # the offset
     stamps = (us - _EPOCH_US).astype("datetime64[us]")
     texts = np.datetime_as_string(stamps, unit="s")
-    fraction = us % 1_000_000 != 0
-    if fraction.any():  # iso's milliseconds, where there is a fraction
+    fraction = us % 1_000_000 >= 1000
+    if fraction.any():  # iso's milliseconds, where there is one
         texts = np.where(fraction, np.datetime_as_string(stamps, unit="ms"), texts)
     return [f'"{text}{suffix}"' for text in texts.tolist()]
 
