@@ -225,8 +225,9 @@ def build_command(
     all_runs: bool = typer.Option(
         False,
         "--all-runs",
-        help=f"Show every run in the table, markdown and HTML (default, past {MAX_RUNS} runs: those around each "
-        f"shift with a verdict and the latest {LATEST_RUNS}; the JSON and CSV always have them all).",
+        help=f"Show every run and shift in the table, markdown and HTML (default, past {MAX_RUNS} runs: the runs "
+        f"around each shift with a verdict and the latest {LATEST_RUNS}, and the shifts with a verdict; the JSON "
+        "always has them all).",
     ),
     entry: list[str] | None = typer.Option(
         None,
@@ -567,8 +568,9 @@ def history_command(
     all_runs: bool = typer.Option(
         False,
         "--all-runs",
-        help=f"Show every stored run in the table, markdown and HTML (default, past {MAX_RUNS} runs: those around "
-        f"each shift with a verdict and the latest {LATEST_RUNS}; the JSON and CSV always have them all).",
+        help=f"Show every stored run and shift in the table, markdown and HTML (default, past {MAX_RUNS} runs: the "
+        f"runs around each shift with a verdict and the latest {LATEST_RUNS}, and the shifts with a verdict; the "
+        "JSON always has them all).",
     ),
     entry: list[str] | None = typer.Option(
         None,

@@ -3,6 +3,7 @@ checkout's whole reflog; the JSON keeps them all; --all-events shows them all.""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -130,17 +131,27 @@ def test_past_the_bound_the_runs_around_each_verdict_and_the_latest_are_shown(ma
     shown = run_window(timeline)
     assert [run.id for run in shown.runs] == ["r4", "r5", "r6", "r7", "r8", "r9", "r17", "r18"]
     assert shown.hidden == 10
+    assert [s.id for s in shown.shifts] == ["s1"] and shown.quiet == 1  # s2: no change
     assert shown.note() == (
-        "10 runs not shown, only those around each shift with a verdict and the latest 2 "
-        "(--all-runs shows them; the JSON, CSV and Parquet have them all)"
+        "10 runs not shown, only those around each shift with a verdict and the latest 2; 1 shift without a "
+        "verdict not shown (--all-runs shows them; the JSON has them all, the CSV and Parquet every run)"
     )
-    assert run_window(timeline, all_runs=True) == (timeline.runs, 0)
+    assert run_window(timeline, all_runs=True) == (timeline.runs, 0, timeline.shifts, 0)
+
+
+def test_a_shift_without_a_verdict_that_a_culprit_names_stays(many_runs, small_bounds):
+    repo, logs = many_runs
+    timeline = build([logs], repo=repo, log_tz="UTC", cache=False)
+    (culprit,) = [c for c in timeline.culprits if "s1" in c.shifts]
+    named = dataclasses.replace(culprit, shifts=[*culprit.shifts, "s2"])
+    shown = run_window(dataclasses.replace(timeline, culprits=[named]))
+    assert [s.id for s in shown.shifts] == ["s1", "s2"] and shown.quiet == 0
 
 
 def test_under_the_bound_every_run_is_shown(many_runs):
     repo, logs = many_runs
     timeline = build([logs], repo=repo, log_tz="UTC", cache=False)
-    assert run_window(timeline) == (timeline.runs, 0) and run_window(timeline).note() is None
+    assert run_window(timeline) == (timeline.runs, 0, timeline.shifts, 0) and run_window(timeline).note() is None
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown"])
@@ -152,8 +163,10 @@ def test_the_views_say_which_runs_they_leave_out_and_all_runs_shows_them(many_ru
     assert "10 runs not shown" in shown.stdout
     assert "r4 " in shown.stdout and "r9 " in shown.stdout and "r18 " in shown.stdout
     assert "r3 " not in shown.stdout and "r10 " not in shown.stdout
+    assert "s1" in shown.stdout and "s2" not in shown.stdout  # no change between c2 and c3
     every = runner.invoke(app, [*args, "--all-runs"], env={"COLUMNS": "200"})
     assert "runs not shown" not in every.stdout and "r1 " in every.stdout and "r10 " in every.stdout
+    assert "s2" in every.stdout
 
 
 def test_the_json_csv_keep_every_run_and_the_html_shows_the_window(many_runs, small_bounds, tmp_path):
