@@ -127,3 +127,11 @@ def test_no_string_of_a_timeline_keeps_a_control_character(timeline):
     assert any(_UNSAFE.search(s) for s in _strings(timeline))  # the test's own check: there is something to escape
     leftover = [s for s in _strings(displayable(timeline)) if _UNSAFE.search(s)]
     assert leftover == []
+
+
+def test_text_where_a_number_is_declared_is_escaped_too():
+    # Python does not enforce a field's declared type: a document read back (timeline.load) from
+    # someone else's file may hold text where a line number is declared, and a view shows it
+    warning = Diagnostic("x.log", "\x1b[2J", "\x1b]0;pwned\x07")  # type: ignore[arg-type]
+    shown = displayable(warning)
+    assert (shown.message, shown.line) == ("\\x1b]0;pwned\\x07", "\\x1b[2J")

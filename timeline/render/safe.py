@@ -15,8 +15,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-import types
-import typing
 from datetime import date, datetime, time, timedelta
 from operator import is_not
 from typing import Any, TypeVar
@@ -118,38 +116,24 @@ class _Shown:
         changes = {}
         for name in names:
             old = getattr(value, name)
-            new = self.text(old) if type(old) is str else self.shown(old)
+            kind = type(old)
+            if kind in _NO_TEXT:  # by its value, not its declared type: a loaded document's may differ
+                continue
+            new = self.text(old) if kind is str else self.shown(old)
             if new is not old:
                 changes[name] = new
         return dataclasses.replace(value, **changes) if changes else value
 
 
-# Types that hold no text: a value of one is shown as it is, and a dataclass field declared as
-# one (or a union of them) is not looked at (a run's metrics: 12 numbers and one unit each).
+# Types that hold no text: a value of one is shown as it is (a run's metrics: 12 numbers and one
+# unit each).
 _NO_TEXT = frozenset({int, float, bool, type(None), datetime, date, time, timedelta})
 _CONTAINERS = frozenset({list, tuple, dict})
 
 
 @functools.cache
 def _plan(cls: type) -> tuple[str, ...] | None:
-    """The fields of the dataclass ``cls`` that may hold text (None: ``cls`` is no dataclass).
-    Read from the declared types; a field whose type cannot be read is looked at."""
+    """The fields of the dataclass ``cls`` (None: ``cls`` is no dataclass)."""
     if not dataclasses.is_dataclass(cls):
         return None
-    try:
-        hints = typing.get_type_hints(cls)
-    except (NameError, TypeError):  # a name only imported for type checking
-        hints = {}
-    return tuple(
-        field.name
-        for field in dataclasses.fields(cls)
-        if field.init and (field.name not in hints or _may_hold_text(hints[field.name]))
-    )
-
-
-def _may_hold_text(hint: Any) -> bool:
-    if hint in _NO_TEXT:
-        return False
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return any(_may_hold_text(part) for part in typing.get_args(hint))
-    return True
+    return tuple(field.name for field in dataclasses.fields(cls) if field.init)
