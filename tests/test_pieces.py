@@ -45,7 +45,7 @@ def _text(parsed) -> str:
 
 
 def _in_pieces(path: Path, cuts: list[tuple[int, str]], samples: bool):
-    spans = pieces.spans_at(path, cuts)
+    spans = pieces.spans_at(pieces.launches(path).stamp, cuts)
     assert [pieces.lines_before(path, span.start) for span in spans] == [
         path.read_bytes()[: span.start].count(b"\n") for span in spans
     ]
@@ -55,7 +55,7 @@ def _in_pieces(path: Path, cuts: list[tuple[int, str]], samples: bool):
 
 def _cuttings(path: Path) -> list[list[tuple[int, str]]]:
     """Every launch a piece can start at, one at a time, then all of them."""
-    cuts = pieces.launches(path)
+    cuts = pieces.launches(path).lines
     return [[cut] for cut in cuts] + ([cuts] if len(cuts) > 1 else [])
 
 
@@ -141,11 +141,27 @@ def test_a_piece_of_a_changed_file_is_not_read(tmp_path: Path) -> None:
     rng = random.Random(1)
     first, second = (Launch(datetime(2026, 1, 1, h), minutes=3, throughput=90.0) for h in (8, 9))
     path.write_text("\n".join(sglang_launch_lines(first, rng) + sglang_launch_lines(second, rng)) + "\n")
-    spans = pieces.spans_at(path, pieces.launches(path))
+    found = pieces.launches(path)
+    spans = pieces.spans_at(found.stamp, found.lines)
     assert pieces.read_piece(path, spans[1], "x.log", False, None) is not None
     with open(path, "a") as handle:
         handle.write("[2026-01-01 09:10:00] The server is fired up and ready to roll!\n")
     assert pieces.read_piece(path, spans[1], "x.log", False, None) is None  # the file is read whole
+
+
+def test_a_file_rewritten_after_its_launches_were_found_is_read_whole(tmp_path: Path) -> None:
+    # the cuts are the old content's offsets: a piece must not be read at them in the new one
+    # (the stamp was once taken after the search, from the new file, and five runs came of three)
+    path = tmp_path / "two.log"
+    rng = random.Random(2)
+    launches = [Launch(datetime(2026, 1, 1, h), minutes=3, throughput=90.0) for h in (8, 9)]
+    path.write_text("\n".join(line for launch in launches for line in sglang_launch_lines(launch, rng)) + "\n")
+    found = pieces.launches(path)
+    rewritten = [Launch(datetime(2026, 1, 2, h), minutes=m, throughput=80.0) for h, m in ((8, 5), (9, 1))]
+    path.write_text("\n".join(line for launch in rewritten for line in sglang_launch_lines(launch, rng)) + "\n")
+    os.utime(path, ns=(found.stamp[1] + 10**9, found.stamp[1] + 10**9))
+    spans = pieces.spans_at(found.stamp, found.lines)
+    assert [pieces.read_piece(path, span, "x.log", False, None) for span in spans] == [None, None]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")

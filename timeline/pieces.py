@@ -19,11 +19,12 @@ import mmap
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from timeline.parsers.reading import Piece, join_pieces, launch_message, parse_piece
 from timeline.records import ParsedFile, ParsedRun
 
-__all__ = ["Span", "launches", "plan", "spans_at", "lines_before", "read_piece", "joined"]
+__all__ = ["Span", "Launches", "launches", "plan", "spans_at", "lines_before", "read_piece", "joined"]
 
 _COUNT_BYTES = 4 << 20  # newlines counted this many bytes at a time
 _NEEDLE = b"] server_args="
@@ -41,22 +42,33 @@ class Span:
     stamp: tuple[int, int]
 
 
-def launches(path: str | os.PathLike, near: Iterable[int] | None = None) -> list[tuple[int, str]]:
-    """``(offset, message)`` of the launch lines a piece can start at (the first line of the file
-    excepted): all of them, or for each offset of ``near``, the first at or after it."""
+class Launches(NamedTuple):
+    """The launch lines a piece can start at, ``(offset, message)`` each, and the file's size and
+    mtime in ns when they were found (what each piece checks the file against)."""
+
+    stamp: tuple[int, int]
+    lines: list[tuple[int, str]]
+
+
+def launches(path: str | os.PathLike, near: Iterable[int] | None = None) -> Launches:
+    """The launch lines a piece can start at (the first line of the file excepted): all of them
+    (the tests cut at each), or for each offset of ``near``, the first at or after it. The stamp
+    is taken from the file they are found in, before they are looked for: a file rewritten
+    meanwhile fails each piece's check and is read whole."""
     with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
+        st = os.fstat(handle.fileno())
+        stamp, size = (st.st_size, st.st_mtime_ns), st.st_size
         if not size:
-            return []
+            return Launches(stamp, [])
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             if near is None:
-                return list(_launch_lines(data, size))
+                return Launches(stamp, list(_launch_lines(data, size)))
             found: list[tuple[int, str]] = []
             for target in sorted(near):
                 hit = next(_launch_lines(data, size, target), None)
                 if hit is not None and (not found or hit[0] > found[-1][0]):
                     found.append(hit)
-            return found
+            return Launches(stamp, found)
 
 
 def _launch_lines(data: mmap.mmap, size: int, start: int = 0) -> Iterator[tuple[int, str]]:
@@ -71,13 +83,11 @@ def _launch_lines(data: mmap.mmap, size: int, start: int = 0) -> Iterator[tuple[
         at = data.find(_NEEDLE, end)
 
 
-def spans_at(path: str | os.PathLike, cuts: list[tuple[int, str]]) -> list[Span]:
-    """The pieces of a file cut at these launch lines (``launches``), in order."""
-    st = os.stat(path)
+def spans_at(stamp: tuple[int, int], cuts: list[tuple[int, str]]) -> list[Span]:
+    """The pieces of a file cut at these of its ``launches`` (in order), found at ``stamp``."""
     starts = [0, *(offset for offset, _ in cuts)]
     ends: list[int | None] = [*(offset for offset, _ in cuts), None]
     nexts: list[str | None] = [*(message for _, message in cuts), None]
-    stamp = (st.st_size, st.st_mtime_ns)
     return [Span(*piece, stamp) for piece in zip(starts, ends, nexts, strict=True)]
 
 
@@ -91,8 +101,8 @@ def plan(path: str | os.PathLike, count: int, size: int) -> list[Span] | None:
     own: ``COUNT_SHARE``), cut at the launch lines nearest after each share; None when there is
     no such line to cut at."""
     kept = 1 - COUNT_SHARE  # piece k ends where (1 - kept**(k + 1)) / (1 - kept**count) of the file is
-    cuts = launches(path, [int(size * (1 - kept**k) / (1 - kept**count)) for k in range(1, count)])
-    return spans_at(path, cuts) if cuts else None
+    found = launches(path, [int(size * (1 - kept**k) / (1 - kept**count)) for k in range(1, count)])
+    return spans_at(found.stamp, found.lines) if found.lines else None
 
 
 def lines_before(path: str | os.PathLike, offset: int) -> int:
