@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from timeline import build
 from timeline.cli import app
+from timeline.model import Clearing
 from timeline.render import window
 from timeline.render.window import WITHOUT_RUNS, event_window, run_window
 from timeline.scenario import GitScript, Launch, write_sglang_log
@@ -145,6 +146,19 @@ def test_a_shift_without_a_verdict_that_a_culprit_names_stays(many_runs, small_b
     (culprit,) = [c for c in timeline.culprits if "s1" in c.shifts]
     named = dataclasses.replace(culprit, shifts=[*culprit.shifts, "s2"])
     shown = run_window(dataclasses.replace(timeline, culprits=[named]))
+    assert [s.id for s in shown.shifts] == ["s1", "s2"] and shown.quiet == 0
+
+
+def test_a_shift_without_a_verdict_that_cleared_a_suspect_stays(many_runs, small_bounds):
+    # "cleared: came at s2 with no change" under s1: s2 is shown, not named and hidden
+    repo, logs = many_runs
+    timeline = build([logs], repo=repo, log_tz="UTC", cache=False)
+    regression = timeline.shifts[0]
+    suspect = dataclasses.replace(
+        regression.suspects[0], cleared=Clearing("moved-with-no-change", regression.id, "s2", "arrived", 0.1)
+    )
+    cleared = dataclasses.replace(regression, suspects=[suspect, *regression.suspects[1:]])
+    shown = run_window(dataclasses.replace(timeline, shifts=[cleared, *timeline.shifts[1:]], culprits=[]))
     assert [s.id for s in shown.shifts] == ["s1", "s2"] and shown.quiet == 0
 
 

@@ -57,7 +57,8 @@ class RunWindow(NamedTuple):
 def run_window(timeline: Timeline, all_runs: bool = False) -> RunWindow:
     """The runs to show, in the timeline's order: all of them up to ``MAX_RUNS`` or with
     ``all_runs``; else the ``AROUND_SHIFT`` runs before and after each shift that has a verdict
-    and the ``LATEST_RUNS`` last ones, and the shifts with a verdict or named by a culprit."""
+    and the ``LATEST_RUNS`` last ones, and the shifts with a verdict or named by a culprit or by
+    a shown shift's suspect (the shift that cleared it or undid its own)."""
     runs = timeline.runs
     if all_runs or len(runs) <= MAX_RUNS:
         return RunWindow(list(runs), 0, list(timeline.shifts), 0)
@@ -70,7 +71,11 @@ def run_window(timeline: Timeline, all_runs: bool = False) -> RunWindow:
         after = sorted(position[r] for r in shift.to_side.runs if r in position)
         shown.update(before[-AROUND_SHIFT:])
         shown.update(after[:AROUND_SHIFT])
+    shifts = [shift for shift in timeline.shifts if shift.verdict is not None]
     named = {i for c in timeline.culprits for i in (*c.shifts, *(i for e in c.evidence for i in e.shifts))}
+    for shift in shifts:  # "cleared: came at s7 with no change", "undone by s9"
+        for suspect in shift.suspects:
+            named.update(i for i in (suspect.undone_by, suspect.cleared and suspect.cleared.by) if i)
     shifts = [shift for shift in timeline.shifts if shift.verdict is not None or shift.id in named]
     return RunWindow(
         [runs[index] for index in sorted(shown)],
