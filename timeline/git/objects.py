@@ -106,12 +106,13 @@ class Shadow:
         common_dir: Path,
         object_format: str,
         init: Callable[[list[str], Path], object],
-        error: type[Exception],
+        error: Callable[[str], Exception],
         *options: str,
     ) -> tuple[Path, Borrowed]:
         """Make the shadow (``git init`` run by ``init(args, cwd)``, with ``options``), its
-        alternates naming a view of ``common_dir/objects``; raise ``error`` when that folder
-        cannot be borrowed. Returns the shadow's git dir (also ``self.dir``) and what was borrowed."""
+        alternates naming a view of ``common_dir/objects``; raise ``error(problem)`` when that
+        folder cannot be borrowed. Returns the shadow's git dir (also ``self.dir``) and what was
+        borrowed."""
         objects = common_dir / "objects"
         real_objects = os.path.realpath(objects)
         if not os.path.isdir(real_objects):
@@ -180,7 +181,7 @@ class ObjectStore(Shadow):
                 self.common_dir,
                 self.object_format,
                 lambda arguments, cwd: self._run(arguments, cwd=cwd, git_dir=False),
-                ObjectStoreError,
+                lambda problem: ObjectStoreError(f"{problem}; commit lists unavailable"),
             )
             self.refused = borrowed.refused
             self.memory = memory_ceiling(borrowed.pack_bytes)
