@@ -131,16 +131,16 @@ class _Report:
         timeline: Timeline,
         zone: tzinfo,
         zone_name: str,
-        shown_events: set[str] | None = None,
-        events_note: str | None = None,
-        runs_note: str | None = None,
-        every_run: int | None = None,
+        shown_events: set[str] | None,
+        events_note: str | None,
+        runs_note: str | None,
+        every_run: int,
     ):
         self.timeline = timeline
         self.shown_events = shown_events  # the events table's (None: all); the note says what is not
         self.events_note = events_note
         self.runs_note = runs_note  # the runs table's and charts' (render.window), when not all are shown
-        self.every_run = len(timeline.runs) if every_run is None else every_run
+        self.every_run = every_run  # the runs of the timeline, shown or not
         self.zone = zone
         self.zone_name = zone_name
         self.runs = {run.id: run for run in timeline.runs}

@@ -120,7 +120,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False, all_runs: bo
     """Runs (``render.window``, or all), events (those around the runs, or all), shifts, suspects,
     confounders and culprits, one markdown table each."""
     runs_window = run_window(timeline, all_runs)
-    every_run = timeline
+    whole = timeline
     timeline = displayable(runs_window.of(timeline))
     out: list[str] = ["# Timeline", ""]
     if timeline.repo is not None:
@@ -131,7 +131,7 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False, all_runs: bo
             "",
         ]
     else:
-        out += [text(visible(checkout_note(every_run) or "")), ""]  # of every run's machine, shown or not
+        out += [text(visible(checkout_note(whole) or "")), ""]  # of every run's machine, shown or not
 
     out += ["## Runs", ""]
     given = [] if timeline.provenance is None else timeline.provenance.options.get("paths", [])

@@ -168,16 +168,9 @@ def _run_details(run: Run, zone_note: bool = True, date_note: bool = True) -> Te
     return text
 
 
-def timeline_table(
-    timeline: Timeline, display: tzinfo | None = None, all_events: bool = False, all_runs: bool = False
-) -> Table:
-    """The table of the runs (``render.window``, or all) and code events around them (or all)."""
-    runs = run_window(timeline, all_runs)
-    return _timeline_table(displayable(runs.of(timeline)), display, all_events, runs.note())
-
-
-def _timeline_table(timeline: Timeline, display: tzinfo | None, all_events: bool, runs_note: str | None) -> Table:
-    """``timeline_table`` of a timeline already made ``displayable``, its runs those shown."""
+def timeline_table(timeline: Timeline, display: tzinfo | None, all_events: bool, runs_note: str | None) -> Table:
+    """The table of a timeline already made ``displayable``, its runs those shown (``runs_note``
+    says which are not), and the code events around them (or all)."""
     zone, zone_name = display_zone(timeline, display)
     window = event_window(timeline, all_events)
     # One zone note shared by every run is said once, under the table, not on every row.
@@ -242,7 +235,7 @@ def render_timeline(
     ``displayable`` once."""
     runs = run_window(timeline, all_runs)
     shown = displayable(runs.of(timeline))
-    console.print(_timeline_table(shown, display, all_events, runs.note()))
+    console.print(timeline_table(shown, display, all_events, runs.note()))
     from timeline.render.shifts import render_shifts
 
     render_shifts(shown, console)
