@@ -199,4 +199,4 @@ def test_runs_are_made_into_json_one_at_a_time(tmp_path: Path, monkeypatch) -> N
         pieces.append(piece)
         if '"id": "r1"' in piece:
             assert made == ["r1"]
-    assert made == ["r1", "r2", "r3"] and "".join(pieces) == dumps(timeline)
+    assert made == ["r1", "r2", "r3"] and "".join(pieces) == whole(timeline_to_dict(timeline))
