@@ -396,6 +396,8 @@ class LogLines:
                 yield block
 
     def __iter__(self) -> Iterator[tuple[int, str]]:
+        if self.span is not None:  # a part is read by byte_blocks only; this would read it all from line 1
+            raise ValueError("a span of a log is read by byte_blocks(), not line by line")
         pending = ""
         skipping = False  # the rest of an over-long line is being dropped, up to its newline
         n = 0

@@ -218,3 +218,14 @@ def test_a_big_log_without_launches_starts_no_workers(tmp_path: Path, monkeypatc
     env = Environment(environ={}, now=lambda: datetime(2026, 3, 1, tzinfo=timezone.utc))
     assert build([log], log_tz="UTC", env=env, cache=False).runs
     assert started == []
+
+
+def test_a_span_of_a_log_is_not_read_line_by_line(tmp_path: Path) -> None:
+    # the line reader knows nothing of spans: it would read the whole file from line 1
+    from timeline.parsers.framing import LogLines
+
+    path = tmp_path / "two.log"
+    path.write_text("[2026-01-01 08:00:00] a\n[2026-01-01 09:00:00] b\n")
+    log = LogLines(path, span=(24, None, 1))
+    with pytest.raises(ValueError, match="byte_blocks"):
+        next(iter(log))
