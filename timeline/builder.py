@@ -613,7 +613,9 @@ def _jobs(sizes: Sequence[int], environ, whole: bool = False) -> int:
         try:
             # no core to spare: the workers would only add their cost. The load average is the
             # whole machine's (a container's too, /proc/loadavg), so it is held against all of its
-            # cores, not the few this process may run on (a container pinned to 2 of 64 cores)
+            # cores, not the few this process may run on: a container pinned to 2 of 64 cores on a
+            # host at load 10 starts its workers. Whether those 2 cores are the busy ones, no
+            # figure says; TIMELINE_JOBS decides where it matters
             if os.getloadavg()[0] >= (os.cpu_count() or jobs):
                 return 1
         except (AttributeError, OSError):  # no load average here (Windows): not held back
