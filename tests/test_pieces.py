@@ -229,3 +229,28 @@ def test_a_span_of_a_log_is_not_read_line_by_line(tmp_path: Path) -> None:
     log = LogLines(path, span=(24, None, 1))
     with pytest.raises(ValueError, match="byte_blocks"):
         next(iter(log))
+
+
+def test_the_plan_cuts_at_the_first_launch_after_each_share(tmp_path: Path) -> None:
+    # piece k ends where (1 - 0.9**k) / (1 - 0.9**count) of the file is (each later piece counts
+    # more lines before it, so it is made shorter): with 2 pieces at 52.6%, with 3 at 36.9% and 70.1%
+    rng = random.Random(4)
+    path = tmp_path / "ten.log"
+    launches = [Launch(datetime(2026, 1, 1, 8 + h), minutes=5, throughput=90.0) for h in range(10)]
+    path.write_text("\n".join(line for launch in launches for line in sglang_launch_lines(launch, rng)) + "\n")
+    size = path.stat().st_size
+    every = [offset for offset, _ in pieces.launches(path).lines]
+    assert len(every) == 9  # the first launch is the file's first line: no cut there
+
+    def first_after(share: float) -> int:
+        return min(offset for offset in every if offset >= int(size * share))
+
+    two = pieces.plan(path, 2, size)
+    assert two is not None and [span.start for span in two] == [0, first_after(1 / 1.9)]
+    assert [span.end for span in two] == [two[1].start, None]
+    three = pieces.plan(path, 3, size)
+    assert three is not None
+    assert [span.start for span in three] == [0, first_after(1 / 2.71), first_after(1.9 / 2.71)]
+    without = tmp_path / "none.log"
+    without.write_text("[2026-01-01 08:00:00] Decode batch. #running-req: 1, gen throughput (token/s): 90.0\n")
+    assert pieces.plan(without, 2, without.stat().st_size) is None
