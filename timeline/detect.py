@@ -336,9 +336,9 @@ _SIGN = -(2**63)
 
 def order_statistics(values, ranks: Sequence[int]) -> list[float]:
     """The ``ranks``-th smallest (0-based) of a float64 numpy array without nan, as floats: what
-    ``numpy.sort(values)[ranks]`` gives, without sorting. ``-0.0`` and ``0.0`` are not told apart
-    alike by both ways (partition ties them, the radix way puts ``-0.0`` first): never both in
-    ``values``."""
+    ``numpy.sort(values)[ranks]`` gives, without sorting. numpy's partition holds ``-0.0`` and
+    ``0.0`` equal while the radix way orders ``-0.0`` first, so ``values`` never hold both (a
+    series with a ``-0.0`` is summarized the list way: builder._summarize_array)."""
     import numpy as np
 
     if len(values) <= PARTITION_MAX:
