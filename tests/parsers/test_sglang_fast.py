@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import random
+import sys
 import tempfile
 from datetime import datetime
 from pathlib import Path
@@ -490,3 +491,30 @@ def test_ranks_out_of_order_across_a_new_century(tmp_path: Path, monkeypatch) ->
     path.write_text("".join(line.format(stamp) + "\n" for stamp in stamps))
     fast, slow = both(path, monkeypatch)
     assert fast == slow and "'start': datetime.datetime(1999, 12, 31, 23, 59, 59)" in slow
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="malloc is tuned on Linux only")
+def test_a_c_library_without_glibcs_malloc_calls_is_left_alone(monkeypatch):
+    # musl has no mallopt, and a C library may lack malloc_trim: tuning and handing memory back
+    # are then skipped, never an error (mallopt(3), malloc_trim(3): glibc extensions)
+    import ctypes
+
+    class Musl:  # no mallopt, no malloc_trim
+        pass
+
+    class WithoutTrim:
+        def __init__(self) -> None:
+            self.calls: list[tuple[int, int]] = []
+
+        def mallopt(self, option: int, value: int) -> int:
+            self.calls.append((option, value))
+            return 1
+
+    for libc in (Musl(), WithoutTrim()):
+        monkeypatch.setattr(sglang_fast, "_MALLOC_TUNED", False)
+        monkeypatch.setattr(sglang_fast, "_TUNED_LIBC", None)
+        monkeypatch.setattr(ctypes, "CDLL", lambda name, libc=libc: libc)
+        sglang_fast._tune_malloc()
+        sglang_fast.hand_back_memory()
+        assert sglang_fast._TUNED_LIBC is (libc if isinstance(libc, WithoutTrim) else None)
+    assert len(libc.calls) == 3
