@@ -64,6 +64,7 @@ def run_window(timeline: Timeline, all_runs: bool = False) -> RunWindow:
         return RunWindow(list(runs), 0, list(timeline.shifts), 0)
     position = {run.id: index for index, run in enumerate(runs)}
     shown = set(range(max(0, len(runs) - LATEST_RUNS), len(runs)))
+    named = {i for c in timeline.culprits for i in (*c.shifts, *(i for e in c.evidence for i in e.shifts))}
     for shift in timeline.shifts:
         if shift.verdict is None:
             continue
@@ -71,10 +72,7 @@ def run_window(timeline: Timeline, all_runs: bool = False) -> RunWindow:
         after = sorted(position[r] for r in shift.to_side.runs if r in position)
         shown.update(before[-AROUND_SHIFT:])
         shown.update(after[:AROUND_SHIFT])
-    shifts = [shift for shift in timeline.shifts if shift.verdict is not None]
-    named = {i for c in timeline.culprits for i in (*c.shifts, *(i for e in c.evidence for i in e.shifts))}
-    for shift in shifts:  # "cleared: came at s7 with no change", "undone by s9"
-        for suspect in shift.suspects:
+        for suspect in shift.suspects:  # "cleared: came at s7 with no change", "undone by s9"
             named.update(i for i in (suspect.undone_by, suspect.cleared and suspect.cleared.by) if i)
     shifts = [shift for shift in timeline.shifts if shift.verdict is not None or shift.id in named]
     return RunWindow(
