@@ -1296,11 +1296,8 @@ def feed_blocks(parser: SGLangLogParser, log: LogLines, book: Shapes) -> bool:
     if log.encoding != "utf-8-sig" or _numpy() is None:
         return False
     feeder = _FastFeeder(parser, log, book)
-    try:
-        if os.fstat(log.fileno()).st_size >= TUNE_MALLOC_MIN_BYTES:
-            _tune_malloc()
-    except (OSError, ValueError):
-        pass
+    if log.stat.st_size >= TUNE_MALLOC_MIN_BYTES:
+        _tune_malloc()
     for first, data in log.byte_blocks():
         if isinstance(data, str):
             if book.for_others(data):
@@ -1316,10 +1313,7 @@ def dispatch(log: LogLines, sglang: SGLangLogParser, others: tuple, path: Any, g
     logs of ``FAST_MIN_BYTES`` or more (compressed ones count four times their size) holding SGLang
     lines only; else, or when another family's line shows up part-way, ``generic(log, sglang,
     *others)`` from the start (``sglang`` restarted)."""
-    try:
-        size = os.fstat(log.fileno()).st_size * (4 if log.compression else 1)
-    except (OSError, ValueError):
-        size = 0
+    size = log.stat.st_size * (4 if log.compression else 1)
     limit = FAST_MIN_BYTES if np is None else min(FAST_MIN_BYTES, LOADED_MIN_BYTES)  # (numpy imported: by prepare)
     if size < limit or log.encoding != "utf-8-sig" or _numpy() is None:
         generic(log, sglang, *others)
