@@ -165,7 +165,7 @@ def parse_piece(
     with log:
         if log.compression is not None or (stamp is not None and stamp != (log.stat.st_size, log.stat.st_mtime_ns)):
             return None
-        sglang = SGLangLogParser(src, keep_samples=keep_samples, mtime=log.stat.st_mtime, finish_run=finish_run)
+        sglang = SGLangLogParser(src, keep_samples=keep_samples, finish_run=finish_run)  # (dated on joining)
         if span[0]:
             sglang.start_at_launch()
         try:
