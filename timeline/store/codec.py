@@ -155,34 +155,10 @@ def decode_run(
 
 # The fields of a Run kept only in its array: what the outputs show, not what history tests.
 DOC_ONLY = ("end", "start_local", "candidate_commits", "zone_readings", "metrics")
-# The columns ``stored_run`` reads (schema.runs), in this order.
-RUN_COLUMNS = (
-    "source",
-    "kind",
-    "start_iso",
-    "tz",
-    "tz_source",
-    "first_line",
-    "last_line",
-    "commit",
-    "attribution",
-    "events_during",
-    "ambiguous_reasons",
-    "files_may_differ",
-    "nccl_versions",
-    "steady_metric",
-    "steady_unit",
-    "steady_value",
-    "steady_n",
-    "steady_skipped",
-    "steady_spread",
-    "steady_source",
-    "steady_ranks",
-    "status",
-    "error",
-    "error_line",
-    "date_source",
-)
+# The columns ``stored_run`` reads (schema.runs), in this order: the array's fields but the
+# ``DOC_ONLY`` ones, the start as its ISO text, the steady value a column a field.
+_AS_COLUMNS = {"start": ("start_iso",), "steady": tuple(f"steady_{name}" for name in STEADY_FIELDS)}
+RUN_COLUMNS = tuple(column for name in RUN_FIELDS if name not in DOC_ONLY for column in _AS_COLUMNS.get(name, (name,)))
 
 
 def run_columns(run: Run, entries: dict[str, str]) -> dict[str, Any]:
