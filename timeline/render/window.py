@@ -98,6 +98,12 @@ class EventWindow(NamedTuple):
             "(--all-events shows them; the JSON document has them all)"
         )
 
+    def of(self, timeline: Timeline) -> Timeline:
+        """``timeline`` with the events of the window (itself when it shows them all)."""
+        if not self.earlier and not self.later:
+            return timeline
+        return dataclasses.replace(timeline, events=self.events)
+
 
 def event_window(timeline: Timeline, all_events: bool = False) -> EventWindow:
     """The events to show: from the last commit-changing move at or before the first run's start
