@@ -65,10 +65,11 @@ def timeline_to_dict(timeline: Timeline) -> dict[str, Any]:
     return {key: value if key in _NO_NUMBERS else _finite(value) for key, value in document.items()}
 
 
-def _document(timeline: Timeline, *, samples: bool, runs: bool = True) -> dict[str, Any]:
-    """The JSON document as a dict, non-finite floats as they are; ``runs=False``: its ``runs``
-    left empty (``json_pieces`` makes them one at a time: ten thousand runs' dicts are never held
-    at once)."""
+def _document(timeline: Timeline, *, samples: bool, whole: bool = True) -> dict[str, Any]:
+    """The JSON document as a dict, non-finite floats as they are; ``whole=False``: its ``runs``
+    left empty and its ``events`` and ``context`` iterators (``json_pieces`` makes each run and
+    event as it writes it: ten thousand runs' dicts, or a 100,000-entry reflog's events, are
+    never held at once)."""
     shifts = {s.id: s for s in timeline.shifts}
     listed = listed_commits([*timeline.events, *timeline.context])
     positions = {sha: index for index, sha in enumerate(listed)}
@@ -80,16 +81,24 @@ def _document(timeline: Timeline, *, samples: bool, runs: bool = True) -> dict[s
         "log_tz": timeline.log_tz,
         "log_tz_source": timeline.log_tz_source,
         "repo": None if timeline.repo is None else repo_to_dict(timeline.repo),
-        "events": [event_to_dict(e, positions) for e in timeline.events],
-        "context": [event_to_dict(e, positions) for e in timeline.context],
+        "events": _events(timeline.events, positions, whole),
+        "context": _events(timeline.context, positions, whole),
         "commits": [commit_to_dict(commit) for commit in listed.values()],
-        "runs": [run_to_dict(r, samples=samples, configs=configs) for r in timeline.runs] if runs else [],
+        "runs": [run_to_dict(r, samples=samples, configs=configs) for r in timeline.runs] if whole else [],
         "warnings": [
             {"source": w.source, "line": w.line, "message": w.message, "code": w.code} for w in timeline.warnings
         ],
         "shifts": [shift_to_dict(s, timeline.culprits) for s in timeline.shifts],
         "culprits": [culprit_to_dict(c, shifts) for c in timeline.culprits],
     }
+
+
+def _events(
+    events: Sequence[CodeEvent], positions: dict[str, int], whole: bool
+) -> list[dict[str, Any]] | Iterator[dict[str, Any]]:
+    """``event_to_dict`` of each event: a list (``whole``), else an iterator making each as it is read."""
+    made = (event_to_dict(event, positions) for event in events)
+    return list(made) if whole else made
 
 
 # Parts that hold no float, only text, booleans and integers (times, shas, positions): walking
@@ -428,7 +437,7 @@ def json_pieces(timeline: Timeline) -> Iterator[str]:
     half a second)."""
     yield "{\n"
     configs: dict[int, Any] = {}
-    for number, (key, value) in enumerate(_document(timeline, samples=False, runs=False).items()):
+    for number, (key, value) in enumerate(_document(timeline, samples=False, whole=False).items()):
         yield (",\n" if number else "") + f"  {_compact(key)}: "
         if key == "runs" and timeline.runs:  # each made, written and let go: never all at once
             yield "[\n"
@@ -436,12 +445,15 @@ def json_pieces(timeline: Timeline) -> Iterator[str]:
                 yield ",\n    " if index else "    "
                 yield from _run_pieces(run, run_to_dict(run, samples=False, configs=configs))
             yield "\n  ]"
-        elif isinstance(value, list) and value:  # an item a line, never all of them as one string
-            yield "["
-            for index, item in enumerate(value):
-                yield (",\n    " if index else "\n    ") + (
-                    _compact(item) if key in _NO_NUMBERS else _finite_text(item)
-                )
+        elif isinstance(value, (list, Iterator)):  # an item a line, never all of them as one string
+            texts = (_compact(item) if key in _NO_NUMBERS else _finite_text(item) for item in value)
+            first = next(texts, None)
+            if first is None:
+                yield "[]"
+                continue
+            yield "[\n    " + first
+            for text in texts:
+                yield ",\n    " + text
             yield "\n  ]"
         else:
             yield _compact(value) if key in _NO_NUMBERS else _finite_text(value)
