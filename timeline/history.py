@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from timeline.builder import cache_of, provenance, shifts_and_culprits
+from timeline.collector import uncollected
 from timeline.detect import DEFAULT_MIN_EFFECT, Settings
 from timeline.environment import Environment
 from timeline.errors import TimelineError, UsageError
@@ -102,7 +103,6 @@ def history(
     EmptyStoreError, and the store's own errors (timeline.store.StoreError).
     """
     from timeline.store import open_store  # imported where used: start-up under 0.5 s
-    from timeline.store.reading import uncollected
 
     env = env or Environment()
     # the runs read and tested make millions of objects, all kept: no cycle collection meanwhile

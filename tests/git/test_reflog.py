@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from datetime import timedelta
 
 from hypothesis import given, settings
@@ -25,6 +26,20 @@ def raw(
 
 def parse(data: bytes):
     return parse_reflog(data, SRC)
+
+
+def test_the_entries_read_join_the_oldest_objects_at_once():
+    # a 100,000-entry reflog's entries, left young, were walked by a young collection and again by
+    # a middle one as soon as the collector came back on
+    thresholds = gc.get_threshold()
+    gc.set_threshold(1_000_000)  # no collection of its own while the test looks
+    try:
+        entries = parse(b"\n".join(raw(ts=1_700_000_000 + n) for n in range(1000)) + b"\n").entries
+        assert len(entries) == 1000 and gc.isenabled()
+        young = {id(o) for o in gc.get_objects(0)} | {id(o) for o in gc.get_objects(1)}
+        assert not young & {id(entry) for entry in entries}
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 def test_well_formed_lines():

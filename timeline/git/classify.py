@@ -27,7 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from timeline.git.reflog import ReflogEntry, paused_gc
+from timeline.collector import uncollected
+from timeline.git.reflog import ReflogEntry
 from timeline.model import is_zero_sha
 
 __all__ = [
@@ -280,7 +281,7 @@ def group_entries(entries: list[ReflogEntry], *, linked_worktree: bool = False) 
     ``linked_worktree``: the entries are a linked worktree's own HEAD log, whose first line
     (message-less, from a zero id) is the worktree's creation.
     """
-    with paused_gc():  # a Group and a list per entry, no cycles: see reflog.paused_gc
+    with uncollected():  # a Group and a list per entry, no cycles
         heads = heads_of(entries)
         groups: list[Group] = []
         append = groups.append

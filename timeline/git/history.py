@@ -41,6 +41,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from timeline.collector import uncollected
 from timeline.git.approximation import approximate_events
 from timeline.git.attach import attach_commits
 from timeline.git.classify import heads_of, special_groups, stashed_positions
@@ -56,7 +57,7 @@ from timeline.git.locate import (
     valid_refname,
 )
 from timeline.git.merge import merge_branch_moves
-from timeline.git.reflog import ReflogEntry, load_reflog, parse_reflog, paused_gc
+from timeline.git.reflog import ReflogEntry, load_reflog, parse_reflog
 from timeline.model import CodeEvent, is_zero_sha
 from timeline.records import Diagnostic
 
@@ -237,7 +238,7 @@ def _read_reftable(loc: GitLocation, diags: list[Diagnostic]) -> GitHistory:
 
 
 def _build(loc: GitLocation, logs, head: HeadState, diags: list[Diagnostic]) -> GitHistory:
-    with paused_gc():  # many small objects, no cycles: see reflog.paused_gc
+    with uncollected():  # many small objects, no cycles: see timeline.collector
         return _build_events(loc, logs, head, diags)
 
 

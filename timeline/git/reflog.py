@@ -22,21 +22,20 @@ lost; ``ReflogEntry.display_message`` is the printable form (U+FFFD replacement)
 
 from __future__ import annotations
 
-import gc
 import math
 import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
 from typing import NamedTuple, cast
 
+from timeline.collector import uncollected
 from timeline.git.locate import MAX_REFLOG_BYTES, UnsafeFile, read_file_safely, resolve_inside
 from timeline.records import Diagnostic
 
-__all__ = ["ReflogEntry", "ReflogParse", "parse_reflog", "load_reflog", "tz_offset", "paused_gc"]
+__all__ = ["ReflogEntry", "ReflogParse", "parse_reflog", "load_reflog", "tz_offset"]
 
 _HEX = rb"(?:[0-9a-f]{64}|[0-9a-f]{40})"
 _LINE = re.compile(
@@ -187,25 +186,9 @@ def _entry(m: re.Match, msg: bytes | None, line: int, glued: bool, terminated: b
     )
 
 
-@contextmanager
-def paused_gc():
-    """Pause Python's cyclic garbage collector while building many small objects.
-
-    Reading a 100,000-entry log allocates hundreds of thousands of tuples and strings, and the
-    collector's repeated full scans of them cost more than the parsing itself; none of these
-    objects form cycles, so nothing is lost by collecting once at the end."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def parse_reflog(data: bytes, source: str, sha_length: int | None = None) -> ReflogParse:
     """Parse reflog bytes in file order. Never raises; problems become diagnostics."""
-    with paused_gc():
+    with uncollected():  # many small objects, no cycles
         return _parse_reflog(data, source, sha_length)
 
 

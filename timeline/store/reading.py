@@ -10,10 +10,7 @@ one ``config`` dict (and messages, NCCL versions...): read them, do not change t
 
 from __future__ import annotations
 
-import gc
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -21,6 +18,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, select
 from sqlalchemy.engine import Connection
 
+from timeline.collector import uncollected
 from timeline.loader import samples_from_dict
 from timeline.model import CodeEvent, CommitInfo, RepoInfo, Run, run_order
 from timeline.store import codec, schema
@@ -45,29 +43,6 @@ def _machine(row: Any) -> Machine:
 
 def machines(connection: Connection) -> list[Machine]:
     return [_machine(row) for row in connection.execute(select(schema.machines).order_by(schema.machines.c.name))]
-
-
-@contextmanager
-def uncollected() -> Iterator[None]:
-    """CPython's cycle collector held off: a reading makes millions of objects and keeps nearly
-    all of them, and the collections their allocation sets off walk every one of them again and
-    again: a third of the time of reading 100,000 runs, and more the larger the store
-    (benchmarks/history_speed.py). Once it is over, every young object (what was made: the
-    answer) is put with the oldest at once (``gc.freeze`` then ``gc.unfreeze``), not walked by a
-    young collection then and by a middle one soon after (a second of 100,000 runs' objects,
-    paid by the outputs). The few cycles a reading leaves as garbage (about a thousand objects
-    for 18 runs) are then freed by the next full collection, not the next young one. Not when
-    the process froze objects of its own (a server before it forks): those would be let go too."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            if not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 def read(

@@ -1,10 +1,10 @@
-"""timeline.store.reading.uncollected: a reading's objects are not walked again and again."""
+"""timeline.collector.uncollected: what a reading made is not walked again and again."""
 
 from __future__ import annotations
 
 import gc
 
-from timeline.store.reading import uncollected
+from timeline.collector import uncollected
 
 
 def test_what_a_reading_made_is_put_with_the_oldest_objects_and_nothing_stays_frozen():
