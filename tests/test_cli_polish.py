@@ -43,6 +43,22 @@ def test_version_as_an_installed_command_starts_fast():
     assert not re.search(r"\|\s+(pandas|numpy|jsonschema|git)$", done.stderr, flags=re.MULTILINE)
 
 
+AT_EXIT = """
+import atexit, gc, sys
+from timeline import cli
+atexit.register(lambda: print("frozen", gc.get_freeze_count() > 0))
+sys.argv[0] = "timeline"
+cli.main()
+"""
+
+
+def test_the_objects_left_at_exit_are_not_walked_by_the_collector():
+    """What ``timeline`` leaves once its command is over is frozen (``cli.main``): the interpreter's
+    collections on the way out would walk it only for the process to end. atexit still runs."""
+    done = subprocess.run([sys.executable, "-c", AT_EXIT, "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == f"timeline {timeline.__version__}\nfrozen True\n"
+
+
 @pytest.mark.parametrize("command", [path for path in docgen.commands()], ids=lambda p: " ".join(p) or "timeline")
 def test_every_command_has_help_with_examples(command):
     result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "80"})

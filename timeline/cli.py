@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -653,3 +654,10 @@ def main() -> None:
     except KeyboardInterrupt:
         # a signal handled while the command's own exit was unwinding: the same stop, said once
         sys.exit(int(ExitCode.INTERRUPTED))
+    finally:
+        # The command is over, its files written and closed: the collections the interpreter
+        # makes on the way out would walk every object left (the modules, the runs) only for the
+        # process to end. Frozen, they are not walked; objects still go by their reference
+        # counts, and atexit still runs. Exiting after a build of benchmarks/gen.py's 400 MB log
+        # took 0.06-0.14 s, 0.02 s frozen (https://docs.python.org/3/library/gc.html#gc.freeze).
+        gc.freeze()
