@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -57,6 +58,25 @@ def test_the_objects_left_at_exit_are_not_walked_by_the_collector():
     collections on the way out would walk it only for the process to end. atexit still runs."""
     done = subprocess.run([sys.executable, "-c", AT_EXIT, "--version"], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout == f"timeline {timeline.__version__}\nfrozen True\n"
+
+
+BLAS_THREADS = """
+import atexit, os, sys
+from timeline import cli
+atexit.register(lambda: print(os.environ.get("OPENBLAS_NUM_THREADS")))
+sys.argv[0] = "timeline"
+cli.main()
+"""
+
+
+@pytest.mark.parametrize("given, kept", [(None, "1"), ("4", "4")])
+def test_numpy_is_imported_without_a_blas_thread_a_core(given, kept):
+    """numpy's OpenBLAS starts one thread (the command multiplies no matrix), unless the user says."""
+    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    done = subprocess.run([sys.executable, "-c", BLAS_THREADS, "--version"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == kept
 
 
 @pytest.mark.parametrize("command", [path for path in docgen.commands()], ids=lambda p: " ".join(p) or "timeline")
