@@ -254,3 +254,20 @@ def test_the_plan_cuts_at_the_first_launch_after_each_share(tmp_path: Path) -> N
     without = tmp_path / "none.log"
     without.write_text("[2026-01-01 08:00:00] Decode batch. #running-req: 1, gen throughput (token/s): 90.0\n")
     assert pieces.plan(without, 2, without.stat().st_size) is None
+
+
+@pytest.mark.parametrize("minutes, cut", [((60, 40), True), ((90, 10), False)])
+def test_the_plan_looks_for_a_cut_within_half_a_share_past_it(tmp_path: Path, minutes, cut) -> None:
+    # two pieces: the first should end at 52.6% of the file, a launch is looked for up to 25% past it
+    rng = random.Random(5)
+    path = tmp_path / "two.log"
+    launches = [
+        Launch(datetime(2026, 1, 1, 8), minutes=minutes[0], throughput=90.0),
+        Launch(datetime(2026, 1, 1, 10), minutes=minutes[1], throughput=90.0),
+    ]
+    path.write_text("\n".join(line for launch in launches for line in sglang_launch_lines(launch, rng)) + "\n")
+    size = path.stat().st_size
+    (second,) = [offset for offset, _ in pieces.launches(path).lines]
+    assert (0.526 < second / size < 0.776) is cut
+    two = pieces.plan(path, 2, size)
+    assert (None if two is None else [span.start for span in two]) == ([0, second] if cut else None)
