@@ -676,7 +676,7 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
     jobs = _jobs([sizes[i] for i in missing], environ)
     if jobs > 1:
         preload()  # imported once here, not once a worker
-        from timeline.pieces import read_piece
+        from timeline.pieces import joined, read_piece
 
         for i in missing:
             source, path = sources[i]
@@ -712,7 +712,7 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
             elif pool is not None:
                 try:
                     if index in planned:
-                        parsed = _joined([next(results) for _ in range(planned[index])], source, keep_samples)
+                        parsed = joined([next(results) for _ in range(planned[index])], source, keep_samples)
                         if parsed is not None and cache is not None and look is not None:
                             cache.store(look, parsed)
                     else:
@@ -783,12 +783,6 @@ def _spans(path: str | os.PathLike, size: int, jobs: int) -> list | None:
         return plan(path, jobs, size)
     except (OSError, ValueError):  # (mmap of a file that shrank meanwhile) read whole, which says why
         return None
-
-
-def _joined(pieces: list, source: str, keep_samples: bool) -> Any:
-    from timeline.pieces import joined
-
-    return joined(pieces, source, keep_samples)
 
 
 def _parse_one(item: tuple, progress=None) -> Any:
