@@ -41,7 +41,7 @@ from timeline.model import (
     run_order,
 )
 from timeline.parsers import parse_file, preload
-from timeline.records import ParsedRun, SeriesDigest
+from timeline.records import ParsedFile, ParsedRun, SeriesDigest
 
 if TYPE_CHECKING:
     from timeline.cache import Lookup, ParseCache
@@ -687,7 +687,7 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
                 items.append((_parse_one, (path, source, keep_samples, cache, look, expansion)))
             else:
                 planned[i] = len(spans)
-                finish_run = None if keep_samples else digest_series
+                finish_run = _run_finisher(keep_samples)
                 items.extend((read_piece, (whose, span, source, keep_samples, finish_run)) for span in spans)
         if not planned:
             jobs = _jobs([sizes[i] for i in missing], environ, whole=True)
@@ -713,8 +713,8 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
                 try:
                     if index in planned:
                         parsed = joined([next(results) for _ in range(planned[index])], source, keep_samples)
-                        if parsed is not None and cache is not None and look is not None:
-                            cache.store(look, parsed)
+                        if parsed is not None:
+                            _keep(cache, look, parsed)
                     else:
                         parsed = next(results)
                 except Exception:  # noqa: BLE001 - workers that died: the rest is read here
@@ -791,18 +791,28 @@ def _parse_one(item: tuple, progress=None) -> Any:
     path, source, keep_samples, cache, look, expansion = item
     if look is not None:  # the file the entry is keyed on (a link moved meanwhile: not another file's parse)
         path = look.path
-    finish_run = None if keep_samples else digest_series
     parsed = parse_file(
         path,
         source=source,
         keep_samples=keep_samples,
         progress=progress,
         max_expansion=expansion,
-        finish_run=finish_run,
+        finish_run=_run_finisher(keep_samples),
     )
+    _keep(cache, look, parsed)
+    return parsed
+
+
+def _run_finisher(keep_samples: bool) -> Callable[[ParsedRun], None] | None:
+    """What is done with each run as it ends (a whole log's or a piece's): without samples, its
+    series digested (``digest_series``)."""
+    return None if keep_samples else digest_series
+
+
+def _keep(cache: ParseCache | None, look: Lookup | None, parsed: ParsedFile) -> None:
+    """Keep a log's parse in the cache when a look-up was made for it."""
     if cache is not None and look is not None:
         cache.store(look, parsed)
-    return parsed
 
 
 def _sizes(sources: list[tuple[str, Path]]) -> list[int]:
