@@ -409,6 +409,12 @@ def dp_rank(tags: str) -> str | None:
     return found
 
 
+def _config_text(message: str) -> str:
+    """The repr text of a ``server_args=`` message, trailing blanks cut: what a run's config is read from
+    and a repeat of it is told by (``_repeats``)."""
+    return message[len("server_args=") :].rstrip()
+
+
 def stamp_parts(stamp: Any) -> tuple[str | None, str, str]:
     """(date, time, original text) of a header match or of a ``(date, time, text)`` tuple."""
     if isinstance(stamp, tuple):
@@ -875,7 +881,7 @@ class SGLangLogParser:
         is not closed and that fills ``MIN_WRAP_WIDTH`` or more columns may have been hard-wrapped by
         a terminal: it is read once the lines continuing it are joined back (``_wrapped_piece``)."""
         seg = self.segment
-        raw = message[len("server_args=") :].rstrip()
+        raw = _config_text(message)
         if self._repeats(raw):
             return seg
         if seg.has_content() or seg.headers:
@@ -1059,7 +1065,7 @@ class SGLangLogParser:
             self._wrapped_piece(0, "")  # as the next line, with a header, ends it
         if next_launch is not None:
             seg = self.segment
-            if self._repeats(next_launch[len("server_args=") :].rstrip()) or not (seg.has_content() or seg.headers):
+            if self._repeats(_config_text(next_launch)) or not (seg.has_content() or seg.headers):
                 return None
         self._close_segment(final=next_launch is None)
         self.segment = Segment(self.keep_samples)
