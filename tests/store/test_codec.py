@@ -137,7 +137,18 @@ def test_a_run_made_from_its_columns_is_the_run_its_summaries_read_from_the_arra
     )
     back.id = run.id
     names = {f.name for f in dataclasses.fields(Run)}
-    assert set(vars(back)) == names - set(codec.DOC_ONLY) | {"_doc"}  # the summaries not decoded yet
+    assert set(vars(back)) == names - set(codec.FROM_ARRAY) | {"_doc"}  # the summaries not decoded yet
     assert back == run and run == back and back != dataclasses.replace(run, error_line=978)
     assert back.metrics == run.metrics and vars(back)["zone_readings"] == run.zone_readings
     assert dataclasses.replace(back, id="r1") == dataclasses.replace(run, id="r1")
+
+
+def test_a_field_set_on_a_stored_run_before_its_array_is_read_keeps_the_value_set():
+    run = full_run()
+    columns = codec.run_columns(run, {"e3": "digest-of-e3"})
+    back = codec.ColumnReader({"digest-of-e3": "e3"}).run(
+        [columns[name] for name in codec.RUN_COLUMNS], codec.encode_run(run, {"e3": "digest-of-e3"}), {}, []
+    )
+    back.status, back.error = "ok", None
+    assert back.metrics == run.metrics  # the array read now
+    assert (back.status, back.error, back.error_line) == ("ok", None, 977)

@@ -9,9 +9,10 @@ equals ``run`` but for ``id`` (numbered again when read), ``samples`` (in their 
 ``machine`` (the row's; None when read, as build made it).
 
 Reading 100,000 runs back is the hot path of ``timeline history``, and decoding that many arrays
-takes seconds: every field but ``DOC_ONLY`` is kept in a column of its own too (``run_columns``),
-and ``stored_run`` makes the run from those columns, its ``DOC_ONLY`` fields decoded from the
-array only when something reads them (an output that shows the run's summaries).
+takes seconds: most fields are kept in a column of their own too (``run_columns``), and
+``ColumnReader`` makes the run from the columns of those history tests on every run, its
+``FROM_ARRAY`` fields decoded from the array only when something reads them (an output that
+shows the run).
 """
 
 from __future__ import annotations
@@ -153,12 +154,29 @@ def decode_run(
     return run
 
 
-# The fields of a Run kept only in its array: what the outputs show, not what history tests.
-DOC_ONLY = ("end", "start_local", "candidate_commits", "zone_readings", "metrics")
-# The columns ``stored_run`` reads (schema.runs), in this order: the array's fields but the
-# ``DOC_ONLY`` ones, the start as its ISO text, the steady value a column a field.
+# The fields of a stored run decoded from its array when first read (``StoredRun``), not read
+# from columns: what the outputs show, not what history tests on every run. The first five are
+# kept only in the array; the others have columns too, for users' queries.
+FROM_ARRAY = (
+    "end",
+    "start_local",
+    "candidate_commits",
+    "zone_readings",
+    "metrics",
+    "last_line",
+    "ambiguous_reasons",
+    "files_may_differ",
+    "status",
+    "error",
+    "error_line",
+    "date_source",
+)
+# The columns ``ColumnReader`` reads (schema.runs), in this order: the array's fields but the
+# ``FROM_ARRAY`` ones, the start as its ISO text, the steady value a column a field.
 _AS_COLUMNS = {"start": ("start_iso",), "steady": tuple(f"steady_{name}" for name in STEADY_FIELDS)}
-RUN_COLUMNS = tuple(column for name in RUN_FIELDS if name not in DOC_ONLY for column in _AS_COLUMNS.get(name, (name,)))
+RUN_COLUMNS = tuple(
+    column for name in RUN_FIELDS if name not in FROM_ARRAY for column in _AS_COLUMNS.get(name, (name,))
+)
 
 
 def run_columns(run: Run, entries: dict[str, str]) -> dict[str, Any]:
@@ -193,15 +211,29 @@ def run_columns(run: Run, entries: dict[str, str]) -> dict[str, Any]:
     }
 
 
-class StoredRun(Run):
-    """A ``Run`` made from its columns (``stored_run``): its ``DOC_ONLY`` fields are decoded from
-    its array when first read. Equal to the ``Run`` build made."""
+class _FromArray:
+    """A ``FROM_ARRAY`` field of a ``StoredRun``: the first read of any of them decodes the run's
+    array into the instance, whose own values then answer (a descriptor without ``__set__`` gives
+    way to the instance's attribute). It also hides the field's class default (``status = "ok"``),
+    which would otherwise answer for a run that lacks the attribute."""
 
-    def __getattr__(self, name: str) -> Any:  # called only for an attribute the instance lacks
-        if name not in DOC_ONLY or "_doc" not in self.__dict__:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        self.__dict__.update(_doc_only(self.__dict__.pop("_doc")))
-        return self.__dict__[name]
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __get__(self, run: StoredRun | None, owner: type) -> Any:
+        if run is None:
+            return self
+        values = run.__dict__
+        if "_doc" not in values:
+            raise AttributeError(f"{owner.__name__!r} object has no attribute {self._name!r}")
+        for name, value in _from_array(values.pop("_doc")).items():
+            values.setdefault(name, value)  # a field set before this read keeps its new value
+        return values[self._name]
+
+
+class StoredRun(Run):
+    """A ``Run`` made from its columns (``ColumnReader``): its ``FROM_ARRAY`` fields are decoded
+    from its array when first read. Equal to the ``Run`` build made."""
 
     def __eq__(self, other: object) -> bool:
         # the dataclass's own equality wants the very same class: a Run build made is equal too
@@ -210,27 +242,27 @@ class StoredRun(Run):
         return all(getattr(self, name) == getattr(other, name) for name in _RUN_NAMES)
 
 
+for _name in FROM_ARRAY:
+    setattr(StoredRun, _name, _FromArray(_name))
 _RUN_NAMES = tuple(f.name for f in fields(Run))
-_END, _START_LOCAL, _CANDIDATES, _READINGS, _METRICS = (RUN_FIELDS.index(name) for name in DOC_ONLY)
+_FROM_ARRAY_AT = tuple((name, RUN_FIELDS.index(name)) for name in FROM_ARRAY)
+_END, _READINGS, _METRICS = (RUN_FIELDS.index(name) for name in ("end", "zone_readings", "metrics"))
 
 
-def _doc_only(doc: str) -> dict[str, Any]:
-    """The ``DOC_ONLY`` fields of ``decode_run(doc, ...)``, and only those (what the outputs of
+def _from_array(doc: str) -> dict[str, Any]:
+    """The ``FROM_ARRAY`` fields of ``decode_run(doc, ...)``, and only those (what the outputs of
     100,000 stored runs decode: a run's other fields, its server arguments and messages are
     made from the columns already)."""
     values = json.loads(doc)
+    found = {name: values[index] for name, index in _FROM_ARRAY_AT}
     readings = values[_READINGS]
-    return {
-        "end": _time(values[_END]),
-        "start_local": values[_START_LOCAL],
-        "candidate_commits": values[_CANDIDATES],
-        "zone_readings": [
+    found["end"] = _time(values[_END])
+    if readings:
+        found["zone_readings"] = [
             ZoneReading(commit, timedelta(seconds=low), timedelta(seconds=high)) for commit, low, high in readings
         ]
-        if readings
-        else readings,
-        "metrics": {name: _made(MetricSummary, METRIC_FIELDS, m) for name, m in values[_METRICS].items()},
-    }
+    found["metrics"] = {name: _made(MetricSummary, METRIC_FIELDS, m) for name, m in values[_METRICS].items()}
+    return found
 
 
 class ColumnReader:
@@ -257,12 +289,9 @@ class ColumnReader:
             tz,
             tz_source,
             first_line,
-            last_line,
             commit,
             attribution,
             events_during,
-            ambiguous_reasons,
-            files_may_differ,
             nccl_versions,
             steady_metric,
             steady_unit,
@@ -272,10 +301,6 @@ class ColumnReader:
             steady_spread,
             steady_source,
             steady_ranks,
-            status,
-            error,
-            error_line,
-            date_source,
         ) = columns
         run = StoredRun.__new__(StoredRun)
         run.__dict__ = {
@@ -286,14 +311,11 @@ class ColumnReader:
             "tz": tz,
             "tz_source": tz_source,
             "first_line": first_line,
-            "last_line": last_line,
             "commit": commit,
             "attribution": attribution,
             "events_during": []
             if events_during == "[]"
             else [self._event_ids[e] for e in json.loads(events_during) if e in self._event_ids],
-            "ambiguous_reasons": self._list(ambiguous_reasons),
-            "files_may_differ": files_may_differ,
             "nccl_versions": self._list(nccl_versions),
             "config": config,
             "samples": None,
@@ -314,10 +336,6 @@ class ColumnReader:
                 ],
             ),
             "messages": messages,
-            "status": status,
-            "error": error,
-            "error_line": error_line,
-            "date_source": date_source,
             "machine": None,
             "_doc": doc,
         }
