@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, tzinfo
+from operator import attrgetter
 from typing import Any
 
 from timeline.clock import format_offset
@@ -94,7 +95,7 @@ def event_message(event: CodeEvent) -> str:
 
 def checkout_note(timeline: Timeline) -> str | None:
     """What the views say above the runs when there is no one checkout to name."""
-    machines = sorted({run.machine for run in timeline.runs if run.machine})
+    machines = sorted(name for name in set(map(attrgetter("machine"), timeline.runs)) if name)  # 100,000 runs
     if timeline.repo is None and machines:
         listed = ", ".join(machines)
         return f"Runs and code events of {counted(len(machines), 'machine')} ({listed}): each names its own."
