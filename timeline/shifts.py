@@ -418,14 +418,17 @@ class _Timed:
     bisection, not by a pass over the group at each boundary (100,000 runs, hundreds of them)."""
 
     def __init__(self, members: list[Run]) -> None:
-        timed = sorted((run.start.timestamp(), order, run) for order, run in enumerate(members) if run.start)
-        self.stamps = [stamp for stamp, _, _ in timed]
-        self.ordered = [(order, run) for _, order, run in timed]
+        self.runs = [run for run in members if run.start]
+        stamps = [run.start.timestamp() for run in self.runs]  # type: ignore[union-attr]
+        # the runs' places by start (a stable sort: a tie keeps the group's order); sorting the
+        # places by a float each is a fifth of the time of sorting (start, place, run) tuples
+        self.places = sorted(range(len(stamps)), key=stamps.__getitem__)
+        self.stamps = [stamps[place] for place in self.places]
 
     def strictly_between(self, after: float, before: float) -> list[Run]:
         """The runs starting after ``after`` and before ``before``, in the group's order."""
-        found = self.ordered[bisect.bisect_right(self.stamps, after) : bisect.bisect_left(self.stamps, before)]
-        return [run for _, run in sorted(found, key=lambda item: item[0])]
+        found = self.places[bisect.bisect_right(self.stamps, after) : bisect.bisect_left(self.stamps, before)]
+        return [self.runs[place] for place in sorted(found)]
 
 
 def _shift_notes(
