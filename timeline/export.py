@@ -150,9 +150,13 @@ def listed_commits(events: Iterable[CodeEvent]) -> dict[str, CommitInfo]:
     first list them: the ``commits`` array. A checkout moved back and forth for a year lists the
     same commits millions of times: the events name them by position, this says what they are."""
     described: dict[str, CommitInfo] = {}
+    read: set[int] = set()  # the lists read (by identity: the events of one move share theirs)
     for event in events:
-        for commit in (*event.commits, *event.commits_removed):
-            described.setdefault(commit.sha, commit)
+        for commits in (event.commits, event.commits_removed):
+            if id(commits) not in read:
+                read.add(id(commits))
+                for commit in commits:
+                    described.setdefault(commit.sha, commit)
     return described
 
 

@@ -278,6 +278,21 @@ def test_a_child_with_its_clock_behind_does_not_make_a_shared_commit_one_sided(b
     assert [c.sha for c in left] == rev_list(bench, repo, f"{new}..{old}") == [old]
 
 
+def test_moves_that_list_the_same_commits_share_one_list(bench):
+    """A checkout and the checkout back, a commit and the reset that undid it: one list of
+    ``CommitInfo``s for each distinct list of commits (a 100,000-entry reflog lists 3.1 million
+    commits in 44,000 distinct lists), the JSON writing each list's text once."""
+    repo = bench.init()
+    c = [bench.commit(f"c{i}") for i in range(1, 5)]
+    with ObjectStore(repo / ".git") as store:
+        res = store.between_many([(c[0], c[2]), (c[2], c[0]), (c[1], c[2]), (c[2], c[1]), (c[2], c[3])])
+    forward, back = res[(c[0], c[2])], res[(c[2], c[0])]
+    assert [x.subject for x in forward[0]] == ["c3", "c2"] and back[0] == forward[1] == []
+    assert back[1] is forward[0]  # the checkout back lists what the checkout brought in
+    assert res[(c[2], c[1])][1] is res[(c[1], c[2])][0]  # the reset, what the commit brought in
+    assert [x.subject for x in res[(c[2], c[3])][0]] == ["c4"]
+
+
 def test_no_pairs_and_bad_ids(bench):
     repo = bench.init()
     bench.commit("c1")
