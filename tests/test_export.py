@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -101,6 +102,31 @@ def test_each_commit_is_described_once_and_events_name_it(demo) -> None:
         "committer_date": iso(removed.committer_date),
         "paths": list(removed.paths or ()),
     }
+
+
+def test_events_written_from_their_fields_are_their_dicts_text(demo) -> None:
+    # every field of an event in each of its forms: text JSON must escape, text it need not,
+    # None, the flags set, a machine's name (timeline.history), commit lists shared by events
+    result = build([demo.logs], repo=demo.repo, log_tz="UTC")
+    first, *others = result.events
+    odd = replace(
+        first,
+        message='reset: "moving" to \\HEAD\x1b[2J \u202e\u00fcber \ud83d\ude80',
+        source="/logs/\udcff/HEAD",
+        line=None,
+        detail="fast-forward",
+        note="files \u201cmay\u201d differ",
+        approximate=True,
+        files_may_differ=True,
+        old_inferred=True,
+        machine="gpu-\u00e9\t1",
+    )
+    shared = replace(others[-1], commits=odd.commits, commits_removed=odd.commits)
+    changed = replace(result, events=[odd, *others, shared], context=[replace(others[0], machine="m")])
+    document = timeline_to_dict(changed)
+    assert dumps(changed) == whole(document)
+    assert document["events"][0]["message"] == odd.message and document["events"][0]["machine"] == odd.machine
+    assert document["events"][-1]["commits_removed"] == document["events"][0]["commits"]
 
 
 def test_the_cli_writes_the_same_document(tmp_path: Path) -> None:
