@@ -21,11 +21,10 @@ MAX_SAID_ALONE = 5  # events whose commits could not be listed, each said; more:
 def attach_commits(events: list[CodeEvent], loc: GitLocation, source: str, diags: list[Diagnostic]) -> None:
     """Fill ``commits`` / ``commits_removed`` for every event that changed the commit."""
     n = loc.sha_length
-    todo = [
-        ev
-        for ev in events
-        if ev.changes_commit and valid_sha(ev.new, n) and (is_zero_sha(ev.old) or valid_sha(ev.old, n))
-    ]
+    moving = [ev for ev in events if ev.changes_commit]
+    # each distinct id checked once (a 100,000-entry reflog names 20,000 commits 200,000 times)
+    valid = {sha for sha in {s for ev in moving for s in (ev.old, ev.new)} if valid_sha(sha, n)}
+    todo = [ev for ev in moving if ev.new in valid and (ev.old in valid or is_zero_sha(ev.old))]
     if not todo:
         return
     try:
@@ -62,7 +61,7 @@ def _sorted_out(
 ) -> tuple[list[CodeEvent], list[CodeEvent], list[Diagnostic]]:
     """``(singles, ranged, unlisted)``: the events from nothing (only the new commit is listed),
     those with a range, and a diagnostic for each whose commits are not in the store."""
-    shas = {s for ev in todo for s in (ev.old, ev.new) if not is_zero_sha(s)}
+    shas = {sha for sha in {s for ev in todo for s in (ev.old, ev.new)} if not is_zero_sha(sha)}
     types = store.object_types(sorted(shas))
     present = {s for s, t in types.items() if t == "commit"}
     for s, t in sorted(types.items()):
@@ -72,6 +71,9 @@ def _sorted_out(
     ranged: list[CodeEvent] = []
     unlisted: list[Diagnostic] = []
     for ev in todo:
+        if ev.old in present and ev.new in present:  # (present holds no zero id)
+            ranged.append(ev)
+            continue
         missing = [s for s in (ev.old, ev.new) if not is_zero_sha(s) and s not in present]
         if missing:
             unlisted.append(

@@ -440,8 +440,7 @@ class ObjectStore(Shadow):
         in ``known`` (``describe`` does not ask for it again).
         """
         pairs = list(dict.fromkeys((o, n) for o, n in pairs))
-        for pair in pairs:
-            self._check(pair)
+        self._check(dict.fromkeys(end for pair in pairs for end in pair))  # each id once
         if not pairs:
             return {}
         walk = CommitWalk(pairs)
