@@ -232,8 +232,8 @@ def test_a_span_of_a_log_is_not_read_line_by_line(tmp_path: Path) -> None:
 
 
 def test_the_plan_cuts_at_the_first_launch_after_each_share(tmp_path: Path) -> None:
-    # piece k ends where (1 - 0.9**k) / (1 - 0.9**count) of the file is (each later piece counts
-    # more lines before it, so it is made shorter): with 2 pieces at 52.6%, with 3 at 36.9% and 70.1%
+    # piece k ends where (1 - 0.85**k) / (1 - 0.85**count) of the file is (each later piece counts
+    # more lines before it, so it is made shorter): with 2 pieces at 54.1%, with 3 at 38.9% and 71.9%
     rng = random.Random(4)
     path = tmp_path / "ten.log"
     launches = [Launch(datetime(2026, 1, 1, 8 + h), minutes=5, throughput=90.0) for h in range(10)]
@@ -246,11 +246,11 @@ def test_the_plan_cuts_at_the_first_launch_after_each_share(tmp_path: Path) -> N
         return min(offset for offset in every if offset >= int(size * share))
 
     two = pieces.plan(path, 2, size)
-    assert two is not None and [span.start for span in two] == [0, first_after(1 / 1.9)]
+    assert two is not None and [span.start for span in two] == [0, first_after(1 / 1.85)]
     assert [span.end for span in two] == [two[1].start, None]
     three = pieces.plan(path, 3, size)
     assert three is not None
-    assert [span.start for span in three] == [0, first_after(1 / 2.71), first_after(1.9 / 2.71)]
+    assert [span.start for span in three] == [0, first_after(1 / 2.5725), first_after(1.85 / 2.5725)]
     without = tmp_path / "none.log"
     without.write_text("[2026-01-01 08:00:00] Decode batch. #running-req: 1, gen throughput (token/s): 90.0\n")
     assert pieces.plan(without, 2, without.stat().st_size) is None
@@ -258,7 +258,7 @@ def test_the_plan_cuts_at_the_first_launch_after_each_share(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("minutes, cut", [((60, 40), True), ((90, 10), False)])
 def test_the_plan_looks_for_a_cut_within_half_a_share_past_it(tmp_path: Path, minutes, cut) -> None:
-    # two pieces: the first should end at 52.6% of the file, a launch is looked for up to 25% past it
+    # two pieces: the first should end at 54.1% of the file, a launch is looked for up to 25% past it
     rng = random.Random(5)
     path = tmp_path / "two.log"
     launches = [
@@ -268,6 +268,6 @@ def test_the_plan_looks_for_a_cut_within_half_a_share_past_it(tmp_path: Path, mi
     path.write_text("\n".join(line for launch in launches for line in sglang_launch_lines(launch, rng)) + "\n")
     size = path.stat().st_size
     (second,) = [offset for offset, _ in pieces.launches(path).lines]
-    assert (0.526 < second / size < 0.776) is cut
+    assert (0.541 < second / size < 0.791) is cut
     two = pieces.plan(path, 2, size)
     assert (None if two is None else [span.start for span in two]) == ([0, second] if cut else None)

@@ -95,9 +95,12 @@ def spans_at(stamp: tuple[int, int], cuts: list[tuple[int, str]]) -> list[Span]:
     return [Span(*piece, stamp) for piece in zip(starts, ends, nexts, strict=True)]
 
 
-# Counting the newlines before a piece costs about this share of reading as many bytes (0.05 s
-# for 200 MB against 0.45-0.5 s, 2026-12-03): a later piece, which counts more, is made shorter.
-COUNT_SHARE = 0.1
+# Counting the newlines before a piece costs about this share of reading as many bytes: a later
+# piece, which counts more, is made shorter. The two pieces of benchmarks/gen.py's 400 MB log,
+# each worker's CPU time, 8 builds each, load average 2.6-2.8 (2026-12-03): the second one's count
+# of 212 MB took 0.07-0.13 s; at 0.1 it took 0.018 s more CPU than the first on average (ending
+# up to 0.3 s later), at 0.2 0.018 s less, at 0.15 0.007 s less.
+COUNT_SHARE = 0.15
 # A cut is looked for up to half a piece's share of the file past where the piece should end:
 # further on, the pieces would be far from even, and a log with no launch line left (a server up
 # for days) is not searched to its end, which took 0.07-0.2 s for the last 200 MB of a 400 MB log.
