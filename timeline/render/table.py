@@ -206,7 +206,10 @@ def timeline_table(
         if isinstance(row, CodeEvent):
             move = short(row.new) if not row.changes_commit else f"{short(row.old)}\n→ {short(row.new)}"
             table.add_row(
-                _when(row.time, zone), Text(f"{row.id} {row.kind}", style="bold blue"), move, _event_details(row, keep)
+                Text(_when(row.time, zone)),
+                Text(f"{row.id} {row.kind}", style="bold blue"),
+                Text(move),
+                _event_details(row, keep),
             )
         else:
             commit = Text(short(row.commit))
@@ -222,7 +225,8 @@ def timeline_table(
             if row.status != "ok":
                 what.append(f"\n{RUN_STATUS[row.status]}", style=STATUS_STYLE.get(row.status, ""))
             details = _run_details(row, zone_note=shared is None, date_note=shared_dates is None)
-            table.add_row(when, what, commit, details)
+            # Text, not str: rich would read a str as markup and look for emoji codes in it
+            table.add_row(Text(when), what, commit, details)
     return table
 
 
