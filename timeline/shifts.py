@@ -14,7 +14,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from timeline.detect import Boundary, Settings, Version, detect, steady_decode, steady_sum
 from timeline.model import CodeEvent, Confounder, Rerun, Run, Shift, ShiftNotes, ShiftSide, SteadyValue
@@ -199,15 +199,22 @@ def _side_value(values: Sequence[Any]) -> Any:
     return distinct[0] if len(distinct) == 1 else distinct
 
 
+class _Config(NamedTuple):
+    """One distinct config of a side's runs, and how many of them have it."""
+
+    values: dict[str, Any]
+    runs: int
+
+
 class _Side:
     """The distinct configs, messages and NCCL versions of one side's runs, each object once (by
-    identity, in first-seen order), and how many runs share each config: the runs read from the
-    store share them, so the 100,000 runs of a store compare as the few sets they hold."""
+    identity, in first-seen order): the runs read from the store share them, so the 100,000 runs
+    of a store compare as the few sets they hold."""
 
     def __init__(self, runs: list[Run]) -> None:
         configs = [r.config for r in runs]
-        self.config_runs = Counter(map(id, configs))  # in first-seen order, as dicts keep keys
-        self.configs = _distinct(configs)
+        runs_of = Counter(map(id, configs))
+        self.configs = [_Config(config, runs_of[id(config)]) for config in _distinct(configs)]
         self.messages = _distinct([r.messages for r in runs])
         self.nccl = _distinct([r.nccl_versions for r in runs])
 
@@ -236,11 +243,7 @@ def _argument_confounders(before: _Side, after: _Side) -> list[Confounder]:
     found: list[Confounder] = []
     # each distinct config once, twice when several runs of a side have it: a value printed by
     # more than one run repeats (is_launch_random)
-    both = [
-        (config, min(count, 2))
-        for side in (before, after)
-        for config, count in zip(side.configs, side.config_runs.values(), strict=True)
-    ]
+    both = [(config.values, min(config.runs, 2)) for side in (before, after) for config in side.configs]
     first = len(before.configs)
     printed = set(both[0][0]).intersection(*(config.keys() for config, _ in both[1:]))  # by every run
     names = [n for n in both[0][0] if n in printed and n not in COSMETIC_FIELDS and n not in GROUP_FIELDS]
@@ -520,5 +523,5 @@ def _messages_only_in(these: _Side, others: _Side) -> list[str]:
 
 def _only_in(these: _Side, others: _Side) -> list[str]:
     """Server arguments every run of ``these`` prints and no run of ``others`` does."""
-    common = set(these.configs[0]).intersection(*(config.keys() for config in these.configs[1:]))
-    return sorted(common.difference(*(config.keys() for config in others.configs)))
+    common = set(these.configs[0].values).intersection(*(config.values.keys() for config in these.configs[1:]))
+    return sorted(common.difference(*(config.values.keys() for config in others.configs)))
