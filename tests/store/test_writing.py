@@ -99,13 +99,13 @@ def without_samples(run):
     return dataclasses.replace(run, samples=None)
 
 
-def _growing_log(month, tmp_path):
+def _growing_log(month, tmp_path, day=0):
     """A day's log (two runs), and a copy cut 10 lines into its second run: written while it ran."""
-    day = sorted(month.logs.glob("*.log"))[0]
-    lines = day.read_text().splitlines(keepends=True)
-    second = timeline.build(day, log_tz="UTC", cache=False).runs[1]
-    log = tmp_path / "logs" / "server.log"
-    log.parent.mkdir()
+    day_log = sorted(month.logs.glob("*.log"))[day]
+    lines = day_log.read_text().splitlines(keepends=True)
+    second = timeline.build(day_log, log_tz="UTC", cache=False).runs[1]
+    log = tmp_path / "logs" / f"server-{day}.log"
+    log.parent.mkdir(exist_ok=True)
     log.write_text("".join(lines[: second.first_line + 9]))
     return log, lines
 
@@ -135,6 +135,22 @@ def test_a_run_still_being_written_when_ingested_is_replaced_by_its_longer_readi
         late = store.ingest(partial, machine)
         assert (late.runs_added, late.runs_replaced, late.runs_known) == (0, 0, 2)
         assert [r.last_line for r in store.read()[0].runs] == [r.last_line for r in grown.runs]
+
+
+def test_the_runs_of_several_logs_still_being_written_are_replaced_in_one_ingest(month, tmp_path, store_url):
+    grown_logs = [_growing_log(month, tmp_path, day) for day in (0, 1, 2)]
+    partial = _build(tmp_path / "logs", month)
+    machine = machine_of(partial, "node-1", "h1")
+    with open_store(store_url, {}) as store:
+        assert store.ingest(partial, machine).runs_added == 6
+        for log, lines in grown_logs:
+            log.write_text("".join(lines))
+        grown = _build(tmp_path / "logs", month)
+        result = store.ingest(grown, machine)
+        assert (result.runs_added, result.runs_replaced, result.runs_known) == (0, 3, 3)
+        (history,) = store.read()
+    assert [without_samples(r) for r in history.runs] == [without_samples(r) for r in grown.runs]
+    assert [r.last_line for r in history.runs] != [r.last_line for r in partial.runs]
 
 
 def test_a_run_whose_first_lines_changed_is_another_run(month, tmp_path, store_url):

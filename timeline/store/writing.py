@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import Table, delete, select, update
+from sqlalchemy import Table, bindparam, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -222,11 +222,11 @@ def _runs(
         key=lambda row: row["run_key"],
     )
     readings = _readings(connection, machine_id, rows)
-    for row in rows:
-        if row["run_key"] in readings.replaced:
-            connection.execute(
-                update(schema.runs).where(schema.runs.c.id == readings.replaced[row["run_key"]]).values(row)
-            )
+    replacing = [
+        {**row, "stored_id": readings.replaced[row["run_key"]]} for row in rows if row["run_key"] in readings.replaced
+    ]
+    if replacing:  # one statement, run for each row (executemany), not one statement a run
+        connection.execute(update(schema.runs).where(schema.runs.c.id == bindparam("stored_id")), replacing)
     gone = sorted({*readings.replaced.values(), *readings.dropped})
     for batch in schema.batches(gone):
         connection.execute(delete(schema.samples).where(schema.samples.c.run_id.in_(batch)))
