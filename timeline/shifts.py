@@ -338,7 +338,6 @@ def find_shifts(
     checkouts, found one checkout at a time, are ranked together under ids of their own."""
     shifts: list[Shift] = []
     groups_shifts: list[list[Shift]] = []
-    by_run = {run.id: run for run in runs}
     for label, members in workload_groups(runs).items():
         eligible = [r for r in members if _eligible(r)]
         versions = _versions(eligible)
@@ -359,7 +358,7 @@ def find_shifts(
                 shift.notes.absorbed_by = by_index[boundary.absorbed_by].id
         groups_shifts.append(group_shifts)
         shifts.extend(group_shifts)
-    _weigh_confounders(shifts, by_run, settings)  # across workloads: before narrowing reads the verdicts
+    _weigh_confounders(shifts, runs, settings)  # across workloads: before narrowing reads the verdicts
     for group_shifts in groups_shifts:
         narrow(group_shifts)
     return shifts
@@ -371,17 +370,19 @@ def gate_failures(shifts: Sequence[Shift], confirmed_only: bool = False) -> list
     return [s for s in shifts if s.verdict == "regression" and not (confirmed_only and s.single_run)]
 
 
-def _weigh_confounders(shifts: list[Shift], runs: dict[str, Run], settings: Settings) -> None:
+def _weigh_confounders(shifts: list[Shift], runs: Sequence[Run], settings: Settings) -> None:
     """A regression or improvement whose sides differ in a confounder becomes ``confounded``,
     with the rerun that would settle it, unless the same change is seen with equal flags: between
     runs of the two sides that agree on every confounder, or by a shift of another workload with
     no confounder of its own whose suspects are all among this one's, doing the same thing
     (arrived with the same move of the metric, or left with the opposite)."""
+    by_id: dict[str, Run] = {}
     for shift in shifts:
         if shift.verdict not in ("regression", "improvement") or not shift.confounders:
             continue
         fields = [c.field for c in shift.confounders]
-        if _equal_flag_change(shift, runs, fields, settings.min_effect):
+        by_id = by_id or {run.id: run for run in runs}  # made for the first shift that needs it
+        if _equal_flag_change(shift, by_id, fields, settings.min_effect):
             shift.equal_flags = "runs"
             continue
         effects = {(s.sha, signed_effect(shift, s)) for s in shift.suspects}
