@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import json
 import math
+import operator
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple, TypeVar, cast
@@ -182,13 +184,11 @@ def _eligible(run: Run) -> bool:
 
 
 def _versions(runs: list[Run]) -> list[list[Run]]:
-    versions: list[list[Run]] = []
-    for run in runs:
-        if versions and versions[-1][0].commit == run.commit:
-            versions[-1].append(run)
-        else:
-            versions.append([run])
-    return versions
+    """The runs cut where their commit changes: a commit back again later is another version."""
+    return [list(version) for _, version in itertools.groupby(runs, _COMMIT)]
+
+
+_COMMIT = operator.attrgetter("commit")
 
 
 def _side_value(values: Sequence[Any]) -> Any:
