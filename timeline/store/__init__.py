@@ -16,14 +16,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 
 from timeline.model import Timeline
 from timeline.store.database import STORE_VARIABLE, Database, default_path, store_url
 from timeline.store.errors import StoreError
-from timeline.store.keys import run_keys
 from timeline.store.machine import Machine, machine_of
 from timeline.store.reading import StoredHistory
-from timeline.store.writing import IngestResult
+
+if TYPE_CHECKING:
+    from timeline.store.writing import IngestResult
 
 __all__ = [
     "open_store",
@@ -36,6 +38,16 @@ __all__ = [
     "STORE_VARIABLE",
     "default_path",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``IngestResult``, imported when first named: the writing and keying of runs are an
+    ingest's, and ``timeline history`` starts without them (0.05-0.1 s of imports)."""
+    if name == "IngestResult":
+        from timeline.store.writing import IngestResult
+
+        return IngestResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _utc_now() -> datetime:
@@ -59,6 +71,7 @@ class Store:
         them), code events and commits, as ``machine``'s: one transaction; what the store already
         has is counted as known. Reads each run's log again to key it (timeline.store.keys)."""
         from timeline.store import writing
+        from timeline.store.keys import run_keys
 
         keys = run_keys(timeline.runs)
         now = self._now()
