@@ -88,9 +88,10 @@ class HeadIndex:
         by_time = sorted(range(len(self.events)), key=lambda i: self.events[i].ts)
         self._times = [self.events[i].ts for i in by_time]
         self._by_time = by_time
-        changing = sorted((e.ts, i) for i, e in enumerate(self.all) if e.changes_commit)
-        self._changing_times = [ts for ts, _ in changing]
-        self._changing = [i for _, i in changing]
+        changing = [i for i, e in enumerate(self.all) if e.changes_commit]
+        changing.sort(key=lambda i: self.all[i].ts)  # (stable: at equal times, in file order)
+        self._changing_times = [self.all[i].ts for i in changing]
+        self._changing = changing
         self.steps = clock_steps(self.all)
         spans = _merged([(s.low, s.high, s.commits) for s in self.steps])
         self._span_lows = [low for low, _, _ in spans]
