@@ -18,7 +18,7 @@ from datetime import datetime
 
 from timeline.clock import iso
 from timeline.model import Run, Timeline
-from timeline.render.safe import displayable, visible
+from timeline.render.safe import visible
 from timeline.render.shifts import (
     fmt_change,
     fmt_p,
@@ -28,7 +28,7 @@ from timeline.render.shifts import (
     verdict_detail,
     verdict_word,
 )
-from timeline.render.window import event_window, run_window
+from timeline.render.window import view
 from timeline.render.wording import (
     DATE_SOURCE_NOTE,
     attribution_text,
@@ -119,9 +119,8 @@ def _time(moment: datetime | None) -> str:
 def timeline_markdown(timeline: Timeline, all_events: bool = False, all_runs: bool = False) -> str:
     """Runs (``render.window``, or all), events (those around the runs, or all), shifts, suspects,
     confounders and culprits, one markdown table each."""
-    runs_window = run_window(timeline, all_runs)
     whole = timeline
-    timeline = displayable(runs_window.of(timeline))
+    timeline, runs_note, events_note = view(timeline, all_events, all_runs)
     out: list[str] = ["# Timeline", ""]
     if timeline.repo is not None:
         checkout = os.path.basename(os.path.normpath(timeline.repo.path)) or timeline.repo.path
@@ -157,22 +156,19 @@ def timeline_markdown(timeline: Timeline, all_events: bool = False, all_runs: bo
     out += _table(
         ["Run", "Start", "Commit", "Attribution", "Source", "Workload", "NCCL", "Steady decode", "Status"], rows
     )
-    runs_note = runs_window.note()
     if runs_note:
         out += ["", f"_{text(runs_note)}_"]
 
     out += ["", "## Code events", ""]
     rows = []
-    window = event_window(timeline, all_events)
-    for event in window.events:
+    for event in timeline.events:
         move = f"{short_sha(event.old)} → {short_sha(event.new)}" if event.changes_commit else short_sha(event.new)
         commits = [f"+ {short_sha(c.sha)} {c.subject}" for c in event.commits]
         commits += [f"- {short_sha(c.sha)} {c.subject}" for c in event.commits_removed]
         rows.append([event.id, _time(event.time), event.kind, move, event_message(event), lines(commits)])
     out += _table(["Event", "Time", "Kind", "Move", "Message", "Commits"], rows)
-    note = window.note()
-    if note:
-        out += ["", f"_{text(note)}_"]
+    if events_note:
+        out += ["", f"_{text(events_note)}_"]
 
     out += ["", "## Shifts", ""]
     rows = []

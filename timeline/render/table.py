@@ -14,7 +14,7 @@ from timeline.errors import UsageError
 from timeline.model import CodeEvent, Run, Timeline, is_zero_sha
 from timeline.records import DiagnosticCode
 from timeline.render.safe import displayable, visible
-from timeline.render.window import event_window, run_window
+from timeline.render.window import view
 from timeline.render.wording import (
     DATE_SOURCE_NOTE,
     RUN_STATUS,
@@ -237,14 +237,10 @@ def render_timeline(
     all_events: bool = False,
     all_runs: bool = False,
 ) -> None:
-    """The table, the shifts and culprits, and the note on the checkout: every value in them made
-    ``displayable`` once, and only those shown (the 20 events of a 100,000-entry reflog's table,
-    not 100,000: 2.5 s)."""
-    runs = run_window(timeline, all_runs)
-    windowed = runs.of(timeline)
-    events = event_window(windowed, all_events)
-    shown = displayable(events.of(windowed))
-    console.print(timeline_table(shown, display, all_events, runs.note(), events.note()))
+    """The table, the shifts and culprits, and the note on the checkout: every value shown made
+    ``displayable`` once (``render.window.view``)."""
+    shown, runs_note, events_note = view(timeline, all_events, all_runs)
+    console.print(timeline_table(shown, display, all_events, runs_note, events_note))
     from timeline.render.shifts import render_shifts
 
     render_shifts(shown, console)
