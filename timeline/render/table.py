@@ -48,11 +48,10 @@ def short(sha: str | None) -> str:
     return "-" if sha is None or is_zero_sha(sha) else sha[:9]
 
 
-def timeline_rows(timeline: Timeline, events: list[CodeEvent] | None = None) -> list[CodeEvent | Run]:
-    """Events (``events``, default all) and runs merged by instant; at equal instants the event
-    comes first (it set the code)."""
+def timeline_rows(timeline: Timeline) -> list[CodeEvent | Run]:
+    """Events and runs merged by instant; at equal instants the event comes first (it set the code)."""
     rows: list[tuple[float, int, int, CodeEvent | Run]] = []
-    for order, event in enumerate(timeline.events if events is None else events):
+    for order, event in enumerate(timeline.events):
         rows.append((float(event.ts), 0, order, event))
     for order, run in enumerate(timeline.runs):
         when = run.start.timestamp() if run.start else float("inf")
