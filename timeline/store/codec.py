@@ -156,7 +156,8 @@ def decode_run(
 
 # The fields of a stored run decoded from its array when first read (``StoredRun``), not read
 # from columns: what the outputs show, not what history tests on every run. The first five are
-# kept only in the array; the others have columns too, for users' queries.
+# kept only in the array; the others have columns too, for users' queries (and ``last_line`` for an
+# ingest's check of runs stored while their log was still written: ``writing._readings``).
 FROM_ARRAY = (
     "end",
     "start_local",
