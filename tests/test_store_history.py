@@ -4,7 +4,10 @@ checkouts deleted, then the one regression found from the store alone (SQLite an
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -128,3 +131,18 @@ def test_an_empty_store_says_so_in_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["history", "--store", str(tmp_path / "empty.sqlite")])
     assert result.exit_code == 1
     assert result.stderr.startswith("timeline: error: ") and "no run stored: ingest a build first" in result.stderr
+
+
+def test_history_starts_without_what_only_an_ingest_imports(tmp_path: Path) -> None:
+    """Writing and keying runs (SQLAlchemy's PostgreSQL dialect for ON CONFLICT, the log framing)
+    are an ingest's: ``timeline history`` does not import them (0.1 s of its start)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "timeline", "history", "--store", f"sqlite:///{tmp_path / 's.db'}"],
+        capture_output=True,
+        text=True,
+    )
+    assert "no run stored" in done.stderr and re.search(r"\|\s+timeline\.store\.reading$", done.stderr, re.MULTILINE)
+    imported = re.findall(
+        r"\|\s+(timeline\.store\.writing|timeline\.store\.keys|timeline\.parsers\.framing)$", done.stderr, re.MULTILINE
+    )
+    assert not imported
