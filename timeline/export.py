@@ -71,7 +71,8 @@ def _document(timeline: Timeline, *, samples: bool, whole: bool = True) -> dict[
     it: ten thousand runs' dicts, or a 100,000-entry reflog's events, are never held at once)."""
     shifts = {s.id: s for s in timeline.shifts}
     listed = listed_commits([*timeline.events, *timeline.context])
-    positions = {sha: index for index, sha in enumerate(listed)}
+    # the events' dicts name their commits by position (json_pieces makes its own events' text)
+    positions = {sha: index for index, sha in enumerate(listed)} if whole else {}
     configs: dict[int, Any] = {}
     return {
         "schema_version": SCHEMA_VERSION,
