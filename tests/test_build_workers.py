@@ -14,6 +14,7 @@ from timeline import builder
 from timeline.builder import build
 from timeline.environment import Environment
 from timeline.export import dumps
+from timeline.parsers import reading
 from timeline.scenario import Launch, write_sglang_log
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -39,6 +40,25 @@ def _document(folder, jobs: str) -> str:
 def test_workers_give_the_same_timeline(tmp_path):
     folder = _folder(tmp_path)
     assert _document(folder, "2") == _document(folder, "1")
+
+
+def test_the_workers_parse_the_logs(tmp_path, monkeypatch):
+    """Each log is parsed by a worker, not by the main process after the workers failed (its
+    fallback gives the same timeline, so only where the parsing ran tells them apart)."""
+    folder = _folder(tmp_path / "logs")
+    where = tmp_path / "pids"
+    parse = reading.parse_file
+
+    def noting(*args, **kwargs):
+        with open(where, "a") as f:  # forked workers write here too
+            f.write(f"{os.getpid()}\n")
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(reading, "parse_file", noting)
+    _document(folder, "2")
+    pids = where.read_text().split()
+    assert len(pids) == 21
+    assert str(os.getpid()) not in pids
 
 
 def test_how_many_workers(monkeypatch):

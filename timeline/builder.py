@@ -683,8 +683,8 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
             look = looks[i]
             whose = path if look is None else look.path  # (as _parse_one reads it)
             spans = _spans(whose, sizes[i], jobs)
-            if spans is None:
-                items.append((_parse_one, (path, source, keep_samples, cache, look, expansion)))
+            if spans is None:  # (_parse_one takes its arguments as one tuple)
+                items.append((_parse_one, ((path, source, keep_samples, cache, look, expansion),)))
             else:
                 planned[i] = len(spans)
                 finish_run = _run_finisher(keep_samples)
