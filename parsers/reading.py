@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import islice
 from operator import itemgetter
+from typing import Any
 
 from timeline.parsers import framing, sglang_fast
 from timeline.parsers.bench import MARKERS_RE, BenchParser
@@ -60,6 +61,7 @@ def parse_file(
     progress=None,
     max_expansion: float | None = None,
     finish_run: Callable[[ParsedRun], None] | None = None,
+    configs: dict[str, Any] | None = None,
 ) -> ParsedFile:
     """``parsers.parse_file``, which documents it (that module stays light to import)."""
     src = str(path) if source is None else source
@@ -78,7 +80,7 @@ def parse_file(
         return result
     log.progress = progress
     mtime = log.stat.st_mtime
-    sglang = SGLangLogParser(src, keep_samples=keep_samples, mtime=mtime, finish_run=finish_run)
+    sglang = SGLangLogParser(src, keep_samples=keep_samples, mtime=mtime, finish_run=finish_run, configs=configs)
     vllm = VLLMLogParser(src, keep_samples=keep_samples, mtime=mtime)
     bench = BenchParser(src, is_server_record=is_server_record, keep_samples=keep_samples)
     problems: list[Diagnostic] = []

@@ -620,12 +620,15 @@ class SGLangLogParser:
         keep_samples: bool = False,
         mtime: float | None = None,
         finish_run: Callable[[ParsedRun], None] | None = None,
+        configs: dict[str, tuple[dict[str, Any], list[str]]] | None = None,
     ) -> None:
         self.source = source
         self.keep_samples = keep_samples
         self.mtime = mtime  # the file's mtime: dates for time-only stamps
         # called on each run as it ends (the caller digests its series: memory stays flat)
         self.finish_run = finish_run
+        # server_args text: its config and problems (``_read_config``); the caller's to share among logs
+        self._configs = {} if configs is None else configs
         self.restart()
 
     def restart(self) -> None:
@@ -643,7 +646,6 @@ class SGLangLogParser:
         self.no_throughput_count = 0
         self._stamp_cache: tuple[str | None, str, datetime | None] = (None, "", None)
         self.impossible = ImpossibleStamps()  # stamps that are no real date and time (not read as times)
-        self._configs: dict[str, tuple[dict[str, Any], list[str]]] = {}  # server_args text: its config
         self._messages: list[str] = []  # the last run's messages
 
     def state(self) -> dict[str, Any]:
@@ -902,8 +904,9 @@ class SGLangLogParser:
 
     def _read_config(self, seg: Segment, lineno: int, raw: str) -> None:
         """The run's ``config`` from its ``server_args`` text: one dict for the runs of the same
-        text (a server restarted a thousand times in a log holds one, not a thousand), to be read,
-        not changed, as the store's runs share theirs (``timeline.store.reading``)."""
+        text (a server restarted a thousand times in a log holds one, not a thousand; and in a
+        thousand logs given the same ``configs``), to be read, not changed, as the store's runs
+        share theirs (``timeline.store.reading``)."""
         read = self._configs.get(raw)
         if read is None:
             fields, problems = parse_keyword_repr(raw)

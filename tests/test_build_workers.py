@@ -61,6 +61,21 @@ def test_the_workers_parse_the_logs(tmp_path, monkeypatch):
     assert str(os.getpid()) not in pids
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_logs_of_one_server_share_one_config(tmp_path, jobs):
+    """Logs of the same ``server_args`` text hold one config dict (the JSON and the shifts work on
+    it once), read in one process, or by the workers (one a chunk of logs a worker sends back)."""
+    start = datetime(2026, 1, 1, 8)
+    for i in range(48):
+        launch = Launch(start + timedelta(hours=i), minutes=1, throughput=90.0)
+        write_sglang_log(tmp_path / f"server-{i:02d}.log", [launch], seed=i)
+    env = Environment(environ={"TIMELINE_JOBS": jobs, "TZ": "UTC"})
+    runs = build([tmp_path], log_tz="UTC", env=env, cache=False).runs
+    assert len(runs) == 48 and all(run.config == runs[0].config for run in runs)
+    shared = len({id(run.config) for run in runs})
+    assert shared == 1 if jobs == "1" else shared < 48
+
+
 def test_how_many_workers(monkeypatch):
     monkeypatch.setattr(builder.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setattr(builder.os, "cpu_count", lambda: 4)

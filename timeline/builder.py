@@ -668,6 +668,7 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
         # standard input's copy is new each time: nothing to look up, nothing worth keeping
         looks = [None if source == STDIN_SOURCE else cache.look(path, source, keep_samples) for source, path in sources]
     missing = [i for i, look in enumerate(looks) if look is None or not look.hit]
+    configs: dict[str, Any] = {}  # the server_args texts read here: one config each for all the logs
     done = 0
     results: Any = iter(())
     pool = None
@@ -683,8 +684,8 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
             look = looks[i]
             whose = path if look is None else look.path  # (as _parse_one reads it)
             spans = _spans(whose, sizes[i], jobs)
-            if spans is None:  # (_parse_one takes its arguments as one tuple)
-                items.append((_parse_one, ((path, source, keep_samples, cache, look, expansion),)))
+            if spans is None:  # (_parse_one takes its arguments as one tuple; None: the worker's configs)
+                items.append((_parse_one, ((path, source, keep_samples, cache, look, expansion, None),)))
             else:
                 planned[i] = len(spans)
                 finish_run = _run_finisher(keep_samples)
@@ -722,7 +723,7 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
                     pool = None
             if parsed is None:
                 tell = None if progress is None else functools.partial(_tell, progress, done, total)
-                parsed = _parse_one((path, source, keep_samples, cache, look, expansion), tell)
+                parsed = _parse_one((path, source, keep_samples, cache, look, expansion, configs), tell)
             yield parsed
             done += sizes[index]
     finally:
@@ -785,10 +786,17 @@ def _spans(path: str | os.PathLike, size: int, jobs: int) -> list | None:
         return None
 
 
+# A worker's configs (``_parse_one``): made empty before the fork (the main process never fills
+# it), so shared by the logs one worker reads for one build, as they come back a chunk at a time.
+_WORKER_CONFIGS: dict[str, Any] = {}
+
+
 def _parse_one(item: tuple, progress=None) -> Any:
     """``parse_file`` of one log, kept in the cache when a look-up was made for it; without
-    samples, each run's series digested as the run ends."""
-    path, source, keep_samples, cache, look, expansion = item
+    samples, each run's series digested as the run ends. The logs given the same ``configs``
+    (None: in a worker, ``_WORKER_CONFIGS``) share the config of a ``server_args`` text: the
+    JSON and the shifts then work on one a text, not one a log."""
+    path, source, keep_samples, cache, look, expansion, configs = item
     if look is not None:  # the file the entry is keyed on (a link moved meanwhile: not another file's parse)
         path = look.path
     parsed = parse_file(
@@ -798,6 +806,7 @@ def _parse_one(item: tuple, progress=None) -> Any:
         progress=progress,
         max_expansion=expansion,
         finish_run=_run_finisher(keep_samples),
+        configs=_WORKER_CONFIGS if configs is None else configs,
     )
     _keep(cache, look, parsed)
     return parsed
