@@ -132,6 +132,45 @@ def test_shapes_of_one_length_told_apart(scan) -> None:
     assert columns(index.scan(block)) == python_scan(block, shapes)
 
 
+same_length_shapes = st.integers(16, 70).flatmap(
+    lambda n: st.lists(st.lists(st.sampled_from(b"0x "), min_size=n, max_size=n).map(bytes), min_size=1, max_size=4)
+)
+# A shape's 0s made the bytes next to the digits and one over 0x7f (negative to a signed compare),
+# and made what each would be with its low nibble dropped, as a digit's is: a line of the first
+# kind matches a shape of the second only if the scanner takes such a byte for a digit.
+NO_DIGITS = (b":", b"/", b"\xb9", b"\xb0", b" ")
+
+
+@SETTINGS
+@given(
+    shapes=same_length_shapes,
+    picks=st.lists(st.tuples(st.integers(0, 23), st.integers(0, 2**32), st.integers(-1, 70)), max_size=60),
+    unknown=st.sets(st.integers(0, 23), max_size=4),
+)
+def test_lines_of_many_shapes_of_one_length(scan, shapes: list[bytes], picks, unknown: set[int]) -> None:
+    """Lines of 16 bytes and more (read sixteen at a time, the last sixteen overlapping), more
+    shapes of one length than the scanner tries first (``NO_DIGITS``' variants of each), in any
+    order, all known but a few: each line's digits drawn anew where its shape has a 0, and now
+    and then a 5 where it may have none."""
+    shapes = [variant for shape in shapes for variant in (shape, *(shape.replace(b"0", byte) for byte in NO_DIGITS))]
+    index = scan.ShapeIndex()
+    numbers: dict[bytes, int] = {}
+    for number, shape in enumerate(shapes):
+        if number not in unknown:
+            numbers.setdefault(shape, number)
+            index.add(shape, numbers[shape])
+    lines = []
+    for which, seed, five in picks:
+        shape = shapes[which % len(shapes)]
+        digits = str(seed).encode() * 70
+        line = bytearray(digits[k] if byte == ord("0") else byte for k, byte in enumerate(shape))
+        if 0 <= five < len(line):
+            line[five] = ord("5")
+        lines.append(bytes(line))
+    block = b"".join(line + b"\n" for line in lines)
+    assert columns(index.scan(block)) == python_scan(block, numbers)
+
+
 def test_a_shape_has_no_digit_but_0(scan) -> None:
     index = scan.ShapeIndex()
     with pytest.raises(ValueError, match="not a shape"):
