@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import random
+import subprocess
 import sys
 import tempfile
 from datetime import datetime
@@ -377,6 +378,33 @@ def test_time_only_stamps_are_dated_in_bulk_as_line_by_line(
         monkeypatch.setattr(reading, "SGLANG_SHAPES", book)
         parse_file(path)
         assert book.block_stats_lines > 400 and book.block_header_lines > 20
+
+
+def test_blocks_of_several_days_are_read_without_numpy_ma(scanner: str, tmp_path: Path) -> None:
+    """A block's days are told apart without ``numpy.unique``, which imports ``numpy.ma`` (numpy
+    2.x), 10 to 20 ms of each worker's start: dated lines over midnight (their dates checked
+    day by day), then time-only ones with a dated line among them (dated in bulk)."""
+    lines = []
+    for second in range(23 * 3600, 25 * 3600, 3):
+        stamp = f"2026-03-0{1 + second // 86400} {second // 3600 % 24:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
+        lines.append(
+            f"[{stamp} TP0] Decode batch, #running-req: 1, #token: 9, token usage: 0.01, "
+            f"gen throughput (token/s): {10 + second % 89}.5, #queue-req: 0"
+        )
+    lines += time_only_log(random.Random(5), ["[2026-03-02 23:00:00] server_args=ServerArgs(model_path='m')"])
+    path = tmp_path / "days.log"
+    path.write_text("\n".join(lines) + "\n")
+    program = (
+        "import sys\n"
+        "from timeline.parsers import parse_file, reading, sglang_fast\n"
+        "sglang_fast.prepare(1 << 30)\n"
+        f"reading.SGLANG_SHAPES = sglang_fast.Shapes(reading.OTHER_FAMILIES, compiled={scanner == 'compiled'})\n"
+        "parse_file(sys.argv[1])\n"
+        "print(reading.SGLANG_SHAPES.block_stats_lines, 'numpy.ma' in sys.modules)\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", program, str(path)], capture_output=True, text=True, check=True)
+    read_in_bulk, imported = shown.stdout.split()
+    assert int(read_in_bulk) > 2000 and imported == "False"
 
 
 def test_the_first_log_a_process_reads_on_the_fast_path(scanner: str, monkeypatch) -> None:
