@@ -100,14 +100,14 @@ def _time(text: str | None) -> datetime | None:
     return None if text is None else _fromiso(text)
 
 
-def _made(cls: type[Any], names: tuple[str, ...], values: list[Any]) -> Any:
-    """An instance of the (frozen) dataclass ``cls`` from its field values in ``names`` order.
+def _made(cls: type[Any], values: dict[str, Any]) -> Any:
+    """An instance of the (frozen) dataclass ``cls`` from its field values by name.
 
     Set straight into the instance's ``__dict__``: the values were the fields of such an instance
     when stored, and a frozen dataclass's ``__init__`` (one ``object.__setattr__`` a field) is
     most of the time of reading 100,000 runs."""
     made = object.__new__(cls)
-    made.__dict__.update(zip(names, values, strict=True))
+    made.__dict__.update(values)
     return made
 
 
@@ -144,10 +144,12 @@ def decode_run(
             ZoneReading(commit, timedelta(seconds=low), timedelta(seconds=high))
             for commit, low, high in values["zone_readings"]
         ]
-    values["metrics"] = {name: _made(MetricSummary, METRIC_FIELDS, m) for name, m in values["metrics"].items()}
+    values["metrics"] = {
+        name: _made(MetricSummary, dict(zip(METRIC_FIELDS, m, strict=True))) for name, m in values["metrics"].items()
+    }
     steady = values["steady"]
     if steady is not None:
-        values["steady"] = _made(SteadyValue, STEADY_FIELDS, steady)
+        values["steady"] = _made(SteadyValue, dict(zip(STEADY_FIELDS, steady, strict=True)))
     values.update(id=run_id, config=dict(config), messages=list(messages), samples=None, machine=None)
     run = Run.__new__(Run)
     run.__dict__.update(values)
@@ -262,7 +264,9 @@ def _from_array(doc: str) -> dict[str, Any]:
         found["zone_readings"] = [
             ZoneReading(commit, timedelta(seconds=low), timedelta(seconds=high)) for commit, low, high in readings
         ]
-    found["metrics"] = {name: _made(MetricSummary, METRIC_FIELDS, m) for name, m in values[_METRICS].items()}
+    found["metrics"] = {
+        name: _made(MetricSummary, dict(zip(METRIC_FIELDS, m, strict=True))) for name, m in values[_METRICS].items()
+    }
     return found
 
 
@@ -324,17 +328,16 @@ class ColumnReader:
             if steady_value is None
             else _made(
                 SteadyValue,
-                STEADY_FIELDS,
-                [
-                    steady_metric,
-                    steady_unit,
-                    steady_value,
-                    steady_n,
-                    steady_skipped,
-                    steady_spread,
-                    steady_source,
-                    {} if steady_ranks == "{}" else json.loads(steady_ranks),
-                ],
+                {  # by name, not zipped with STEADY_FIELDS: a third of the time of 100,000 runs' steady values
+                    "metric": steady_metric,
+                    "unit": steady_unit,
+                    "value": steady_value,
+                    "n": steady_n,
+                    "skipped": steady_skipped,
+                    "spread": steady_spread,
+                    "source": steady_source,
+                    "ranks": {} if steady_ranks == "{}" else json.loads(steady_ranks),
+                },
             ),
             "messages": messages,
             "machine": None,
