@@ -317,10 +317,16 @@ static const double POWERS_OF_TEN[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1
  * "Quickly parsing eight digits", 2022): the digits' low nibbles in the word's top bytes, the
  * point's byte squeezed out, three multiply-shift steps to one integer, divided by the power of
  * ten; exact doubles both, so float(text) exactly. */
-static double read_decimal(const unsigned char *data, int64_t offset, int64_t bytes, int64_t code) {
+static double read_decimal(const unsigned char *data, Py_ssize_t size, int64_t offset, int64_t bytes, int64_t code) {
     uint64_t x = 0;
-    for (int64_t j = 0; j < bytes; j++) /* the first character in the lowest byte of the value's bytes */
-        x |= (uint64_t)(data[offset + j] & 0x0F) << (8 * (8 - bytes + j));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (bytes > 0 && offset <= size - 8) { /* one load, the bytes after the value shifted out */
+        memcpy(&x, data + offset, 8);
+        x = (x & 0x0F0F0F0F0F0F0F0FULL) << (8 * (8 - bytes));
+    } else
+#endif
+        for (int64_t j = 0; j < bytes; j++) /* the first character in the lowest byte of the value's bytes */
+            x |= (uint64_t)(data[offset + j] & 0x0F) << (8 * (8 - bytes + j));
     if (code) {
         int point = 8 - (int)code; /* the point's byte */
         uint64_t below = (1ULL << (8 * point)) - 1;
@@ -367,7 +373,7 @@ static PyObject *scan_decimals(PyObject *Py_UNUSED(module), PyObject *args) {
             Py_CLEAR(result);
             goto done;
         }
-        out[k] = read_decimal(block.buf, offset, bytes, code);
+        out[k] = read_decimal(block.buf, block.len, offset, bytes, code);
     }
 done:
     PyBuffer_Release(&block);
@@ -429,7 +435,7 @@ static PyObject *scan_series(PyObject *Py_UNUSED(module), PyObject *args) {
         at[m] = offset;
         width[m] = bytes;
         plain[m] = code >= 0;
-        numbers[m] = code >= 0 ? read_decimal(block.buf, offset, bytes, code) : 0.0;
+        numbers[m] = code >= 0 ? read_decimal(block.buf, block.len, offset, bytes, code) : 0.0;
         m++;
     }
     result = Py_BuildValue("(y#y#y#y#y#)", (char *)rows, m * 8, (char *)at, m * 8, (char *)width, m * 8,
