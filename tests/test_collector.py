@@ -34,3 +34,28 @@ def test_objects_the_process_froze_itself_stay_frozen():
         assert len(made) == 1000 and kept
     finally:
         gc.unfreeze()
+
+
+def test_an_answer_is_held_to_exit_only_for_the_console_entry_point(monkeypatch):
+    import weakref
+
+    from timeline import collector
+
+    class Answer:
+        pass
+
+    answer = Answer()
+    gone = weakref.ref(answer)
+    collector.hold_to_exit(answer)  # a library caller, a test's CliRunner: freed as usual
+    del answer
+    assert gone() is None
+    collector.exit_unfreed(0)  # nothing held: returns, for the usual exit
+
+    monkeypatch.setattr(collector, "_held", None)
+    collector.holding_to_exit()  # what timeline.cli.main does first
+    answer = Answer()
+    held = weakref.ref(answer)
+    collector.hold_to_exit(answer)
+    del answer
+    assert held() is not None
+    collector.exit_unfreed("timeline: a message")  # a message, not a status: the usual exit prints it

@@ -4,6 +4,7 @@ checkouts deleted, then the one regression found from the store alone (SQLite an
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -22,6 +23,15 @@ from timeline.scenario import NIGHTLY_CULPRIT, NIGHTLY_REGRESSION_NIGHT, NIGHTLY
 from timeline.store import machine_of, open_store
 
 WORKLOAD = "Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3"
+# ``timeline ARGS`` as the installed script runs it (timeline.cli:main), with a function of its
+# own for the interpreter to run at exit
+ENTRY_POINT_WITH_AN_ATEXIT_LINE = """
+import atexit, sys
+atexit.register(print, "exit")
+sys.argv = ["timeline", *sys.argv[1:]]
+from timeline.cli import main
+main()
+"""
 
 
 def ingest_nightly(root: Path, url: str) -> NightlyScenario:
@@ -105,6 +115,20 @@ def test_thirty_nights_of_two_machines_one_regression_from_the_store_alone(tmp_p
     assert document["options"]["machines"]["gpu-b"]["nccl_versions"] == ["2.26.2"]
     quiet = runner.invoke(app, [*gate, "--machine", "gpu-b"])
     assert quiet.exit_code == 0
+    # the console entry point ends the process without freeing the answer: the same document,
+    # whole, the same exit status, and the atexit functions run (an 'exit' line of its own)
+    buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    ran = subprocess.run(
+        [sys.executable, "-c", ENTRY_POINT_WITH_AN_ATEXIT_LINE, *gate],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=buffered,
+    )
+    assert ran.returncode == 3, ran.stderr
+    assert ran.stdout.endswith("}\nexit\n")
+    printed = json.loads(ran.stdout.removesuffix("exit\n"))
+    assert {**printed, "generated_at": None} == {**document, "generated_at": None}
     page = tmp_path / "history.html"
     rows = runner.invoke(app, ["history", "--store", store_url, "--csv", "-", "--html", str(page)])
     assert rows.exit_code == 0 and rows.stdout.count(f"gpu-b: {WORKLOAD}") == 60

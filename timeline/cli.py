@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 
 from timeline import __version__
+from timeline.collector import exit_unfreed, holding_to_exit
 from timeline.errors import Interrupted, TimelineError, UsageError
 from timeline.exitcodes import ExitCode, exit_code_table
 from timeline.render.safe import visible
@@ -654,8 +655,12 @@ def main() -> None:
     # build's start-up (2 cores, lowest of 12 interleaved). A user's own setting is kept.
     # (https://github.com/OpenMathLib/OpenBLAS#setting-the-number-of-threads-using-environment-variables)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    holding_to_exit()
     try:
         app()
+    except SystemExit as ended:
+        exit_unfreed(ended.code)  # returns unless a command held its answer (timeline history)
+        raise
     except KeyboardInterrupt:
         # a signal handled while the command's own exit was unwinding: the same stop, said once
         sys.exit(int(ExitCode.INTERRUPTED))
