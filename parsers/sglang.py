@@ -14,7 +14,8 @@ shipped in each release's wheel; the pieces, in order of a line:
   an optional ``LEVEL file.py:LINE: `` from custom logging configs;
 * the message. Recognised messages: ``server_args=...`` (configuration, starts a run),
   ``Decode batch...`` / ``Prefill batch...`` (stats), and NCCL version lines (these also count
-  without a header, wherever they sit).
+  without a header, wherever they sit), as is NCCL's ``NCCL INFO cudaDriverVersion 12080`` line
+  (``NCCL_DEBUG=INFO``): the GPU driver's CUDA version, ``cuda_driver_versions``.
 
 Deployments that log through their own format (``SGLANG_LOGGING_CONFIG_PATH``, forks, launchers)
 put another prefix before the same messages; stats and ``server_args=`` lines are found after it
@@ -437,6 +438,7 @@ class Segment:
         "config",
         "config_text",
         "nccl",
+        "drivers",
         "decode",
         "accept",
         "prefill_tp",
@@ -464,6 +466,7 @@ class Segment:
         self.config: dict[str, Any] | None = None
         self.config_text: str | None = None
         self.nccl: list[str] = []
+        self.drivers: list[str] = []  # ParsedRun.cuda_driver_versions
         self.decode = array("d")
         self.accept = array("d")
         self.prefill_tp = array("d")
@@ -553,6 +556,7 @@ class Segment:
             date, time, _ = stamp_parts(latest)
             run.end = _stamp(date, time)
         run.nccl_versions = list(self.nccl)
+        run.cuda_driver_versions = list(self.drivers)
         run.config = self.config if self.config is not None else {}
         for name, series in (
             ("decode_throughput", self.decode),
@@ -789,6 +793,10 @@ class SGLangLogParser:
                     seg.nccl.append(version)
                 if "sglang" in text and _OWN_NCCL_RE.search(text):
                     self._own_nccl_line = True
+            elif "cudaDriverVersion" in text:
+                driver = values.cuda_driver_version(text)
+                if driver is not None and driver not in seg.drivers:
+                    seg.drivers.append(driver)
 
     def previous_stamp(self) -> Any:
         """The stamp a time-only stamp takes its date from: the run's last, else the last time-only one."""

@@ -21,7 +21,8 @@
 https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/managers/scheduler_metrics_mixin.py,
 vLLM's https://github.com/vllm-project/vllm/blob/main/vllm/v1/metrics/loggers.py).
 ``literal`` reads a Python or JSON literal of a configuration line. ``nccl_version`` reads the NCCL
-version a line announces, in any family's wording.
+version a line announces, in any family's wording; ``cuda_driver_version`` the CUDA version of the
+GPU driver that NCCL logs at start-up under ``NCCL_DEBUG=INFO``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ __all__ = [
     "starts_field",
     "literal",
     "nccl_version",
+    "cuda_driver_version",
     "outside_quotes",
     "bracket_depth",
     "unquoted",
@@ -202,6 +204,22 @@ def nccl_version(text: str) -> str | None:
         if m:
             return ".".join(str(int(p)) for p in m.groups())
     return None
+
+
+# NCCL's src/misc/cudawrap.cc (2.12 onwards): INFO(NCCL_INIT, "cudaDriverVersion %d", driverVersion),
+# the value of cuDriverGetVersion: 1000 * major + 10 * minor (12080 is CUDA 12.8).
+_CUDA_DRIVER_RE = re.compile(r" NCCL INFO cudaDriverVersion (\d{4,6})\s*$")
+
+
+def cuda_driver_version(text: str) -> str | None:
+    """The CUDA version the GPU driver supports, from NCCL's ``host:pid:tid [0] NCCL INFO
+    cudaDriverVersion 12080`` line, as ``12.8``; None for any other line. Two drivers of one CUDA
+    release (570.86 and 570.124 both say 12080) read the same: this is what the logs show."""
+    m = _CUDA_DRIVER_RE.search(text)
+    if m is None:
+        return None
+    code = int(m.group(1))
+    return f"{code // 1000}.{code % 1000 // 10}"
 
 
 def outside_quotes(text: str) -> Iterator[tuple[int, str]]:

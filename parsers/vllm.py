@@ -41,6 +41,8 @@ Recognised messages:
   ``vllm_version``, and SGLang-named aliases for comparisons (``model_path``, ``tp_size``,
   ``pp_size``, ``dp_size``) when absent.
 * NCCL versions in any shape (``vLLM is using nccl==2.21.5``, ``NCCL version 2.21.5+cuda12.4``, ...).
+* the GPU driver's CUDA version NCCL logs under ``NCCL_DEBUG=INFO`` (``NCCL INFO cudaDriverVersion
+  12040``: ``12.4``).
 * every other header line's message (the version and logo lines too): ``messages``
   (``timeline.records.message_key``); not the stats lines (with ``Prefix cache hit rate: GPU:``,
   which continues one), nor the args and engine-config lines.
@@ -258,6 +260,7 @@ class _Run:
         "last_stamp",
         "config",
         "nccl",
+        "drivers",
         "decode",
         "prompt",
         "aggregated_decode",
@@ -281,6 +284,7 @@ class _Run:
         self.last_stamp: Any = None
         self.config: dict[str, Any] = {}
         self.nccl: list[str] = []
+        self.drivers: list[str] = []  # ParsedRun.cuda_driver_versions
         self.decode = array("d")
         self.prompt = array("d")
         # The "N Engines Aggregated:" lines: the total over the engines, never mixed with one engine's lines
@@ -427,6 +431,10 @@ class VLLMLogParser:
                 self._dated = (lineno, when, self._year_index, self._last_md)
         if "nccl==" in text or "NCCL version" in text:
             self._nccl(text)
+        elif "cudaDriverVersion" in text:
+            driver = values.cuda_driver_version(text)
+            if driver is not None and driver not in self._run.drivers:
+                self._run.drivers.append(driver)
 
     def _nccl(self, text: str) -> None:
         version = values.nccl_version(text)
@@ -637,6 +645,7 @@ class VLLMLogParser:
                 out.start_text = run.first_stamp[-1]
             out.end = resolve(run.last_stamp)
             out.nccl_versions = list(run.nccl)
+            out.cuda_driver_versions = list(run.drivers)
             for key, alias in _ALIASES:
                 if key in run.config and alias not in run.config:
                     run.config[alias] = run.config[key]

@@ -116,6 +116,9 @@ class ParsedRun:
     ``message_key`` makes them. Log evidence that a message appears only after a change; at most
     ``MAX_MESSAGES`` a run.
 
+    ``cuda_driver_versions``: the CUDA version of the GPU driver as NCCL logs it under
+    ``NCCL_DEBUG=INFO`` (``NCCL INFO cudaDriverVersion 12080``: ``12.8``), in order of appearance.
+
     ``status``: ``ok`` (stats lines), ``crashed`` (the launch ended in a fatal error or an uncaught
     traceback; ``error`` is that line's text, ``error_line`` its number), ``no-stats``. A
     benchmark client's result is ``ok``. ``date_source``: where the date of ``start`` and ``end``
@@ -129,6 +132,7 @@ class ParsedRun:
     end: datetime | None = None
     start_text: str | None = None
     nccl_versions: list[str] = field(default_factory=list)
+    cuda_driver_versions: list[str] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
     series: dict[str, array | SeriesDigest] = field(default_factory=dict)
     rank_series: dict[str, array] = field(default_factory=dict)

@@ -90,6 +90,7 @@ def check_run(run: Any, want: dict[str, Any], *, samples: bool) -> None:
     assert _iso(run.start) == want["start"]
     assert _iso(run.end) == want["end"]
     assert run.nccl_versions == want["nccl_versions"]
+    assert run.cuda_driver_versions == want.get("cuda_driver_versions", [])
     if "config_field_count" in want:
         assert len(run.config) == want["config_field_count"], sorted(run.config)
     for key, value in want.get("config", {}).items():

@@ -112,6 +112,24 @@ def test_nccl_versions(line: str, version: str | None) -> None:
     assert values.nccl_version(line) == version
 
 
+@pytest.mark.parametrize(
+    "line,version",
+    [
+        ("gpu-node-07:2417:2417 [0] NCCL INFO cudaDriverVersion 12080", "12.8"),
+        ("node7:1927518:1927518 [1] NCCL INFO cudaDriverVersion 12040", "12.4"),
+        ("host:1:1 [0] NCCL INFO cudaDriverVersion 11080\r", "11.8"),
+        (" 0: gpu-a:70011:70011 [0] NCCL INFO cudaDriverVersion 13000", "13.0"),
+        ("(VllmWorker rank=1 pid=7) node7:1:1 [1] NCCL INFO cudaDriverVersion 12090", "12.9"),
+        ("gpu-node-07:2417:2417 [0] NCCL INFO cudaDriverVersion 12080 (ignored)", None),
+        ("gpu-node-07:2417:2417 [0] NCCL INFO NCCL version 2.27.5+cuda12.9", None),
+        ("[2025-07-01 12:00:00 TP0] cudaDriverVersion 12080", None),
+        ("random text", None),
+    ],
+)
+def test_cuda_driver_versions(line: str, version: str | None) -> None:
+    assert values.cuda_driver_version(line) == version
+
+
 # --------------------------------------------------------------------------- properties
 
 
