@@ -121,3 +121,26 @@ def test_a_run_still_being_written_is_completed_by_the_next_ingest(demo, tmp_pat
     log.write_text(whole)
     assert ingest(*args).stdout.startswith("n1: 0 runs added, 1 completed, 3 known;")
     assert ingest(*args).stdout.startswith("n1: 0 runs added, 4 known;")
+
+
+def test_the_driver_a_log_shows_is_the_machines_and_its_runs(demo, tmp_path):
+    """NCCL's ``NCCL INFO cudaDriverVersion 12080`` line (NCCL_DEBUG=INFO) in a captured log: the
+    run keeps ``12.8``, the machine's row says it, and history shows it from the store alone."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    log = tmp_path / "logs" / "sglang-0.5-eagle3.log"
+    log.parent.mkdir()
+    shutil.copy(Path(__file__).parent.parent / "fixtures" / "sglang" / log.name, log)
+    store = str(tmp_path / "h.sqlite")
+    machine = ("--machine", "h100-a")
+    result = ingest(str(log.parent), "--repo", str(demo.repo), "--log-tz", "UTC", "--store", store, *machine)
+    assert result.exit_code == ExitCode.OK, result.output
+    shutil.rmtree(log.parent)
+    shown = runner.invoke(app, ["history", "--store", store, "--format", "json"], catch_exceptions=False)
+    document = json.loads(shown.stdout)
+    assert document["options"]["machines"]["h100-a"]["driver"] == "12.8"
+    assert [run["cuda_driver_versions"] for run in document["runs"]] == [["12.8"]]
+    table = runner.invoke(app, ["history", "--store", store], catch_exceptions=False, env={"COLUMNS": "200"})
+    assert "8 GPUs, NCCL 2.27.5, driver CUDA 12.8" in table.stdout

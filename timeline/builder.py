@@ -1005,6 +1005,7 @@ def _to_run(
         zone_readings=tied.zone_readings,
         files_may_differ=tied.files_may_differ,
         nccl_versions=list(parsed.nccl_versions),
+        cuda_driver_versions=list(parsed.cuda_driver_versions),
         messages=parsed.messages,
         status=parsed.status,
         error=parsed.error,

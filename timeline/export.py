@@ -225,6 +225,7 @@ def run_to_dict(run: Run, *, samples: bool = True, configs: dict[int, Any] | Non
         ],
         "files_may_differ": run.files_may_differ,
         "nccl_versions": list(run.nccl_versions),
+        "cuda_driver_versions": list(run.cuda_driver_versions),
         "config": config,
         "metrics": {name: _metric(summary) for name, summary in run.metrics.items()},
         "steady": None if run.steady is None else _steady(run.steady),

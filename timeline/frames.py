@@ -168,7 +168,7 @@ def runs_frame(timeline: Timeline) -> pd.DataFrame:
     ``attribution``, why an ambiguous run is so and what it could be (``ambiguous_reasons``,
     ``candidate_commits``: lists; ``zone_readings``: text, ``UTC-12:00..-08:00 abc123def;
     UTC-07:00..+14:00 456789abc``), ``events_during`` (a list), ``group``, the key configuration,
-    ``nccl_versions`` (a list), the steady value the shifts compare (``steady_metric``,
+    ``nccl_versions`` and ``cuda_driver_versions`` (lists), the steady value the shifts compare (``steady_metric``,
     ``steady_value``, ``steady_unit``, ``steady_n``, ``steady_spread``), and ``n``, ``median``,
     ``mean``, ``min``, ``max`` of ``decode_throughput``, ``accept_len`` and
     ``prefill_input_throughput``; then ``metric.<name>.<stat>`` for every other metric a run has.
@@ -208,7 +208,7 @@ def runs_frame(timeline: Timeline) -> pd.DataFrame:
         floats=("duration_s", "steady_value", "steady_spread", *(c for c in metric_columns if c not in counts)),
         strings=("run_id", "source", "start_local", "commit_subject", "zone_readings", "error"),
         infer=tuple(c for c in CONFIG_INTS if not _all_ints(rows, c)),
-        lists=("ambiguous_reasons", "candidate_commits", "events_during", "nccl_versions"),
+        lists=("ambiguous_reasons", "candidate_commits", "events_during", "nccl_versions", "cuda_driver_versions"),
     )
 
 

@@ -206,6 +206,8 @@ class Run:
     # unknown mode, stash, a branch moved from another worktree).
     files_may_differ: bool = False
     nccl_versions: list[str] = field(default_factory=list)
+    # The GPU driver's CUDA version, as NCCL logs it under NCCL_DEBUG=INFO (timeline.records.ParsedRun).
+    cuda_driver_versions: list[str] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, MetricSummary] = field(default_factory=dict)
     samples: dict[str, SampleRows] | None = None  # by kind: decode, prefill, result

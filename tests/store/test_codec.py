@@ -35,6 +35,7 @@ def full_run() -> Run:
         ],
         files_may_differ=True,
         nccl_versions=["2.21.5", "2.27.3+cuda12.9"],
+        cuda_driver_versions=["12.8"],
         config={"tp_size": 8, "model_path": "Qwen/Qwen3", "ratio": float("inf"), "nested": {"a": [1, 2]}, "none": None},
         metrics={
             "decode_throughput": MetricSummary("tok/s", 3, 94.0, 94.1, 93.0, 95.0, 1.0, 93.2, 93.5, 94.5, 94.8, 1.0),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -13,7 +14,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, select, text
 
 from timeline.errors import UsageError
-from timeline.store import STORE_VARIABLE, open_store
+from timeline.store import STORE_VARIABLE, machine_of, open_store
+from timeline.store.codec import RUN_FIELDS
 from timeline.store.database import store_url
 from timeline.store.errors import StoreError
 from timeline.store.schema import HEAD_REVISION, REVISIONS, VERSION_TABLE, metadata
@@ -128,11 +130,17 @@ def test_a_server_that_does_not_answer_is_one_line_without_the_password(tmp_path
     assert "\n" not in message and "secret" not in message
 
 
-def test_the_runs_of_a_store_made_before_their_columns_are_read_as_before(month_timeline, store_url, tmp_path):
-    """0004 fills the columns history reads from each run's array: a store written at 0003 (the
-    rows a new store holds, less the new columns) reads back the very runs of a new store."""
-    from timeline.store import machine_of
+def _as_written_at_0004(row: dict) -> dict:
+    """A run's row of a new store as 0001 to 0004 wrote it: its array without 0005's last field."""
+    doc = row["doc"]
+    assert doc.endswith(",[]]"), "the month's logs show no driver"
+    return {**row, "doc": doc[: -len(",[]]")] + "]"}
 
+
+def test_the_runs_of_a_store_made_before_their_columns_are_read_as_before(month_timeline, store_url, tmp_path):
+    """0004 fills the columns history reads from each run's array, 0005 ends each array with the
+    driver versions: a store written at 0003 (the rows a new store holds, less the new columns
+    and field) reads back the very runs of a new store."""
     new = f"sqlite:///{tmp_path / 'new.sqlite'}"
     with open_store(new, {}) as store:
         store.ingest(month_timeline, machine_of(month_timeline, "node-1", "host-1"), keep_samples=True)
@@ -143,6 +151,8 @@ def test_the_runs_of_a_store_made_before_their_columns_are_read_as_before(month_
         for table in metadata.sorted_tables:
             kept = {column["name"] for column in inspect(old).get_columns(table.name)}
             rows = [{k: v for k, v in row._mapping.items() if k in kept} for row in source.execute(table.select())]
+            if table.name == "runs":
+                rows = [_as_written_at_0004(row) for row in rows]
             if rows:
                 old.execute(table.insert(), rows)
         assert "start_iso" not in {column["name"] for column in inspect(old).get_columns("runs")}
@@ -163,3 +173,24 @@ def test_the_runs_of_a_store_made_before_their_columns_are_read_as_before(month_
         columns = [c for c in metadata.tables["runs"].c if c.name not in ("start", "ingested")]  # naive on SQLite
         query = select(*columns).order_by(metadata.tables["runs"].c.id)
         assert migrated.execute(query).all() == made.execute(query).all()
+
+
+def test_0005_ends_each_array_with_the_drivers_and_goes_back(month_timeline, store_url):
+    """Down to 0004 each run's array loses its last field, as 0004 wrote it; up again, it is back."""
+    with open_store(store_url, {}) as store:
+        store.ingest(month_timeline, machine_of(month_timeline, "node-1", "host-1"))
+        (expected,) = store.read()
+    engine = create_engine(store_url)
+    docs = select(metadata.tables["runs"].c.doc).order_by(metadata.tables["runs"].c.id)
+    with engine.begin() as connection:
+        made = connection.execute(docs).scalars().all()
+        command.downgrade(alembic_config(connection), "0004")
+        old = connection.execute(docs).scalars().all()
+    engine.dispose()
+    assert [json.loads(doc) for doc in old] == [json.loads(doc)[:-1] for doc in made]
+    assert {len(json.loads(doc)) for doc in old} == {len(RUN_FIELDS) - 1}
+    with open_store(store_url, {}) as store:
+        (history,) = store.read()
+        assert history.runs == expected.runs
+    with create_engine(store_url).connect() as connection:
+        assert connection.execute(docs).scalars().all() == made

@@ -24,7 +24,7 @@ def test_the_gpus_a_run_used(config, gpus):
     assert gpus_used(config) == gpus
 
 
-def run(config, nccl):
+def run(config, nccl, drivers=()):
     return Run(
         "r1",
         "a.log",
@@ -39,6 +39,7 @@ def run(config, nccl):
         None,
         "no-time",
         nccl_versions=nccl,
+        cuda_driver_versions=list(drivers),
         config=config,
     )
 
@@ -66,3 +67,16 @@ def test_the_machine_of_a_timeline():
     assert machine.fingerprint == (8, ("2.21.5", "2.27.5"), None)
     with pytest.raises(UsageError, match="^machine is empty"):
         machine_of(built, "", "")
+
+
+def test_the_driver_is_every_cuda_version_its_logs_showed_oldest_first():
+    from datetime import datetime, timezone
+
+    def built(*drivers):
+        runs = [run({"tp_size": 8}, ["2.27.5"], shown) for shown in drivers]
+        return Timeline(datetime(2026, 1, 1, tzinfo=timezone.utc), "UTC", "flag", None, [], runs, [])
+
+    assert machine_of(built(["12.8"], []), None, "h").driver == "12.8"
+    assert machine_of(built(["12.10"], ["12.9"], ["12.10"]), None, "h").driver == "12.9, 12.10"
+    assert machine_of(built([]), None, "h").driver is None
+    assert machine_of(built(["12.8"]), None, "h").fingerprint == (8, ("2.27.5",), "12.8")

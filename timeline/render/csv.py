@@ -20,7 +20,7 @@ Columns, in order (README, "CSV and the HTML report"; ``plain.RUN_LEADING``):
 - key configuration: ``model``, ``tp_size``, ``dp_size``, ``ep_size``, ``pp_size``,
   ``speculative_algorithm``, ``speculative_num_steps``, ``speculative_eagle_topk``,
   ``speculative_num_draft_tokens``, ``quantization``, ``dtype``, ``kv_cache_dtype``
-- ``nccl_versions`` (separated by spaces)
+- ``nccl_versions``, ``cuda_driver_versions`` (separated by spaces)
 - ``steady_metric``, ``steady_value``, ``steady_unit``, ``steady_n``, ``steady_spread``: the one
   number the shifts compare
 - ``error_line``, ``error`` (a crashed run's last error line, whole)

@@ -9,10 +9,11 @@ from timeline.render.wording import counted
 
 
 def machine_facts(machine: MachineSummary) -> str:
-    """``8 GPUs, NCCL 2.27.5, driver unknown``: what must match for two machines to compare."""
+    """``8 GPUs, NCCL 2.27.5, driver CUDA 12.8`` (the CUDA version the driver supports: what NCCL
+    logs of it), ``driver unknown`` without one: what must match for two machines to compare."""
     gpus = "GPUs unknown" if machine.gpu_count is None else counted(machine.gpu_count, "GPU")
     nccl = f"NCCL {', '.join(machine.nccl_versions)}" if machine.nccl_versions else "NCCL unknown"
-    driver = f"driver {machine.driver}" if machine.driver else "driver unknown"
+    driver = f"driver CUDA {machine.driver}" if machine.driver else "driver unknown"
     return f"{gpus}, {nccl}, {driver}"
 
 

@@ -70,6 +70,7 @@ RUN_LEADING = (
     "model",
     *KEY_CONFIG,
     "nccl_versions",
+    "cuda_driver_versions",
     "steady_metric",
     "steady_value",
     "steady_unit",
@@ -187,6 +188,7 @@ def run_record(run: Run, metrics: list[str], subjects: dict[str, str]) -> dict[s
     for key in KEY_CONFIG:
         record[key] = scalar(run.config.get(key))
     record["nccl_versions"] = list(run.nccl_versions)
+    record["cuda_driver_versions"] = list(run.cuda_driver_versions)
     record["steady_metric"] = None if steady is None else steady.metric
     record["steady_value"] = None if steady is None else steady.value
     record["steady_unit"] = None if steady is None else steady.unit

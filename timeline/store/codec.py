@@ -53,6 +53,7 @@ RUN_FIELDS = (
     "error",
     "error_line",
     "date_source",
+    "cuda_driver_versions",  # migration 0005 gave the arrays stored before it an empty list
 )
 # machine: the store's row says it; a reading leaves it None, as build made the run (the caller
 # that puts several machines in one timeline names them).
@@ -173,6 +174,7 @@ FROM_ARRAY = (
     "error",
     "error_line",
     "date_source",
+    "cuda_driver_versions",
 )
 # The columns ``ColumnReader`` reads (schema.runs), in this order: the array's fields but the
 # ``FROM_ARRAY`` ones, the start as its ISO text, the steady value a column a field.

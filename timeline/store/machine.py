@@ -14,8 +14,9 @@ class Machine:
 
     ``gpu_count``: the most GPUs one of its runs used (tensor x pipeline x data parallel; the
     data-parallel attention ranks share the tensor-parallel GPUs), None when no run said.
-    ``nccl_versions``: every NCCL version its logs showed, sorted. ``driver``: the GPU driver's
-    version when the logs show it (no log family read today prints it: None).
+    ``nccl_versions``: every NCCL version its logs showed, sorted. ``driver``: the CUDA version of
+    its GPU driver, as NCCL logs it under ``NCCL_DEBUG=INFO`` (``12.8``; several, oldest first,
+    joined by ``, ``), None when no log showed one.
     """
 
     name: str
@@ -49,7 +50,11 @@ def machine_of(timeline: Timeline, name: str | None, host: str | None) -> Machin
     """The machine ``timeline``'s logs were written on: ``name`` (default ``host``), what the runs show."""
     counts = [count for run in timeline.runs if (count := gpus_used(run.config)) is not None]
     versions = sorted({version for run in timeline.runs for version in run.nccl_versions})
+    drivers = sorted(
+        {driver for run in timeline.runs for driver in run.cuda_driver_versions},
+        key=lambda driver: tuple(map(int, driver.split("."))),
+    )
     label = name or host
     if not label:
         raise UsageError("is empty and the host has no name: name the machine", option="machine")
-    return Machine(label, host, max(counts, default=None), tuple(versions), None)
+    return Machine(label, host, max(counts, default=None), tuple(versions), ", ".join(drivers) or None)

@@ -34,7 +34,7 @@ from sqlalchemy import (
 
 # The newest migration (timeline/store/migrations/versions): a store at another revision this
 # timeline knows is upgraded on open, one at a revision it does not know was made by a newer one.
-REVISIONS = ("0001", "0002", "0003", "0004")  # oldest first
+REVISIONS = ("0001", "0002", "0003", "0004", "0005")  # oldest first
 HEAD_REVISION = REVISIONS[-1]
 # Alembic's bookkeeping table, named for us: a team's database may hold another tool's alembic_version.
 VERSION_TABLE = "timeline_version"
