@@ -670,26 +670,33 @@ def test_an_interrupt_mid_step_leaves_nothing_behind(repository, tmp_path, signu
         FAKE_BENCH_STARTED=str(started),
         PYTHONPATH=str(ROOT),
     )
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "timeline",
-            "bisect",
-            "--repo",
-            str(repository.path),
-            "--good",
-            repository.commits[0],
-            "--bad",
-            repository.commits[-1],
-            "--",
-            *BENCH_COMMAND,
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # A shell runs a background job with SIGINT ignored, and a child inherits an ignored signal
+    # (POSIX exec): pytest started so would make a bisect that rightly ignores Ctrl-C. A handled
+    # signal is reset to its default by exec, so the child can be interrupted whoever started us.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "timeline",
+                "bisect",
+                "--repo",
+                str(repository.path),
+                "--good",
+                repository.commits[0],
+                "--bad",
+                repository.commits[-1],
+                "--",
+                *BENCH_COMMAND,
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     deadline = time.monotonic() + 60
     while not started.exists():  # run 5: the first run of the first step
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
