@@ -695,6 +695,7 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
         chunks = 1 if planned else max(1, min(16, len(items) // (4 * jobs)))
         try:
@@ -718,7 +719,9 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
                             _keep(cache, look, parsed)
                     else:
                         parsed = next(results)
-                except Exception:  # noqa: BLE001 - workers that died: the rest is read here
+                # a worker killed (the kernel's OOM killer) or out of memory: the rest is read here. Not
+                # any error: a task the workers cannot run must fail the tests, not fall back unseen.
+                except (BrokenProcessPool, MemoryError):
                     pool.shutdown(wait=False, cancel_futures=True)
                     pool = None
             if parsed is None:
