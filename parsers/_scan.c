@@ -209,7 +209,7 @@ static PyObject *index_add(ShapeIndex *self, PyObject *args) {
     if (ensure_scratch(self, shape.len) < 0)
         goto done;
     uint64_t hash = shape_of(shape.buf, shape.len, self->scratch);
-    if (memcmp(self->scratch, shape.buf, (size_t)shape.len) != 0) {
+    if (shape.len && memcmp(self->scratch, shape.buf, (size_t)shape.len) != 0) { /* scratch: NULL for 0 */
         PyErr_SetString(PyExc_ValueError, "not a shape: it has digits other than 0");
         goto done;
     }
