@@ -146,7 +146,7 @@ def _dying(item):
 
 
 def _wrong_call(item):
-    """A worker's task called the wrong way (as once, a whole log's six arguments given apart)."""
+    """A worker's task called the wrong way (as once, a whole log's arguments given apart)."""
     function, arguments = item
     return function(*arguments[0])
 

@@ -719,9 +719,10 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
                             _keep(cache, look, parsed)
                     else:
                         parsed = next(results)
-                # a worker killed (the kernel's OOM killer) or out of memory: the rest is read here. Not
-                # any error: a task the workers cannot run must fail the tests, not fall back unseen.
-                except (BrokenProcessPool, MemoryError):
+                # a worker killed (the kernel's OOM killer): the rest is read here. Not any error (a
+                # worker's parse turns its own into diagnostics): a task the workers cannot run must
+                # fail the tests, not fall back unseen.
+                except BrokenProcessPool:
                     pool.shutdown(wait=False, cancel_futures=True)
                     pool = None
             if parsed is None:
