@@ -36,7 +36,7 @@ def parse_file(
     progress=None,
     max_expansion: float | None = None,
     finish_run: Callable[[ParsedRun], None] | None = None,
-    configs: dict[str, Any] | None = None,
+    configs: dict[str, tuple[dict[str, Any], list[str]]] | None = None,
 ) -> ParsedFile:
     """Parse one log (plain, .gz, .bz2, .xz, or .zst with ``zstandard``) into runs and diagnostics.
 
@@ -52,9 +52,10 @@ def parse_file(
     bomb); no line longer than ``framing.MAX_LINE_CHARS`` (64 KiB) is read, each noted.
     ``finish_run``, if given, is called on each SGLang server run as it ends, before the next is
     read (``timeline.build`` replaces its series by their ``SeriesDigest`` there).
-    ``configs``, if given, holds the configs of the ``server_args`` texts read so far, filled as
-    they are met: the logs given the same one share one dict a text (``timeline.build`` gives all
-    its logs one; a thousand logs of one server hold one config, not a thousand).
+    ``configs``, if given, holds the configs of the ``server_args`` texts read so far (a text: its
+    fields and the problems reading them), filled as they are met: the logs given the same one
+    share one dict a text (``timeline.build`` gives all its logs one; a thousand logs of one
+    server hold one config, not a thousand).
     """
     from timeline.parsers.reading import parse_file as read  # the parsers are imported on first use (start-up)
 

@@ -61,7 +61,7 @@ def parse_file(
     progress=None,
     max_expansion: float | None = None,
     finish_run: Callable[[ParsedRun], None] | None = None,
-    configs: dict[str, Any] | None = None,
+    configs: dict[str, tuple[dict[str, Any], list[str]]] | None = None,
 ) -> ParsedFile:
     """``parsers.parse_file``, which documents it (that module stays light to import)."""
     src = str(path) if source is None else source
