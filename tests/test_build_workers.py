@@ -145,12 +145,6 @@ def _dying(item):
     os._exit(9)
 
 
-def _wrong_call(item):
-    """A worker's task called the wrong way (as once, a whole log's arguments given apart)."""
-    function, arguments = item
-    return function(*arguments[0])
-
-
 def test_a_worker_killed_leaves_the_rest_here(tmp_path, monkeypatch):
     """A worker that dies breaks the pool: what it had not sent back is read in the main process,
     and the timeline is the same."""
@@ -158,14 +152,6 @@ def test_a_worker_killed_leaves_the_rest_here(tmp_path, monkeypatch):
     expected = _document(folder, "1")
     monkeypatch.setattr(builder, "_work", _dying)
     assert _document(folder, "2") == expected
-
-
-def test_a_task_the_workers_cannot_run_is_an_error_not_a_fallback(tmp_path, monkeypatch):
-    """A task that fails in the workers for a reason of the code is raised, not read again here
-    (a wrong call once made every worker fail and the main process read every log, unseen)."""
-    monkeypatch.setattr(builder, "_work", _wrong_call)
-    with pytest.raises(TypeError):
-        _document(_folder(tmp_path), "2")
 
 
 def test_the_parsers_are_imported_before_the_workers_fork(tmp_path, monkeypatch):

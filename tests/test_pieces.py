@@ -10,6 +10,7 @@ import os
 import random
 import re
 import tempfile
+import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -194,6 +195,29 @@ def test_a_build_reads_a_big_log_in_pieces(tmp_path: Path, monkeypatch, samples:
     assert not joined
     assert document("2") == one
     assert len(joined) == 1 and joined[0] is not None  # read in pieces, joined
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_pieces_the_workers_cannot_be_handed_are_read_here(tmp_path: Path, monkeypatch) -> None:
+    """A piece's task that cannot be pickled (its run finisher a lambda, as a benchmark's patch
+    made it) is read in the main process: the same timeline, and no pool left waiting for it."""
+    rng = random.Random(4)
+    path = tmp_path / "server.log"
+    launches = [Launch(datetime(2026, 1, 1, 8) + timedelta(hours=5 * n), minutes=20, throughput=90.0) for n in range(4)]
+    path.write_text("\n".join(line for launch in launches for line in sglang_launch_lines(launch, rng)) + "\n")
+    monkeypatch.setattr(builder, "PIECE_MIN_BYTES", 1)
+    monkeypatch.setattr(builder, "_run_finisher", lambda keep_samples: lambda run: None)
+
+    def document(jobs: str) -> str:
+        env = Environment(environ={"TIMELINE_JOBS": jobs}, now=lambda: datetime(2026, 3, 1, tzinfo=timezone.utc))
+        return dumps(build([path], log_tz="UTC", env=env, cache=False))
+
+    one = document("1")
+    done: list[str] = []
+    reading_it = threading.Thread(target=lambda: done.append(document("2")), daemon=True)
+    reading_it.start()
+    reading_it.join(60)  # a pool waiting for a task that never comes waits for good
+    assert done == [one]
 
 
 def test_a_big_log_without_launches_starts_no_workers(tmp_path: Path, monkeypatch) -> None:

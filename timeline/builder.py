@@ -695,7 +695,6 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
 
         chunks = 1 if planned else max(1, min(16, len(items) // (4 * jobs)))
         try:
@@ -719,10 +718,10 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
                             _keep(cache, look, parsed)
                     else:
                         parsed = next(results)
-                # a worker killed (the kernel's OOM killer): the rest is read here. Not any error (a
-                # worker's parse turns its own into diagnostics): a task the workers cannot run must
-                # fail the tests, not fall back unseen.
-                except BrokenProcessPool:
+                # a worker killed (the kernel's OOM killer), or a task the pool could not hand over
+                # (unpicklable): the rest is read here. Raising instead left the pool's manager thread
+                # waiting for a task that never came, and its shutdown below with it, for good.
+                except Exception:  # noqa: BLE001
                     pool.shutdown(wait=False, cancel_futures=True)
                     pool = None
             if parsed is None:
