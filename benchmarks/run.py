@@ -224,10 +224,18 @@ def big(work: Path, size: int, repeat: int) -> None:
     )
 
 
-KEEP_SERIES = (
-    "import sys; from timeline import builder; builder.digest_series = lambda run: None; "
-    "from timeline.cli import main; sys.argv[0] = 'timeline'; main()"
-)  # timeline with every run's series kept to the end, as before runs were digested as they end
+# timeline with every run's series kept to the end, as before runs were digested as they end. A
+# function of __main__, not a lambda: a piece's task names it, and the workers are handed it by name.
+KEEP_SERIES = """
+import sys
+from timeline import builder
+def kept(run):
+    return None
+builder.digest_series = kept
+from timeline.cli import main
+sys.argv[0] = 'timeline'
+main()
+"""
 
 
 def memory(work: Path, size: int, larger: int, repeat: int) -> None:
