@@ -787,16 +787,17 @@ class SGLangLogParser:
                     fatal = fatal_message(text)
                     if fatal is not None:
                         seg.fatal = (lineno, fatal)
-            if "nccl==" in text or "NCCL version" in text:
-                version = values.nccl_version(text)
-                if version is not None and version not in seg.nccl:
-                    seg.nccl.append(version)
-                if "sglang" in text and _OWN_NCCL_RE.search(text):
-                    self._own_nccl_line = True
-            elif "cudaDriverVersion" in text:
-                driver = values.cuda_driver_version(text)
-                if driver is not None and driver not in seg.drivers:
-                    seg.drivers.append(driver)
+            if "NCCL" in text or "nccl==" in text:  # one test a line for the version and driver lines
+                if "nccl==" in text or "NCCL version" in text:
+                    version = values.nccl_version(text)
+                    if version is not None and version not in seg.nccl:
+                        seg.nccl.append(version)
+                    if "sglang" in text and _OWN_NCCL_RE.search(text):
+                        self._own_nccl_line = True
+                elif "cudaDriverVersion" in text:
+                    driver = values.cuda_driver_version(text)
+                    if driver is not None and driver not in seg.drivers:
+                        seg.drivers.append(driver)
 
     def previous_stamp(self) -> Any:
         """The stamp a time-only stamp takes its date from: the run's last, else the last time-only one."""

@@ -429,12 +429,13 @@ class VLLMLogParser:
                         when = None
             if when is not None:
                 self._dated = (lineno, when, self._year_index, self._last_md)
-        if "nccl==" in text or "NCCL version" in text:
-            self._nccl(text)
-        elif "cudaDriverVersion" in text:
-            driver = values.cuda_driver_version(text)
-            if driver is not None and driver not in self._run.drivers:
-                self._run.drivers.append(driver)
+        if "NCCL" in text or "nccl==" in text:  # one test a line for the version and driver lines
+            if "nccl==" in text or "NCCL version" in text:
+                self._nccl(text)
+            elif "cudaDriverVersion" in text:
+                driver = values.cuda_driver_version(text)
+                if driver is not None and driver not in self._run.drivers:
+                    self._run.drivers.append(driver)
 
     def _nccl(self, text: str) -> None:
         version = values.nccl_version(text)
