@@ -65,6 +65,21 @@ def test_the_machine_keeps_every_nccl_version_its_ingests_showed(month_timeline,
     assert (machine.host, machine.gpu_count, machine.nccl_versions) == ("h1b", 8, ("2.27.5", "2.28.3"))
 
 
+def test_the_machine_keeps_every_driver_its_ingests_showed_oldest_first(month_timeline, store_url):
+    """As ``machine_of`` joins one build's: an upgrade to 12.10 and a log of 12.8 ingested late
+    leave all three, so the machine is not compared as if it had only ever run 12.10."""
+    with open_store(store_url, {}) as store:
+        for shown in (["12.10"], [], ["12.8", "12.10"]):
+            for run in month_timeline.runs:
+                run.cuda_driver_versions = shown
+            store.ingest(month_timeline, machine_of(month_timeline, "node-1", "h1"))
+        for run in month_timeline.runs:
+            run.cuda_driver_versions = ["12.9"]
+        store.ingest(month_timeline, machine_of(month_timeline, "node-1", "h1"))
+        (machine,) = store.machines()
+    assert machine.driver == "12.8, 12.9, 12.10"
+
+
 def test_ingests_at_once_store_each_run_once(month_timeline, store_url):
     results: list[IngestResult] = []
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from timeline.errors import UsageError
@@ -50,11 +51,15 @@ def machine_of(timeline: Timeline, name: str | None, host: str | None) -> Machin
     """The machine ``timeline``'s logs were written on: ``name`` (default ``host``), what the runs show."""
     counts = [count for run in timeline.runs if (count := gpus_used(run.config)) is not None]
     versions = sorted({version for run in timeline.runs for version in run.nccl_versions})
-    drivers = sorted(
-        {driver for run in timeline.runs for driver in run.cuda_driver_versions},
-        key=lambda driver: tuple(map(int, driver.split("."))),
-    )
+    drivers = [driver for run in timeline.runs for driver in run.cuda_driver_versions]
     label = name or host
     if not label:
         raise UsageError("is empty and the host has no name: name the machine", option="machine")
-    return Machine(label, host, max(counts, default=None), tuple(versions), ", ".join(drivers) or None)
+    return Machine(label, host, max(counts, default=None), tuple(versions), joined_drivers(drivers))
+
+
+def joined_drivers(drivers: Iterable[str]) -> str | None:
+    """``Machine.driver`` of these CUDA versions (each ``12.8`` or already joined ``12.4, 12.8``):
+    each once, oldest first, joined by ``, ``; None for none."""
+    each = {version for driver in drivers for version in driver.split(", ") if version}
+    return ", ".join(sorted(each, key=lambda version: tuple(map(int, version.split("."))))) or None

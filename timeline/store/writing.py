@@ -24,7 +24,7 @@ from timeline.model import CodeEvent, CommitInfo, RepoInfo, Run, Timeline
 from timeline.render.plain import utc
 from timeline.store import codec, schema
 from timeline.store.keys import RunKey, span_digests
-from timeline.store.machine import Machine
+from timeline.store.machine import Machine, joined_drivers
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,8 @@ def ingest(
 
 def _machine(connection: Connection, machine: Machine, now: datetime) -> int:
     """The machine's row, made or brought up to date: the NCCL versions of every ingest, the
-    most GPUs one run used, the last host and driver seen."""
+    most GPUs one run used, the last host seen, every driver version seen (as ``machine_of``
+    joins a build's)."""
     table = schema.machines
     connection.execute(
         _insert(connection, table),
@@ -108,7 +109,7 @@ def _machine(connection: Connection, machine: Machine, now: datetime) -> int:
             host=machine.host or row.host,
             gpu_count=max(counts, default=None),
             nccl_versions=codec.dumps(versions),
-            driver=machine.driver or row.driver,
+            driver=joined_drivers(driver for driver in (row.driver, machine.driver) if driver),
             last_ingest=now,
         )
     )
