@@ -222,7 +222,8 @@ def build_command(
         False,
         "--all-events",
         help="Show every code event of the reflog in the table, markdown and HTML (default: from the move that "
-        "set the code of the first run to the first move after the last; the JSON always has them all).",
+        f"set the code of the first run to the first move after the last; past {MAX_RUNS} runs, of those only the "
+        "ones of the shifts and runs shown and around the latest; the JSON always has them all).",
     ),
     all_runs: bool = typer.Option(
         False,

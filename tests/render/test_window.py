@@ -47,7 +47,7 @@ def test_the_window_runs_from_the_move_that_set_the_code_to_the_first_move_after
     assert window.note() == (
         "29 earlier and 1 later code events not shown (--all-events shows them; the JSON document has them all)"
     )
-    assert event_window(timeline, all_events=True) == (timeline.events, 0, 0)
+    assert event_window(timeline, all_events=True) == (timeline.events, 0, 0, 0)
 
 
 def test_without_runs_the_latest_events_are_shown(long_history):
@@ -99,15 +99,13 @@ def test_the_json_document_and_the_html_report(long_history, tmp_path):
 # --- the run window: a store's 100,000 runs are not a table -------------------------------------
 
 
-@pytest.fixture(scope="module")
-def many_runs(tmp_path_factory) -> tuple[Path, Path]:
-    """Six runs on each of c1 (100 tok/s), c2 (80: a regression) and c3 (80: no change), one an hour."""
-    root = tmp_path_factory.mktemp("runs")
+def _six_runs_a_version(root: Path, levels: tuple[float, ...]) -> tuple[Path, Path]:
+    """Commits c1, c2... (one a version, at ``levels`` tok/s) and a log of six runs on each, one an hour."""
     git, repo = GitScript(root / "home"), root / "checkout"
     repo.mkdir()
     git.git(repo, "init", "-q", at=DAY)
     launches = []
-    for number, level in enumerate((100.0, 80.0, 80.0)):
+    for number, level in enumerate(levels):
         version_start = DAY + timedelta(hours=1 + 7 * number)
         git.commit_file(repo, f"c{number + 1}", version_start - timedelta(minutes=30))
         launches += [
@@ -116,6 +114,12 @@ def many_runs(tmp_path_factory) -> tuple[Path, Path]:
     logs = root / "logs"
     write_sglang_log(logs / "runs.log", launches)
     return repo, logs
+
+
+@pytest.fixture(scope="module")
+def many_runs(tmp_path_factory) -> tuple[Path, Path]:
+    """Six runs on each of c1 (100 tok/s), c2 (80: a regression) and c3 (80: no change), one an hour."""
+    return _six_runs_a_version(tmp_path_factory.mktemp("runs"), (100.0, 80.0, 80.0))
 
 
 @pytest.fixture
@@ -209,3 +213,33 @@ def test_history_shows_the_same_window_and_all_runs_shows_every_stored_run(many_
     assert "10 runs not shown" in shown.stdout and "| r4 |" in shown.stdout and "| r3 |" not in shown.stdout
     every = runner.invoke(app, [*args, "--all-runs"])
     assert "runs not shown" not in every.stdout and "| r3 |" in every.stdout
+
+
+def test_past_the_bound_the_events_shown_are_those_of_the_shifts_and_runs_shown(tmp_path, small_bounds):
+    # c1 100 tok/s, c2 80 (s1: a regression), c3 and c4 80: the runs of s1 and the latest 2 (on
+    # c4) are shown, and of the commits' four moves those between s1's sides (e2) and the one
+    # that set the latest runs' code (e4); e1 before them, e3 between hidden runs
+    repo, logs = _six_runs_a_version(tmp_path, (100.0, 80.0, 80.0, 80.0))
+    timeline = build([logs], repo=repo, log_tz="UTC", cache=False)
+    runs = run_window(timeline)
+    assert [run.id for run in runs.runs] == ["r4", "r5", "r6", "r7", "r8", "r9", "r23", "r24"]
+    shown = runs.of(timeline)
+    window = event_window(shown, runs_hidden=True)
+    assert [e.id for e in window.events] == ["e2", "e4"] and window[1:] == (1, 0, 1)
+    assert window.note() == (
+        "2 code events not shown, only those between the sides of each shift shown, during the runs shown and "
+        "around the latest 2 runs (--all-events shows them; the JSON document has them all)"
+    )
+    assert [e.id for e in event_window(shown).events] == ["e1", "e2", "e3", "e4"]
+    assert event_window(shown, all_events=True, runs_hidden=True) == (timeline.events, 0, 0, 0)
+    args = ["build", str(logs), "--repo", str(repo), "--log-tz", "UTC", "--no-cache"]
+    report = tmp_path / "report.html"
+    table = runner.invoke(app, [*args, "--html", str(report)], env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    html = report.read_text()
+    assert "<td>e2</td>" in html and "<td>e3</td>" not in html and "2 code events not shown" in html
+    assert "e2 commit" in table.stdout and "e4 commit" in table.stdout
+    assert "e1 commit" not in table.stdout and "e3 commit" not in table.stdout
+    assert "2 code events not shown, only those between the sides" in table.stdout
+    every = runner.invoke(app, [*args, "--all-events"], env={"COLUMNS": "200"})
+    assert "e3 commit" in every.stdout and "code events not shown" not in every.stdout

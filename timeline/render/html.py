@@ -463,5 +463,5 @@ def timeline_html(
     every_run = len(timeline.runs)
     timeline = displayable(runs.of(timeline))
     zone, name = _zone(timeline, display)
-    window = event_window(timeline, all_events)
+    window = event_window(timeline, all_events, runs_hidden=bool(runs.hidden))
     return _Report(timeline, zone, name, {e.id for e in window.events}, window.note(), runs.note(), every_run).page()

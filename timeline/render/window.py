@@ -2,8 +2,9 @@
 
 A checkout used for a year has a reflog of thousands of moves; every one of them in the table
 buried the runs (and rich took 28 s to draw 10,000). The views (table, markdown, HTML) show the
-events from the move that set the code of the first run to the first move after the last run;
-the JSON document keeps them all, and ``--all-events`` shows them all.
+events from the move that set the code of the first run to the first move after the last run
+(past ``MAX_RUNS`` runs, of those only some: below); the JSON document keeps them all, and
+``--all-events`` shows them all.
 
 A store of nightly runs holds 100,000 of them (``timeline history``), and a table of every one
 took two minutes and a gigabyte to print for nobody to read. Past ``MAX_RUNS`` runs, the views
@@ -12,7 +13,11 @@ and the first of the side after, which are of its own workload and machine) and 
 ``LATEST_RUNS``; the JSON, CSV and Parquet keep every run, and ``--all-runs`` shows them all.
 The same views then list the shifts with a verdict only: between 100 versions of four machines,
 396 shifts, most of them "no change", were 3,500 lines of table before the first regression. A
-shift a culprit names stays, whatever its verdict; the JSON keeps every shift.
+shift a culprit names stays, whatever its verdict; the JSON keeps every shift. And of the code
+events, they show those between the two sides of each shift shown, during the runs shown and
+around the latest runs: every move of those four machines' 100 versions (397 rows, two thirds
+of the table and of its drawing) showed the few that set the code of a shown run among hundreds
+that set the code of hidden ones.
 """
 
 from __future__ import annotations
@@ -87,9 +92,17 @@ class EventWindow(NamedTuple):
     events: list[CodeEvent]
     earlier: int  # events before them, not shown
     later: int  # events after them, not shown
+    between: int = 0  # events among them not shown: past MAX_RUNS, those of no run or shift shown
 
     def note(self) -> str | None:
         """The line that says what is not shown, or None when everything is."""
+        if self.between:
+            hidden = self.earlier + self.later + self.between
+            return (
+                f"{hidden:,} code event{'s' if hidden != 1 else ''} not shown, only those between the sides of "
+                f"each shift shown, during the runs shown and around the latest {LATEST_RUNS} runs "
+                "(--all-events shows them; the JSON document has them all)"
+            )
         if not self.earlier and not self.later:
             return None
         parts = [f"{count:,} {when}" for count, when in ((self.earlier, "earlier"), (self.later, "later")) if count]
@@ -100,15 +113,38 @@ class EventWindow(NamedTuple):
 
     def of(self, timeline: Timeline) -> Timeline:
         """``timeline`` with the events of the window (itself when it shows them all)."""
-        if not self.earlier and not self.later:
+        if not self.earlier and not self.later and not self.between:
             return timeline
         return dataclasses.replace(timeline, events=self.events)
 
 
-def event_window(timeline: Timeline, all_events: bool = False) -> EventWindow:
+def event_window(timeline: Timeline, all_events: bool = False, runs_hidden: bool = False) -> EventWindow:
     """The events to show: from the last commit-changing move at or before the first run's start
     to the first commit-changing move after the last run's end (both included), in reflog order;
-    the latest ``WITHOUT_RUNS`` when no run has a time; all of them with ``all_events``."""
+    the latest ``WITHOUT_RUNS`` when no run has a time; all of them with ``all_events``.
+    ``runs_hidden``: ``timeline`` holds a run window's runs and shifts (``RunWindow.of``), and
+    of those events only the ones its shifts and runs name are shown, and those of the window of
+    its latest ``LATEST_RUNS`` runs."""
+    window = _event_span(timeline, all_events)
+    if all_events or not runs_hidden or not window.events:
+        return window
+    latest = _event_span(dataclasses.replace(timeline, runs=timeline.runs[-LATEST_RUNS:]), False)
+    named = {e.id for e in latest.events}
+    named.update(event for shift in timeline.shifts for event in shift.events)
+    named.update(event for run in timeline.runs for event in run.events_during)
+    kept = [(index, event) for index, event in enumerate(window.events, window.earlier) if event.id in named]
+    if len(kept) == len(window.events):
+        return window
+    total = len(timeline.events)
+    if not kept:
+        return EventWindow([], 0, 0, total)
+    first, last = kept[0][0], kept[-1][0]
+    return EventWindow([event for _, event in kept], first, total - 1 - last, last + 1 - first - len(kept))
+
+
+def _event_span(timeline: Timeline, all_events: bool) -> EventWindow:
+    """``event_window`` of every run of ``timeline``: the span from the move that set the first
+    one's code to the first move after the last one."""
     events = timeline.events
     starts = [run.start.timestamp() for run in timeline.runs if run.start is not None]
     if all_events or not events:
@@ -148,5 +184,5 @@ def view(timeline: Timeline, all_events: bool = False, all_runs: bool = False) -
 
     runs = run_window(timeline, all_runs)
     windowed = runs.of(timeline)
-    events = event_window(windowed, all_events)
+    events = event_window(windowed, all_events, runs_hidden=bool(runs.hidden))
     return View(displayable(events.of(windowed)), runs.note(), events.note())
