@@ -10,7 +10,7 @@ import pytest
 from shift_stories import steady_run
 
 from timeline.model import CodeEvent, CommitInfo, Confounder, Shift, ShiftSide, Suspect
-from timeline.render.wording import flag_text
+from timeline.render.wording import confounded_text, flag_text
 from timeline.shifts import find_shifts, is_launch_random
 from timeline.suspects import (
     changed_what_ran,
@@ -320,6 +320,24 @@ def test_equal_flag_runs_seeing_the_same_change_keep_the_verdict():
     (only,) = find_shifts(runs, [_pull(10)])
     assert only.verdict == "regression" and only.equal_flags == "runs"
     assert only.reruns == [] and only.confounders
+
+
+@pytest.mark.parametrize(
+    "fields, measured, text",
+    [
+        (["attention_backend"], "improvement", "measured an improvement, but a flag differs between the sides"),
+        (["nccl_version"], "regression", "measured a regression, but the NCCL version differs between the sides"),
+        (
+            ["nccl_version", "disable_cuda_graph", "attention_backend"],
+            "regression",
+            "measured a regression, but the NCCL version and a flag differ between the sides",
+        ),
+    ],
+)
+def test_confounded_text_names_what_differs(fields, measured, text):
+    (shift,) = find_shifts([steady_run(1, "a" * 40, 9, 94.0), steady_run(2, "b" * 40, 11, 60.0)], [_pull(10)])
+    shift.measured, shift.confounders = measured, [Confounder(field, 1, 2) for field in fields]
+    assert confounded_text(shift) == text
 
 
 def test_another_workload_without_confounders_across_the_same_commits_keeps_the_verdict():

@@ -16,6 +16,7 @@ from timeline.model import Culprit, Shift, Suspect, Timeline
 from timeline.render.wording import (
     HARMLESS,
     clearing_text,
+    confounded_text,
     confounder_text,
     counted,
     equal_flags_text,
@@ -57,7 +58,7 @@ def verdict_detail(shift: Shift) -> str | None:
     """The line under the verdict: the rerun that would settle a confounded shift, rerun to
     confirm, or how many more runs would decide it."""
     if shift.verdict == "confounded":
-        said = f"measured a {shift.measured}, but a flag differs between the sides"
+        said = confounded_text(shift)
         if shift.reruns:
             said += ": " + "; ".join(rerun_text(r, shift) for r in shift.reruns)
         return said + (f" ({RERUN})" if shift.single_run else "")

@@ -178,10 +178,25 @@ def clearing_text(clearing: Clearing) -> str:
     return f"{verb} at {clearing.by} with no change ({clearing.change_pct:+.1f}%)"
 
 
+def confounded_text(shift: Shift) -> str:
+    """``measured a regression, but a flag and the NCCL version differ between the sides``."""
+    kinds = list(
+        dict.fromkeys(
+            {"nccl_version": "the NCCL version"}.get(c.field, "a flag")
+            for c in shift.confounders
+        )
+    ) or ["a flag"]
+    article = "an" if shift.measured == "improvement" else "a"
+    verb = "differs" if len(kinds) == 1 else "differ"
+    return f"measured {article} {shift.measured}, but {' and '.join(kinds)} {verb} between the sides"
+
+
 def flag_text(field: str, value: Any) -> str:
     """How a server argument is given on the command line: ``--disable-custom-all-reduce``."""
     if field == "nccl_version":
         return f"NCCL {value}"
+    if field == "cuda_driver_version":
+        return f"driver CUDA {value}"
     flag = "--" + field.replace("_", "-")
     if value is True:
         return f"`{flag}`"
