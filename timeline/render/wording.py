@@ -181,10 +181,7 @@ def clearing_text(clearing: Clearing) -> str:
 def confounded_text(shift: Shift) -> str:
     """``measured a regression, but a flag and the NCCL version differ between the sides``."""
     kinds = list(
-        dict.fromkeys(
-            {"nccl_version": "the NCCL version"}.get(c.field, "a flag")
-            for c in shift.confounders
-        )
+        dict.fromkeys({"nccl_version": "the NCCL version"}.get(c.field, "a flag") for c in shift.confounders)
     ) or ["a flag"]
     article = "an" if shift.measured == "improvement" else "a"
     verb = "differs" if len(kinds) == 1 else "differ"
