@@ -48,13 +48,18 @@ def test_compact_series_summary_is_the_lists(values: list[float]) -> None:
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.floats(min_value=-1e6, max_value=1e6) | st.sampled_from([0.0, 90.25]), min_size=65, max_size=300))
-def test_a_compact_series_picked_by_radix_selection_is_the_lists(values: list[float]) -> None:
-    """Median and quantiles of a long series (``detect.order_statistics`` by radix selection,
-    ``PARTITION_MAX`` lowered for it) are the list way's."""
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_compact_series_picked_by_radix_selection_is_the_lists(compiled: bool, values: list[float]) -> None:
+    """Median and quantiles of a long series (``detect.order_statistics`` by the compiled radix
+    selection, or by numpy's with ``PARTITION_MAX`` lowered for it) are the list way's."""
     from timeline import detect
 
+    if compiled and detect._select is None:
+        pytest.skip("the compiled selection (timeline/_select.c) is not built")
     values = [abs(v) if v == 0 else v for v in values]  # no -0.0: that one goes the list way
     with pytest.MonkeyPatch.context() as patch:
+        if not compiled:
+            patch.setattr(detect, "_select", None)
         patch.setattr(detect, "PARTITION_MAX", 8)
         compact = summarize(array("d", values), "tok/s")
     listed = summarize(list(values), "tok/s")

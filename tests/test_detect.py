@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 import random
+import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -247,12 +251,16 @@ def test_versions_reject_bad_values():
 
 
 def test_detect_is_pure():
-    """No I/O, no git, no clock: only the standard library's maths, numpy (big series) and the model's data classes."""
+    """No I/O, no git, no clock: only the standard library's maths, numpy (big series), the model's
+    data classes, and the compiled order statistics (``timeline/_select.c``: a pure function of an
+    array, no I/O, no state)."""
     tree = ast.parse(Path(detect.__file__).read_text(encoding="utf-8"))
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             imported |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module == "timeline":  # from timeline import a module
+            imported |= {f"timeline.{alias.name}" for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module)
     assert imported <= {
@@ -263,6 +271,7 @@ def test_detect_is_pure():
         "dataclasses",
         "functools",
         "timeline.model",
+        "timeline._select",
         "numpy",
     }
     assert "open(" not in Path(detect.__file__).read_text(encoding="utf-8")
@@ -358,27 +367,124 @@ def test_steady_decode_of_a_parser_series_is_the_lists(values) -> None:
         assert compact.spread == pytest.approx(listed.spread, rel=1e-12, abs=1e-15)
 
 
+def selection(patch: pytest.MonkeyPatch, way: str) -> None:
+    """``detect.order_statistics`` by the compiled selection (``timeline/_select.c``; the test is
+    skipped where it is not built) or by numpy."""
+    if way == "numpy":
+        patch.setattr(detect, "_select", None)
+    elif detect._select is None:
+        pytest.skip("the compiled selection (timeline/_select.c) is not built")
+
+
+def near(base: float, steps: int) -> float:
+    """The float ``steps`` representable values away from ``base`` (from zero): ties and values
+    that differ in their last bits only, which take radix selection's every pass."""
+    (bits,) = struct.unpack("<q", struct.pack("<d", base))
+    return struct.unpack("<d", struct.pack("<q", bits + steps))[0]
+
+
+FLOATS = st.floats(allow_nan=False, allow_subnormal=True).filter(lambda v: v != 0) | st.sampled_from(
+    [0.0, 1.0, 90.25, 5e-324, -5e-324, 1e308, -1e308]
+)
+CLUSTERED = st.builds(near, st.sampled_from([1.0, 90.25, -3.5, 1e-300]), st.integers(0, 5000))
+
+
+def numpy_array(values: list[float]):
+    import numpy as np
+
+    return np.array(values, dtype=np.float64)
+
+
+@st.composite
+def long_series(draw):
+    """Up to 3,000 values (hypothesis draws lists of a few dozen at most): a drawn pool's values
+    repeated (ties, the keys of one radix bucket), a share of them normal noise at a drawn scale
+    (many distinct values), in an order drawn by a seed."""
+    import numpy as np
+
+    pool = np.array(draw(st.lists(FLOATS | CLUSTERED, min_size=1, max_size=40)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    size = draw(st.integers(1, 3000))
+    noise = rng.standard_normal(size) * draw(st.sampled_from([1e-300, 1e-5, 1.0, 1e5, 1e300]))
+    noisy = rng.random(size) < draw(st.sampled_from([0.0, 0.3, 1.0]))
+    return np.where(noisy, noise, pool[rng.integers(0, len(pool), size)])
+
+
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(
-        st.floats(allow_nan=False, allow_subnormal=True).filter(lambda v: v != 0)
-        | st.sampled_from([0.0, 1.0, 90.25, 5e-324, -5e-324, 1e308, -1e308]),
-        min_size=1,
-        max_size=300,
-    ),
+    st.lists(FLOATS, min_size=1, max_size=300).map(numpy_array) | long_series(),
     st.data(),
     st.sampled_from([0, 3, 64]),
 )
-def test_order_statistics_are_the_sorted_values(values, data, partition_max) -> None:
-    """Radix selection (``PARTITION_MAX`` lowered: its buckets, its recursion) picks what sorting
-    picks, whatever the signs, magnitudes and ties."""
+@pytest.mark.parametrize("way", ["compiled", "numpy"])
+def test_order_statistics_are_the_sorted_values(way, array, data, partition_max) -> None:
+    """The compiled selection and numpy's radix selection (``PARTITION_MAX`` lowered: its buckets,
+    its recursion) pick what sorting picks, whatever the signs, magnitudes and ties, ranks in any
+    order and repeated."""
     import numpy as np
 
-    ranks = sorted(data.draw(st.sets(st.integers(0, len(values) - 1), min_size=1, max_size=10)))
-    array = np.array(values, dtype=np.float64)
+    ranks = data.draw(st.lists(st.integers(0, len(array) - 1), min_size=1, max_size=12))
     with pytest.MonkeyPatch.context() as patch:
+        selection(patch, way)
         patch.setattr(detect, "PARTITION_MAX", partition_max)
         assert detect.order_statistics(array, ranks) == np.sort(array)[ranks].tolist()
+
+
+def test_the_compiled_selection_is_built_where_required() -> None:
+    """CI sets TIMELINE_REQUIRE_SCANNER (.ci/run): there, a selection that failed to build (an
+    optional extension, as the line scanner) fails the run instead of testing numpy alone."""
+    if detect._select is None:
+        if os.environ.get("TIMELINE_REQUIRE_SCANNER"):
+            pytest.fail("TIMELINE_REQUIRE_SCANNER is set (CI) but timeline/_select.c was not built, or is stale")
+        pytest.skip("the compiled selection (timeline/_select.c) is not built")
+    assert detect._select.INTERFACE == detect.SELECT_INTERFACE
+
+
+def test_a_selection_built_from_another_source_is_not_used():
+    """An editable install keeps the module it built until it is installed again: one built from
+    another _select.c (here, one without the interface this code expects) is left aside."""
+    program = (
+        "import importlib.machinery, sys, types\n"
+        "stale = types.ModuleType('timeline._select')\n"
+        "stale.__spec__ = importlib.machinery.ModuleSpec('timeline._select', None)\n"
+        "sys.modules['timeline._select'] = stale\n"
+        "from timeline import detect\n"
+        "print(detect._select is None, detect.order_statistics(__import__('numpy').array([3.0, 1.0, 2.0]), [1]))\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert shown.stdout.split() == ["True", "[2.0]"]
+
+
+def test_the_parse_cache_digests_the_built_selection():
+    """A cache entry holds each run's summaries and steady value, picked by the compiled selection
+    when it is built; its C source is not installed, so the cache's code version digests the built
+    module: one rebuilt from a changed _select.c makes every entry a miss."""
+    from timeline import cache
+
+    if detect._select is None:
+        pytest.skip("the compiled selection (timeline/_select.c) is not built")
+    assert Path(detect._select.__file__).resolve() in [path.resolve() for path in cache.parse_sources()]
+
+
+def test_the_compiled_selection_refuses_what_it_cannot_read() -> None:
+    """A rank out of range, or values that are no contiguous float64 buffer: an exception, never
+    a crash or a value read from outside the array."""
+    import numpy as np
+
+    if detect._select is None:
+        pytest.skip("the compiled selection (timeline/_select.c) is not built")
+    values = np.array([2.0, 1.0, 3.0])
+    assert detect._select.order_statistics(values, []) == []
+    with pytest.raises(IndexError):
+        detect._select.order_statistics(values, [3])
+    with pytest.raises(IndexError):
+        detect._select.order_statistics(values, [-1])
+    with pytest.raises(IndexError):
+        detect._select.order_statistics(np.zeros(0), [0])
+    with pytest.raises(TypeError):
+        detect._select.order_statistics(np.array([2, 1, 3]), [0])
+    with pytest.raises((TypeError, ValueError, BufferError)):
+        detect._select.order_statistics(values[::2], [0])
 
 
 @settings(max_examples=100, deadline=None)
@@ -388,10 +494,12 @@ def test_order_statistics_are_the_sorted_values(values, data, partition_max) -> 
         max_size=400,
     )
 )
-def test_steady_decode_picked_by_radix_selection_is_the_lists(values) -> None:
+@pytest.mark.parametrize("way", ["compiled", "numpy"])
+def test_steady_decode_picked_by_radix_selection_is_the_lists(way, values) -> None:
     from array import array
 
     with pytest.MonkeyPatch.context() as patch:
+        selection(patch, way)
         patch.setattr(detect, "PARTITION_MAX", 16)
         compact = steady_decode(array("d", values))
     listed = steady_decode(list(values))

@@ -525,15 +525,16 @@ def parse_sources() -> list[Path]:
     """The source files a parse depends on: the parsers (with the compiled line scanner, when it
     is built: its source is not installed, so the built module's own bytes), the records and
     columns they fill, and the code that digests a run's series as it ends
-    (``builder.digest_series``: an entry holds its summaries and steady value)."""
+    (``builder.digest_series``: an entry holds its summaries and steady value; with the compiled
+    order statistics, ``timeline/_select.c``, when they are built)."""
     import importlib.util
 
     import timeline.parsers as parsers
 
     here = Path(__file__).resolve().parent
     digest = [here / name for name in ("builder.py", "shifts.py", "detect.py")]
-    scanner = importlib.util.find_spec("timeline.parsers._scan")
-    compiled = [Path(scanner.origin)] if scanner is not None and scanner.origin else []
+    built = [importlib.util.find_spec(name) for name in ("timeline.parsers._scan", "timeline._select")]
+    compiled = [Path(spec.origin) for spec in built if spec is not None and spec.origin]
     return [
         *sorted(Path(parsers.__file__).resolve().parent.glob("*.py")),
         *compiled,

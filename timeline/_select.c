@@ -1,0 +1,228 @@
+/* Order statistics of a float64 array, in C: the compiled form of timeline.detect.order_statistics,
+ * whose numpy radix selection stays the reference (tests/test_detect.py compares the two).
+ *
+ * Radix selection: each double's bits are made an unsigned key in the doubles' order (a positive
+ * one's sign bit set, a negative one's bits all flipped); each pass counts the keys in each of
+ * 2**BITS buckets of their range and keeps only the buckets that hold a wanted rank, whose range is
+ * then 2**BITS times smaller: at most six passes, whatever the values, and a few hundred keys left
+ * after the first on a run's series. A pure function: no I/O, no state.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BITS 11
+#define BUCKETS (1 << BITS)
+#define SMALL 32 /* this many keys or fewer: sorted by insertion */
+#define SIGN 0x8000000000000000ULL
+
+typedef struct {
+    Py_ssize_t rank; /* among the keys of the current range */
+    Py_ssize_t slot; /* where its value goes in the result */
+} Want;
+
+typedef struct {
+    Py_ssize_t bucket, start, count; /* a bucket holding wanted ranks, where its keys are gathered */
+    Py_ssize_t first, wants;         /* those ranks: want[first .. first + wants) */
+} Group;
+
+static inline uint64_t key_of(double value) {
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return bits ^ ((uint64_t)((int64_t)bits >> 63) | SIGN);
+}
+
+static inline double value_of(uint64_t key) {
+    uint64_t bits = key & SIGN ? key ^ SIGN : ~key;
+    double value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+static int by_rank(const void *a, const void *b) {
+    Py_ssize_t x = ((const Want *)a)->rank, y = ((const Want *)b)->rank;
+    return (x > y) - (x < y);
+}
+
+static inline int bit_length(uint64_t x) {
+    return x ? 64 - __builtin_clzll(x) : 0;
+}
+
+/* out[w.slot] = the w.rank-th smallest of keys[0 .. n) for each of the nw wants (sorted by rank);
+ * spare: room for n keys; map: room for BUCKETS. keys and spare are reordered. 0, or -1 (no memory). */
+static int pick(uint64_t *keys, uint64_t *spare, Py_ssize_t n, Want *want, Py_ssize_t nw, uint64_t *out,
+                Py_ssize_t *map) {
+    if (n <= SMALL) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            uint64_t key = keys[i];
+            Py_ssize_t j = i;
+            for (; j > 0 && keys[j - 1] > key; j--)
+                keys[j] = keys[j - 1];
+            keys[j] = key;
+        }
+        for (Py_ssize_t w = 0; w < nw; w++)
+            out[want[w].slot] = keys[want[w].rank];
+        return 0;
+    }
+    uint64_t low = keys[0], high = keys[0];
+    for (Py_ssize_t i = 1; i < n; i++) {
+        low = keys[i] < low ? keys[i] : low;
+        high = keys[i] > high ? keys[i] : high;
+    }
+    if (low == high) {
+        for (Py_ssize_t w = 0; w < nw; w++)
+            out[want[w].slot] = low;
+        return 0;
+    }
+    int length = bit_length(high - low);
+    int shift = length > BITS ? length - BITS : 0;
+    Py_ssize_t buckets = (Py_ssize_t)((high - low) >> shift) + 1;
+    memset(map, 0, (size_t)buckets * sizeof *map);
+    for (Py_ssize_t i = 0; i < n; i++)
+        map[(keys[i] - low) >> shift]++;
+    Group *groups = malloc((size_t)nw * sizeof *groups);
+    if (groups == NULL)
+        return -1;
+    Py_ssize_t count = 0, before = 0, w = 0;
+    for (Py_ssize_t b = 0; b < buckets && w < nw; b++) {
+        Py_ssize_t inside = map[b];
+        if (want[w].rank < before + inside) {
+            Group *group = &groups[count++];
+            group->bucket = b;
+            group->count = inside;
+            group->first = w;
+            for (; w < nw && want[w].rank < before + inside; w++)
+                want[w].rank -= before;
+            group->wants = w - group->first;
+        }
+        before += inside;
+    }
+    int result = 0;
+    if (shift == 0) { /* a bucket a key */
+        for (Py_ssize_t g = 0; g < count; g++)
+            for (Py_ssize_t i = 0; i < groups[g].wants; i++)
+                out[want[groups[g].first + i].slot] = low + (uint64_t)groups[g].bucket;
+        goto done;
+    }
+    /* map: where the next key of each wanted bucket goes in spare, -1 for the other buckets */
+    memset(map, 0xff, (size_t)buckets * sizeof *map);
+    Py_ssize_t start = 0;
+    for (Py_ssize_t g = 0; g < count; g++) {
+        groups[g].start = start;
+        map[groups[g].bucket] = start;
+        start += groups[g].count;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t key = keys[i];
+        Py_ssize_t *at = &map[(key - low) >> shift];
+        if (*at >= 0)
+            spare[(*at)++] = key;
+    }
+    for (Py_ssize_t g = 0; g < count && result == 0; g++)
+        result = pick(spare + groups[g].start, keys + groups[g].start, groups[g].count, want + groups[g].first,
+                      groups[g].wants, out, map);
+done:
+    free(groups);
+    return result;
+}
+
+static PyObject *order_statistics(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *values, *ranks;
+    if (!PyArg_ParseTuple(args, "OO", &values, &ranks))
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(values, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return NULL;
+    PyObject *result = NULL, *listed = NULL;
+    Want *want = NULL;
+    uint64_t *keys = NULL, *spare = NULL, *out = NULL;
+    Py_ssize_t *map = NULL;
+    if (view.itemsize != sizeof(double) || view.format == NULL || strcmp(view.format, "d") != 0) {
+        PyErr_SetString(PyExc_TypeError, "order_statistics: values must be a contiguous float64 buffer");
+        goto done;
+    }
+    Py_ssize_t n = view.len / (Py_ssize_t)sizeof(double);
+    listed = PySequence_Fast(ranks, "order_statistics: ranks must be a sequence of integers");
+    if (listed == NULL)
+        goto done;
+    Py_ssize_t nw = PySequence_Fast_GET_SIZE(listed);
+    want = malloc((size_t)(nw ? nw : 1) * sizeof *want);
+    out = malloc((size_t)(nw ? nw : 1) * sizeof *out);
+    keys = malloc((size_t)(n ? n : 1) * sizeof *keys);
+    spare = malloc((size_t)(n ? n : 1) * sizeof *spare);
+    map = malloc(BUCKETS * sizeof *map);
+    if (want == NULL || out == NULL || keys == NULL || spare == NULL || map == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nw; i++) {
+        Py_ssize_t rank = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(listed, i));
+        if (rank == -1 && PyErr_Occurred())
+            goto done;
+        if (rank < 0 || rank >= n) {
+            PyErr_Format(PyExc_IndexError, "order_statistics: rank %zd out of range for %zd values", rank, n);
+            goto done;
+        }
+        want[i].rank = rank;
+        want[i].slot = i;
+    }
+    qsort(want, (size_t)nw, sizeof *want, by_rank);
+    const double *data = view.buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        keys[i] = key_of(data[i]);
+    if (nw && pick(keys, spare, n, want, nw, out, map) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyList_New(nw);
+    if (result == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < nw; i++) {
+        PyObject *value = PyFloat_FromDouble(value_of(out[i]));
+        if (value == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, i, value);
+    }
+done:
+    free(want);
+    free(out);
+    free(keys);
+    free(spare);
+    free(map);
+    Py_XDECREF(listed);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyMethodDef select_functions[] = {
+    {"order_statistics", order_statistics, METH_VARARGS,
+     "order_statistics(values, ranks) -> the ranks-th smallest (0-based) of a contiguous float64 buffer "
+     "without nan, as floats, in the order of ranks (-0.0 ordered before 0.0)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef select_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_select",
+    .m_doc = "Order statistics by radix selection (timeline/_select.c).",
+    .m_size = -1,
+    .m_methods = select_functions,
+};
+
+PyMODINIT_FUNC PyInit__select(void) {
+    PyObject *module = PyModule_Create(&select_module);
+    if (module == NULL)
+        return NULL;
+    /* The version of the function above that detect.SELECT_INTERFACE expects: a module built from
+     * an older _select.c (an editable install not rebuilt after a pull) is then not used. */
+    if (PyModule_AddIntConstant(module, "INTERFACE", 1) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
