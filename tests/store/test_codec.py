@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import datetime, timedelta, timezone
 
 from timeline.model import CodeEvent, CommitInfo, MetricSummary, RepoInfo, Run, SteadyValue, ZoneReading
@@ -127,14 +128,31 @@ def test_a_checkout_round_trips():
     assert codec.decode_repo(codec.encode_repo(repo)) == repo
 
 
+def _reader(run: Run) -> codec.ColumnReader:
+    """A reader of ``run``'s rows, its facets the blob 7."""
+    return codec.ColumnReader({"digest-of-e3": "e3"}, {7: json.loads(codec.run_facets(run, {"e3": "digest-of-e3"}))})
+
+
+def test_a_runs_facets_are_the_values_of_its_columns():
+    # migration 0006 makes the facets of the runs stored before it from their columns: the same blob
+    run = full_run()
+    columns = codec.run_columns(run, {"e3": "digest-of-e3"})
+    assert json.loads(codec.run_facets(run, {"e3": "digest-of-e3"})) == [
+        json.loads(columns[name]) if name in ("events_during", "nccl_versions") else columns[name]
+        for name in codec.FACETS
+    ]
+    assert json.loads(codec.run_facets(run, {"e3": "digest-of-e3"}))[5] == ["digest-of-e3"]
+
+
 def test_a_run_made_from_its_columns_is_the_run_its_summaries_read_from_the_array_when_asked():
     run = full_run()
     columns = codec.run_columns(run, {"e3": "digest-of-e3"})
-    back = codec.ColumnReader({"digest-of-e3": "e3"}).run(
+    back = _reader(run).run(
         [columns[name] for name in codec.RUN_COLUMNS],
         codec.encode_run(run, {"e3": "digest-of-e3"}),
         run.config,
         run.messages,
+        7,
     )
     back.id = run.id
     names = {f.name for f in dataclasses.fields(Run)}
@@ -147,8 +165,8 @@ def test_a_run_made_from_its_columns_is_the_run_its_summaries_read_from_the_arra
 def test_a_field_set_on_a_stored_run_before_its_array_is_read_keeps_the_value_set():
     run = full_run()
     columns = codec.run_columns(run, {"e3": "digest-of-e3"})
-    back = codec.ColumnReader({"digest-of-e3": "e3"}).run(
-        [columns[name] for name in codec.RUN_COLUMNS], codec.encode_run(run, {"e3": "digest-of-e3"}), {}, []
+    back = _reader(run).run(
+        [columns[name] for name in codec.RUN_COLUMNS], codec.encode_run(run, {"e3": "digest-of-e3"}), {}, [], 7
     )
     back.status, back.error = "ok", None
     assert back.metrics == run.metrics  # the array read now

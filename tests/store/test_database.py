@@ -11,7 +11,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, inspect, select, text
+from sqlalchemy import create_engine, func, inspect, select, text
 
 from timeline.errors import UsageError
 from timeline.store import STORE_VARIABLE, machine_of, open_store
@@ -194,3 +194,28 @@ def test_0005_ends_each_array_with_the_drivers_and_goes_back(month_timeline, sto
         assert history.runs == expected.runs
     with create_engine(store_url).connect() as connection:
         assert connection.execute(docs).scalars().all() == made
+
+
+def test_0006_keeps_each_distinct_set_of_facets_once_and_goes_back(month_timeline, store_url):
+    """Down to 0005 the runs lose their facets' column and the store those blobs; up again (the
+    runs' samples kept), each run names the blob of its facets, made from its columns as an
+    ingest makes it from the run."""
+    with open_store(store_url, {}) as store:
+        store.ingest(month_timeline, machine_of(month_timeline, "node-1", "host-1"), keep_samples=True)
+        (expected,) = store.read()
+    runs, blobs = metadata.tables["runs"], metadata.tables["blobs"]
+    facets = select(runs.c.id, blobs.c.body).join(blobs, blobs.c.id == runs.c.facets_id).order_by(runs.c.id)
+    count = select(func.count()).select_from(blobs)
+    engine = create_engine(store_url)
+    with engine.begin() as connection:
+        made, stored = connection.execute(facets).all(), connection.execute(count).scalar()
+        command.downgrade(alembic_config(connection), "0005")
+        assert "facets_id" not in {column["name"] for column in inspect(connection).get_columns("runs")}
+        assert connection.execute(count).scalar() == 2  # the server arguments and the messages
+    engine.dispose()
+    assert len(made) == 45 and 2 < stored < 45
+    with open_store(store_url, {}) as store:
+        (history,) = store.read()
+        assert history.runs == expected.runs and all(run.samples is not None for run in history.runs)
+    with create_engine(store_url).connect() as connection:
+        assert connection.execute(facets).all() == made and connection.execute(count).scalar() == stored

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import timeline
 from timeline.export import samples_to_dict
 from timeline.store import IngestResult, open_store
+from timeline.store.codec import FACETS
 from timeline.store.machine import machine_of
 
 
@@ -41,7 +42,11 @@ def test_the_rows_a_user_queries_are_columns(month_timeline, tmp_path):
             "SELECT m.name, r.workload, r.start, r.[commit], r.steady_value"
             " FROM runs r JOIN machines m ON m.id = r.machine_id ORDER BY r.start LIMIT 1"
         ).fetchall()
-        configs = connection.execute("SELECT count(*) FROM blobs").fetchone()[0]
+        blobs = connection.execute("SELECT count(*) FROM blobs").fetchone()[0]
+        named = connection.execute(
+            "SELECT count(DISTINCT config_id), count(DISTINCT messages_id), count(DISTINCT facets_id) FROM runs"
+        ).fetchone()
+        facets = connection.execute(f"SELECT count(*) FROM (SELECT DISTINCT {', '.join(FACETS)} FROM runs)").fetchone()
     first = month_timeline.runs[0]
     assert rows == [
         (
@@ -52,7 +57,8 @@ def test_the_rows_a_user_queries_are_columns(month_timeline, tmp_path):
             first.steady.value,
         )
     ]
-    assert configs == 2  # one server configuration and one set of messages for 45 runs
+    # one server configuration and one set of messages for 45 runs; each distinct set of facets once
+    assert named == (1, 1, facets[0]) and blobs == 2 + facets[0] and 23 <= facets[0] < 45  # 23 logs
 
 
 def test_the_machine_keeps_every_nccl_version_its_ingests_showed(month_timeline, store_url):

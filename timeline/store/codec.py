@@ -176,11 +176,31 @@ FROM_ARRAY = (
     "date_source",
     "cuda_driver_versions",
 )
+# The columns of a run that the runs of one log share, most of them whatever the log: kept once
+# a distinct set (a blob, ``runs.facets_id``; migration 0006 makes it from these columns), so a
+# reading fetches one value a run for them, not ten. In the blob the lists are lists, not JSON text.
+FACETS = (
+    "source",
+    "kind",
+    "tz",
+    "tz_source",
+    "attribution",
+    "events_during",
+    "nccl_versions",
+    "steady_metric",
+    "steady_unit",
+    "steady_source",
+)
 # The columns ``ColumnReader`` reads (schema.runs), in this order: the array's fields but the
-# ``FROM_ARRAY`` ones, the start as its ISO text, the steady value a column a field.
+# ``FROM_ARRAY`` ones, the start as its ISO text, the steady value a column a field, less the
+# ``FACETS``.
 _AS_COLUMNS = {"start": ("start_iso",), "steady": tuple(f"steady_{name}" for name in STEADY_FIELDS)}
 RUN_COLUMNS = tuple(
-    column for name in RUN_FIELDS if name not in FROM_ARRAY for column in _AS_COLUMNS.get(name, (name,))
+    column
+    for name in RUN_FIELDS
+    if name not in FROM_ARRAY
+    for column in _AS_COLUMNS.get(name, (name,))
+    if column not in FACETS
 )
 
 
@@ -214,6 +234,23 @@ def run_columns(run: Run, entries: dict[str, str]) -> dict[str, Any]:
         "error_line": run.error_line,
         "date_source": run.date_source,
     }
+
+
+def run_facets(run: Run, entries: dict[str, str]) -> str:
+    """The run's ``FACETS`` as their blob's JSON: the values of its columns (``run_columns``), lists as lists."""
+    steady = run.steady
+    return dumps(
+        [
+            run.source,
+            run.kind,
+            run.tz,
+            run.tz_source,
+            run.attribution,
+            [entries[event] for event in run.events_during],
+            run.nccl_versions,
+            *((None, None, None) if steady is None else (steady.metric, steady.unit, steady.source)),
+        ]
+    )
 
 
 class _FromArray:
@@ -272,43 +309,43 @@ def _from_array(doc: str) -> dict[str, Any]:
     return found
 
 
+_DURING = FACETS.index("events_during")
+
+
 class ColumnReader:
-    """Makes ``StoredRun``s from rows of ``RUN_COLUMNS``, decoding each distinct list once: the
-    runs of one reading share their lists, server arguments and messages (read them, do not change
-    them)."""
+    """Makes ``StoredRun``s from rows of ``RUN_COLUMNS`` and their facets (``FACETS``, one list a
+    blob id in ``facets``), each distinct facets' list made once: the runs of one reading share
+    their lists, server arguments and messages (read them, do not change them)."""
 
-    def __init__(self, event_ids: dict[str, str]) -> None:
+    def __init__(self, event_ids: dict[str, str], facets: dict[int, list[Any]]) -> None:
         self._event_ids = event_ids
-        self._lists: dict[str, list[Any]] = {"[]": []}
+        self._blobs = facets
+        self._facets: dict[int, tuple[Any, ...]] = {}
 
-    def _list(self, text: str) -> list[Any]:
-        found = self._lists.get(text)
+    def _shared(self, facets_id: int) -> tuple[Any, ...]:
+        """The facets of the blob ``facets_id``, their events during as this reading's ids."""
+        found = self._facets.get(facets_id)
         if found is None:
-            found = self._lists[text] = json.loads(text)
+            values = list(self._blobs[facets_id])
+            values[_DURING] = [self._event_ids[e] for e in values[_DURING] if e in self._event_ids]
+            found = self._facets[facets_id] = tuple(values)
         return found
 
-    def run(self, columns: Sequence[Any], doc: str, config: dict[str, Any], messages: list[str]) -> Run:
-        """The run of one row: ``columns`` in ``RUN_COLUMNS`` order, its array ``doc``."""
+    def run(self, columns: Sequence[Any], doc: str, config: dict[str, Any], messages: list[str], facets_id: int) -> Run:
+        """The run of one row: ``columns`` in ``RUN_COLUMNS`` order, its array ``doc``, its facets' blob id."""
         (
             source,
             kind,
-            start,
             tz,
             tz_source,
-            first_line,
-            commit,
             attribution,
             events_during,
             nccl_versions,
             steady_metric,
             steady_unit,
-            steady_value,
-            steady_n,
-            steady_skipped,
-            steady_spread,
             steady_source,
-            steady_ranks,
-        ) = columns
+        ) = self._shared(facets_id)
+        start, first_line, commit, steady_value, steady_n, steady_skipped, steady_spread, steady_ranks = columns
         run = StoredRun.__new__(StoredRun)
         run.__dict__ = {
             "id": "",
@@ -320,10 +357,8 @@ class ColumnReader:
             "first_line": first_line,
             "commit": commit,
             "attribution": attribution,
-            "events_during": []
-            if events_during == "[]"
-            else [self._event_ids[e] for e in json.loads(events_during) if e in self._event_ids],
-            "nccl_versions": self._list(nccl_versions),
+            "events_during": events_during,
+            "nccl_versions": nccl_versions,
             "config": config,
             "samples": None,
             "steady": None

@@ -2,7 +2,8 @@
 
 A handful of queries whatever the number of runs (machines, repos, runs, their blobs, events,
 their commits, samples), never one a row: ``timeline history`` reads 100,000 runs this way, each
-from its columns (``codec.ColumnReader``; its summaries decoded when first read). The runs and
+from its columns and the facets it shares with the other runs of its log (``codec.ColumnReader``;
+its summaries decoded when first read). The runs and
 events of one machine are numbered again (``r1``, ``e1``...) in the order build numbers them,
 and a run's events-during point at the new event ids. Runs of the same server arguments share
 one ``config`` dict (and messages, NCCL versions...): read them, do not change them.
@@ -79,12 +80,13 @@ def _read(
             runs.c.doc,
             runs.c.config_id,
             runs.c.messages_id,
+            runs.c.facets_id,
             *(runs.c[name] for name in codec.RUN_COLUMNS),
         ).where(run_filter)
     ).all():  # one fetch, not one a row
         run_rows[row[1]].append(row)
     # the blobs by id: a few distinct ones, however many runs name them
-    named = sorted({blob_id for rows in run_rows.values() for row in rows for blob_id in (row[3], row[4])})
+    named = sorted({blob_id for rows in run_rows.values() for row in rows for blob_id in (row[3], row[4], row[5])})
     blobs: dict[int, Any] = {}
     for batch in schema.batches(named):
         blobs.update(
@@ -107,10 +109,10 @@ def _read(
     repos = _repos(connection, machine_ids)
     for machine_row in machine_rows:
         events = events_by_machine.get(machine_row.id, [])
-        reader = codec.ColumnReader({entry: event.id for entry, event in events})
+        reader = codec.ColumnReader({entry: event.id for entry, event in events}, blobs)
         stored = []
         for row in run_rows[machine_row.id]:
-            run = reader.run(row[5:], row[2], blobs[row[3]], blobs[row[4]])
+            run = reader.run(row[6:], row[2], blobs[row[3]], blobs[row[4]], row[5])
             if row[0] in samples:
                 run.samples = samples_from_dict(json.loads(samples[row[0]]))
             stored.append(run)

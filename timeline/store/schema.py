@@ -6,9 +6,10 @@ model (``timeline.store.codec``), so reading back gives the very ``Run`` build m
 ``timeline history`` tests a run on (its start, steady value, status, NCCL versions...) is in
 typed columns of the run too, read without decoding the run's ``doc`` (timeline.store.reading:
 decoding 100,000 of them was most of the time of ``timeline history``).
-A run's server arguments and printed messages repeat from night to night: each distinct one is
-kept once, in ``blobs``. The migrations (``timeline/store/migrations/versions``) create exactly
-these tables; a test holds them to it.
+A run's server arguments and printed messages repeat from night to night, and the runs of one
+log share their path, zone, NCCL versions...: each distinct one is kept once, in ``blobs``. The
+migrations (``timeline/store/migrations/versions``) create exactly these tables; a test holds
+them to it.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from sqlalchemy import (
 
 # The newest migration (timeline/store/migrations/versions): a store at another revision this
 # timeline knows is upgraded on open, one at a revision it does not know was made by a newer one.
-REVISIONS = ("0001", "0002", "0003", "0004", "0005")  # oldest first
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006")  # oldest first
 HEAD_REVISION = REVISIONS[-1]
 # Alembic's bookkeeping table, named for us: a team's database may hold another tool's alembic_version.
 VERSION_TABLE = "timeline_version"
@@ -163,6 +164,10 @@ runs = Table(
     Column("error", Text),
     Column("error_line", Integer),
     Column("date_source", String(32)),
+    # What the runs of one log share (codec.FACETS: its path, kind, zone, NCCL versions...), one
+    # blob each distinct set: history reads one value a run for them, not ten. Every run has it;
+    # neither NOT NULL nor a foreign key, as SQLite adds a column to a table of rows (migration 0006).
+    Column("facets_id", Integer),
     Index("ix_runs_machine_start", "machine_id", "start"),
     Index("ix_runs_commit", "commit"),
     Index("ix_runs_workload", "workload"),

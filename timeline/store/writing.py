@@ -204,7 +204,8 @@ def _runs(
         return 0, 0
     configs = [codec.dumps(run.config) for run in runs]
     messages = [codec.dumps(run.messages) for run in runs]
-    blob_ids = _blob_ids(connection, {codec.digest(body): body for body in (*configs, *messages)})
+    facets = [codec.run_facets(run, entries) for run in runs]
+    blob_ids = _blob_ids(connection, {codec.digest(body): body for body in (*configs, *messages, *facets)})
     rows: list[dict[str, Any]] = sorted(
         (
             {
@@ -214,11 +215,12 @@ def _runs(
                 "repo_id": repo_id,
                 "config_id": blob_ids[codec.digest(config)],
                 "messages_id": blob_ids[codec.digest(printed)],
+                "facets_id": blob_ids[codec.digest(shared)],
                 "doc": codec.encode_run(run, entries),
                 "ingested": now,
                 **codec.run_columns(run, entries),
             }
-            for run, key, config, printed in zip(runs, keys, configs, messages, strict=True)
+            for run, key, config, printed, shared in zip(runs, keys, configs, messages, facets, strict=True)
         ),
         key=lambda row: row["run_key"],
     )
