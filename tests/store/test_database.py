@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, func, inspect, select, text
 from timeline.errors import UsageError
 from timeline.store import STORE_VARIABLE, machine_of, open_store
 from timeline.store.codec import RUN_FIELDS
-from timeline.store.database import store_url
+from timeline.store.database import MMAP_BYTES, make_engine, store_url
 from timeline.store.errors import StoreError
 from timeline.store.schema import HEAD_REVISION, REVISIONS, VERSION_TABLE, metadata
 
@@ -42,6 +42,12 @@ def test_a_new_store_has_exactly_the_schema_of_the_tables(tmp_path):
         assert compare_metadata(context, metadata) == []
         assert context.get_current_revision() == HEAD_REVISION
         assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+
+
+def test_a_sqlite_store_is_read_through_a_memory_map(tmp_path):
+    open_store(str(tmp_path / "h.sqlite"), {}).close()
+    with make_engine(store_url(str(tmp_path / "h.sqlite"), {})).connect() as connection:
+        assert connection.execute(text("PRAGMA mmap_size")).scalar() == MMAP_BYTES
 
 
 def test_a_store_made_by_an_older_timeline_is_migrated_keeping_its_rows(tmp_path):

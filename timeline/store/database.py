@@ -29,6 +29,11 @@ STORE_VARIABLE = "TIMELINE_STORE"
 DEFAULT_FILE = "history.sqlite"
 BUSY_TIMEOUT_S = 30.0  # how long a SQLite writer waits for another to finish
 CONNECT_TIMEOUT_S = 10  # a PostgreSQL server that does not answer
+# SQLite reads the file through a memory map of up to this many bytes, not read() calls into its
+# page cache (https://www.sqlite.org/mmap.html): fetching 100,000 stored runs took 0.7x the time.
+# The trade that page names: an I/O error met through the map ends the process (SIGBUS) where
+# read() gives an error message; a SQLite store is a local file (a shared one is PostgreSQL).
+MMAP_BYTES = 1 << 30
 WRITE_ATTEMPTS = 8
 T = TypeVar("T")
 
@@ -116,6 +121,7 @@ def _sqlite_connected(dbapi_connection: Any, record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
     cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
     cursor.close()
 
 
