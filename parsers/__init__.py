@@ -71,10 +71,10 @@ def parse_file(
 
 
 def preload() -> None:
-    """Import the parsers and the ``server_args`` grammar (pyparsing) now rather than on first
-    use: before worker processes fork, so that each does not import them again (about 0.1 s of
-    CPU a worker)."""
-    from timeline.parsers import _repr_grammar, reading  # noqa: F401
+    """Import the parsers now rather than on first use: before worker processes fork, so that
+    each does not import them again. Not the ``server_args`` grammar (pyparsing, about 0.05 s):
+    most texts are read without it (``pyrepr``), and a worker that meets one that is not imports it."""
+    from timeline.parsers import reading  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

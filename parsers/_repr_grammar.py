@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import Any
 
 import pyparsing as pp
 
-from timeline.parsers.pyrepr import ReprError
+from timeline.parsers.pyrepr import (
+    ANGLE,
+    BUILDERS,
+    CALL_OPENER,
+    CONSTANT,
+    CONSTANTS,
+    DICT_KEY,
+    IDENT,
+    NUMBER,
+    STRING,
+    TYPOGRAPHIC,
+    ReprError,
+    dict_key,
+    number_value,
+    string_value,
+)
 
 __all__ = ["ReprError", "parse_value", "parse_keyword_repr"]
 
@@ -118,21 +132,11 @@ def _unbox(tok: Any) -> Any:
 
 
 def _string(toks: pp.ParseResults) -> _Box:
-    text = toks[0]
-    prefix = text[: len(text) - len(text.lstrip("rRbBuU"))]
-    if "b" in prefix.lower():
-        return _Box(text)  # bytes: keep the repr text
-    try:
-        return _Box(ast.literal_eval(text))
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return _Box(text[len(prefix) + 1 : -1])
+    return _Box(string_value(toks[0]))
 
 
 def _number(toks: pp.ParseResults) -> _Box:
-    text = toks[0]
-    if any(c in text for c in ".eEin"):
-        return _Box(float(text))
-    return _Box(int(text))
+    return _Box(number_value(toks[0]))
 
 
 def _as(kind: type):
@@ -143,26 +147,15 @@ def _as(kind: type):
 
 
 def _dict(toks: pp.ParseResults) -> _Box:
-    out: dict[Any, Any] = {}
-    for pair in toks:
-        key = _unbox(pair[0])
-        try:
-            hash(key)
-        except TypeError:
-            key = repr(key)
-        out[key] = _unbox(pair[1])
-    return _Box(out)
-
-
-_EMPTY = {"set": list, "frozenset": list, "list": list, "tuple": tuple, "dict": dict}
+    return _Box({dict_key(_unbox(pair[0])): _unbox(pair[1]) for pair in toks})
 
 
 def _call(s: str, loc: int, toks: pp.ParseResults) -> _Box:
     start, parts, end = toks[0], toks[1][0], toks[2]
     name, args = parts[0], list(parts[1:])
-    if name in _EMPTY:
+    if name in BUILDERS:
         if not args:
-            return _Box(_EMPTY[name]())
+            return _Box(BUILDERS[name]())
         if len(args) == 1 and not isinstance(args[0], _Kw):
             inner = _unbox(args[0])
             if name in ("set", "frozenset", "list") and isinstance(inner, (list, tuple)):
@@ -176,23 +169,17 @@ def _call(s: str, loc: int, toks: pp.ParseResults) -> _Box:
     return _Box(s[start:end])
 
 
-IDENT = r"[A-Za-z_]\w*"
-# Quotes a forum or chat tool put in place of ASCII ones in a pasted log (model=‘mistralai/...’ in
-# https://github.com/vllm-project/vllm/issues/2826): a string all the same (_string keeps the text inside).
-TYPOGRAPHIC = r"‘[^‘’]*’|“[^“”]*”"
-
-
 def _build() -> pp.ParserElement:
     lpar, rpar, lbrk, rbrk, lbrc, rbrc, colon, eq, comma = map(pp.Suppress, "()[]{}:=,")
     value = pp.Forward()
 
-    string = pp.Regex(r"""(?:[rRbBuU]{1,2})?(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|""" + TYPOGRAPHIC)
+    string = pp.Regex(STRING)
     string.set_parse_action(_string)
-    number = pp.Regex(r"[-+]?(?:(?:\d[\d_]*)?\.?\d[\d_]*(?:[eE][-+]?\d+)?|inf|nan)(?![\w.])")
+    number = pp.Regex(NUMBER)
     number.set_parse_action(_number)
-    constant = pp.Regex(r"(?:True|False|None)(?![\w.])")
-    constant.set_parse_action(lambda t: _Box({"True": True, "False": False, "None": None}[t[0]]))
-    angle = pp.Regex(r"<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>")
+    constant = pp.Regex(CONSTANT)
+    constant.set_parse_action(lambda t: _Box(CONSTANTS[t[0]]))
+    angle = pp.Regex(ANGLE)
     angle.set_parse_action(lambda t: _Box(t[0]))
     name = pp.Regex(r"[A-Za-z_][\w.]*")
 
@@ -235,13 +222,9 @@ def _top_grammar(opener: str, closer: str, item: pp.ParserElement, sep: re.Patte
 
 
 _CALL_ITEM = pp.Regex(IDENT) + pp.Suppress("=") + _VALUE
-_DICT_ITEM = (
-    pp.Regex(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|""" + TYPOGRAPHIC).set_parse_action(_string)
-    + pp.Suppress(":")
-    + _VALUE
-)
+_DICT_ITEM = pp.Regex(DICT_KEY).set_parse_action(_string) + pp.Suppress(":") + _VALUE
 _FORMS = {
-    "call": _top_grammar(r"[A-Za-z_][\w.]*\(", ")", _CALL_ITEM, _CALL_SEP),
+    "call": _top_grammar(CALL_OPENER, ")", _CALL_ITEM, _CALL_SEP),
     "dict": _top_grammar(r"\{", "}", _DICT_ITEM, _DICT_SEP),
 }
 
@@ -268,7 +251,7 @@ def parse_keyword_repr(text: str) -> tuple[dict[str, Any], list[str]]:
     body = text.strip()
     if body.startswith("{"):
         form, closer = "dict", "}"
-    elif re.match(r"[A-Za-z_][\w.]*\(", body):
+    elif re.match(CALL_OPENER, body):
         form, closer = "call", ")"
     else:
         return {}, [f"not a Name(...) or {{...}} repr: {_excerpt(body)!r}"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from timeline.parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
 
@@ -186,3 +188,119 @@ def test_long_repr_is_fast_enough() -> None:
     fields, problems = parse_keyword_repr(f"ServerArgs({body})")
     assert problems == [] and len(fields) == 480
     assert time.perf_counter() - start < 2.0
+
+
+# --------------------------------------------------------------------------- the quick reader
+
+NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
+SPACE = st.sampled_from(["", " ", "  ", "\n", "\t", " \r\n"])
+ODD_SPACE = st.sampled_from(["", " ", "\x0c", "\u00a0"])  # whitespace the grammar's tokens do not skip
+READABLE = st.one_of(
+    st.text(max_size=8).map(repr),
+    st.sampled_from(["‘a’", "“b, c”", "b'raw'", "u'x'", "r'\\d'", "'it\\'s'"]),
+    st.integers(-(10**20), 10**20).map(str),
+    st.floats().map(repr),
+    st.sampled_from(["1_000", "+5", "-0.0", ".5", "1e5", "nan", "-inf", "True", "False", "None"]),
+    st.sampled_from(["<function f at 0x7f>", "<A.B: 'x'>", "<a <b> c>"]),
+)
+ODD = st.one_of(
+    READABLE,
+    st.text(alphabet="ab'\"\\ ,)(=:", max_size=6).map(lambda s: "'" + s + "'"),
+    st.sampled_from(["'''x'''", "'a' 'b'", "0777", "1.", "information", "0x10", "Truex", "none"]),
+    st.sampled_from(["torch.bfloat16", "auto", "<unclosed", "...", "(1,)", "()", "(5)", "{1, 2}", "set()"]),
+)
+
+
+@st.composite
+def repr_texts(draw, odd: bool, depth: int = 0) -> str:
+    """Repr text as Python and SGLang print it: strings, numbers, constants, ``<object>`` reprs,
+    lists, dicts and keyword calls of them (what the quick reader reads); and, when ``odd``, the
+    other forms the grammar reads or not (tuples, sets, bare names, positional and builder calls,
+    trailing commas, stray whitespace and characters)."""
+    space = ODD_SPACE if odd else SPACE
+    if depth >= 2 or draw(st.integers(0, 2)) == 0:
+        return draw(ODD if odd else READABLE)
+    inner = repr_texts(odd, depth + 1)
+    items = draw(st.lists(inner, max_size=4))
+    sep = draw(st.sampled_from([", ", ",", " , ", ",\n "]))
+    tail = draw(st.sampled_from(["", ",", " "])) if odd else ""
+    form = draw(st.integers(0, 4 if odd else 2))
+    if form == 0:
+        return "[" + sep.join(draw(space) + item + draw(space) for item in items) + tail + "]"
+    if form == 1:
+        values = draw(st.lists(inner, min_size=len(items), max_size=len(items)))
+        pairs = [f"{key}{draw(space)}:{draw(space)}{value}" for key, value in zip(items, values, strict=True)]
+        return "{" + sep.join(pairs) + tail + "}"
+    names = ["PhaseConfig", "a.B", "x"] + (["set", "list", "dict", "None", "inf"] if odd else [])
+    name = draw(st.sampled_from(names))
+    if form == 2:
+        keys = draw(st.lists(NAMES, min_size=len(items), max_size=len(items)))
+        arguments = sep.join(f"{k}{draw(space)}={draw(space)}{v}" for k, v in zip(keys, items, strict=True))
+        return name + draw(st.sampled_from(["(", " ("] if odd else ["("])) + arguments + tail + ")"
+    if form == 3:  # positional
+        return name + "(" + sep.join(items) + tail + ")"
+    return "(" + sep.join(items) + tail + ")"
+
+
+@st.composite
+def keyword_reprs(draw) -> str:
+    """A ``server_args`` text, whole or (when odd) damaged: cut short, text after it."""
+    odd = draw(st.booleans())
+    values = draw(st.lists(repr_texts(odd), max_size=6))
+    sep = draw(st.sampled_from([", ", ",", " ,\n"]))
+    if draw(st.booleans()):
+        keys = draw(st.lists(NAMES, min_size=len(values), max_size=len(values)))
+        text = "ServerArgs(" + sep.join(f"{k}={v}" for k, v in zip(keys, values, strict=True)) + ")"
+    else:
+        keys = draw(st.lists(st.text(max_size=6).map(repr), min_size=len(values), max_size=len(values)))
+        text = "{" + sep.join(f"{k}: {v}" for k, v in zip(keys, values, strict=True)) + "}"
+    if odd:
+        cut = draw(st.sampled_from([None, -1, -2, len(text) // 2]))
+        text = (text if cut is None else text[:cut]) + draw(st.sampled_from(["", ") x", ",)"]))
+    return draw(SPACE) + text + draw(SPACE)
+
+
+def _outcome(read, text: str) -> str:
+    try:
+        return repr(read(text))
+    except Exception as exc:  # noqa: BLE001 - the same exception either way
+        return f"{type(exc).__name__}: {exc}"
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(keyword_reprs())
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # ast.literal_eval of drawn strings' bad escapes
+def test_the_quick_reader_reads_a_server_args_text_as_the_grammar(text: str) -> None:
+    """The fields and problems of a ``Name(k=v, ...)`` or ``{'k': v, ...}`` text are the grammar's,
+    whether the quick reader read it or left it to the grammar (values compared by their repr:
+    nan, -0.0 and the types count)."""
+    from timeline.parsers import _repr_grammar, pyrepr
+
+    pyrepr._read_keyword_repr.cache_clear()
+    assert _outcome(parse_keyword_repr, text) == _outcome(_repr_grammar.parse_keyword_repr, text)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.booleans().flatmap(repr_texts))
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_the_quick_reader_reads_a_value_as_the_grammar(text: str) -> None:
+    from timeline.parsers import _repr_grammar
+
+    assert _outcome(parse_value, text) == _outcome(_repr_grammar.parse_value, text)
+
+
+@pytest.mark.parametrize(
+    "log", ["sglang-0.2-dp-midnight.log", "sglang-0.4-tp2.log", "sglang-0.5-eagle3.log", "sglang-0.5.19-dict-args.log"]
+)
+def test_server_args_of_real_logs_are_read_without_the_grammar(log: str) -> None:
+    """Real ``server_args`` texts (lists, nested configs, ``<function>`` reprs, the dict form)
+    are read by the quick reader: pyparsing is not imported for them, about 0.05 s of start-up."""
+    from pathlib import Path
+
+    from timeline.parsers import pyrepr
+
+    lines = (Path(__file__).parents[2] / "fixtures" / "sglang" / log).read_text(encoding="utf-8").splitlines()
+    texts = [line.split("server_args=", 1)[1].strip() for line in lines if "server_args=" in line]
+    assert texts
+    for text in texts:
+        assert pyrepr._quick_fields(text) is not None
