@@ -356,3 +356,16 @@ def test_piped_output_keeps_a_long_path_on_one_line(tmp_path):
     result = runner.invoke(app, ["build", str(log), "--log-tz", "UTC"], env={"COLUMNS": None})
     assert result.exit_code == 0, result.output
     assert any(where in line for line in result.stdout.splitlines())
+
+
+def test_a_build_holds_its_timeline_to_the_end_of_the_process(tmp_path, monkeypatch):
+    """From the console entry point (``timeline.cli.main``), a build's outputs written, the
+    process ends without freeing the runs object by object (``collector.exit_unfreed``)."""
+    from timeline import collector
+    from timeline.model import Timeline
+
+    monkeypatch.setattr(collector, "_held", None)
+    collector.holding_to_exit()  # what timeline.cli.main does first
+    log = Path(__file__).parent.parent / "fixtures" / "sglang" / "sglang-0.4-tp2.log"
+    assert invoke("build", str(log), "--json", str(tmp_path / "t.json")).exit_code == ExitCode.OK
+    assert [type(held) for held in collector._held] == [Timeline]
