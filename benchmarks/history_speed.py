@@ -55,7 +55,7 @@ from timeline.history import history  # noqa: E402
 from timeline.scenario import FastCommit, GitScript, Launch, fast_import, sglang_launch_lines  # noqa: E402
 from timeline.store import machine_of, open_store  # noqa: E402
 
-STORE_VERSION = 3  # bump when what the store holds changes: the kept store is made again
+STORE_VERSION = 4  # bump when what the store holds changes: the kept store is made again
 START = datetime(2026, 1, 5, tzinfo=timezone.utc)
 MACHINES = (("h100-a", "2.27.5"), ("h100-b", "2.27.5"), ("h100-c", "2.26.2"), ("a100-a", "2.21.5"))
 RUN_EVERY = timedelta(minutes=3)

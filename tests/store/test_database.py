@@ -225,3 +225,41 @@ def test_0006_keeps_each_distinct_set_of_facets_once_and_goes_back(month_timelin
         assert history.runs == expected.runs and all(run.samples is not None for run in history.runs)
     with create_engine(store_url).connect() as connection:
         assert connection.execute(facets).all() == made and connection.execute(count).scalar() == stored
+
+
+def test_0007_gives_the_facets_the_drivers_of_each_runs_array_and_goes_back(month_timeline, store_url):
+    """Down to 0006 the facets lose their last value, the runs their drivers' column, the store
+    the blobs no run names then; up again, each run's facets end with the drivers of its array."""
+    for index, run in enumerate(month_timeline.runs):
+        run.cuda_driver_versions = [("12.4", "12.8")[index % 2]] if index < 10 else []
+    with open_store(store_url, {}) as store:
+        store.ingest(month_timeline, machine_of(month_timeline, "node-1", "host-1"))
+        (expected,) = store.read()
+    runs, blobs = metadata.tables["runs"], metadata.tables["blobs"]
+    facets = select(runs.c.id, blobs.c.body).join(blobs, blobs.c.id == runs.c.facets_id).order_by(runs.c.id)
+    drivers = select(runs.c.cuda_driver_versions).order_by(runs.c.id)
+    count = select(func.count()).select_from(blobs)
+    engine = create_engine(store_url)
+    with engine.begin() as connection:
+        made, stored = connection.execute(facets).all(), connection.execute(count).scalar()
+        columns = connection.execute(drivers).scalars().all()
+        command.downgrade(alembic_config(connection), "0006")
+        assert "cuda_driver_versions" not in {column["name"] for column in inspect(connection).get_columns("runs")}
+        old = connection.execute(facets).all()
+        shrunk = connection.execute(count).scalar()
+    engine.dispose()
+    assert sorted(columns) == ['["12.4"]'] * 5 + ['["12.8"]'] * 5 + ["[]"] * 35
+    assert [(id_, json.loads(body)) for id_, body in old] == [(id_, json.loads(body)[:-1]) for id_, body in made]
+    # besides the server arguments' and the messages' blobs, one a distinct set of facets
+    assert (stored, shrunk) == (len({body for _, body in made}) + 2, len({body for _, body in old}) + 2)
+    assert shrunk < stored
+    with open_store(store_url, {}) as store:
+        (history,) = store.read()
+        assert history.runs == expected.runs
+        assert sorted(map(tuple, (run.cuda_driver_versions for run in history.runs))) == sorted(
+            map(tuple, (run.cuda_driver_versions for run in month_timeline.runs))
+        )
+    with create_engine(store_url).connect() as connection:
+        again = connection.execute(facets).all()
+        assert [json.loads(body) for _, body in again] == [json.loads(body) for _, body in made]
+        assert connection.execute(drivers).scalars().all() == columns

@@ -174,11 +174,11 @@ FROM_ARRAY = (
     "error",
     "error_line",
     "date_source",
-    "cuda_driver_versions",
 )
 # The columns of a run that the runs of one log share, most of them whatever the log: kept once
-# a distinct set (a blob, ``runs.facets_id``; migration 0006 makes it from these columns), so a
-# reading fetches one value a run for them, not ten. In the blob the lists are lists, not JSON text.
+# a distinct set (a blob, ``runs.facets_id``; migrations 0006 and 0007 make it from these
+# columns), so a reading fetches one value a run for them, not eleven. In the blob the lists are
+# lists, not JSON text.
 FACETS = (
     "source",
     "kind",
@@ -190,6 +190,7 @@ FACETS = (
     "steady_metric",
     "steady_unit",
     "steady_source",
+    "cuda_driver_versions",
 )
 # The columns ``ColumnReader`` reads (schema.runs), in this order: the array's fields but the
 # ``FROM_ARRAY`` ones, the start as its ISO text, the steady value a column a field, less the
@@ -233,6 +234,7 @@ def run_columns(run: Run, entries: dict[str, str]) -> dict[str, Any]:
         "error": run.error,
         "error_line": run.error_line,
         "date_source": run.date_source,
+        "cuda_driver_versions": dumps(run.cuda_driver_versions),
     }
 
 
@@ -249,6 +251,7 @@ def run_facets(run: Run, entries: dict[str, str]) -> str:
             [entries[event] for event in run.events_during],
             run.nccl_versions,
             *((None, None, None) if steady is None else (steady.metric, steady.unit, steady.source)),
+            run.cuda_driver_versions,
         ]
     )
 
@@ -344,6 +347,7 @@ class ColumnReader:
             steady_metric,
             steady_unit,
             steady_source,
+            cuda_driver_versions,
         ) = self._shared(facets_id)
         start, first_line, commit, steady_value, steady_n, steady_skipped, steady_spread, steady_ranks = columns
         run = StoredRun.__new__(StoredRun)
@@ -359,6 +363,7 @@ class ColumnReader:
             "attribution": attribution,
             "events_during": events_during,
             "nccl_versions": nccl_versions,
+            "cuda_driver_versions": cuda_driver_versions,
             "config": config,
             "samples": None,
             "steady": None

@@ -35,7 +35,7 @@ from sqlalchemy import (
 
 # The newest migration (timeline/store/migrations/versions): a store at another revision this
 # timeline knows is upgraded on open, one at a revision it does not know was made by a newer one.
-REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006")  # oldest first
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007")  # oldest first
 HEAD_REVISION = REVISIONS[-1]
 # Alembic's bookkeeping table, named for us: a team's database may hold another tool's alembic_version.
 VERSION_TABLE = "timeline_version"
@@ -168,6 +168,7 @@ runs = Table(
     # blob each distinct set: history reads one value a run for them, not ten. Every run has it;
     # neither NOT NULL nor a foreign key, as SQLite adds a column to a table of rows (migration 0006).
     Column("facets_id", Integer),
+    Column("cuda_driver_versions", Text),  # JSON list: the GPU driver's CUDA versions its log showed
     Index("ix_runs_machine_start", "machine_id", "start"),
     Index("ix_runs_commit", "commit"),
     Index("ix_runs_workload", "workload"),
