@@ -206,6 +206,28 @@ def test_confounders_are_reported_not_hidden(tmp_path):
     }
 
 
+def test_a_driver_upgrade_between_the_sides_is_a_confounder(tmp_path):
+    """The driver NCCL logs went from CUDA 12.4 to 12.8 with the pull: the drop may be the
+    driver's, and the shift says so where the user reads it; the reset's runs went back to 12.4."""
+    args = ({"driver": "12.4"}, {"driver": "12.8"}, {"driver": "12.4"})
+    story = pull_and_reset(tmp_path, launch_args=args)
+    regression = export(story)["shifts"][0]
+    assert (regression["verdict"], regression["measured"]) == ("confounded", "regression")
+    assert [(c["field"], c["from"], c["to"]) for c in regression["confounders"]] == [
+        ("cuda_driver_version", "12.4", "12.8")
+    ]
+    assert regression["reruns"][0]["settings"] == {"cuda_driver_version": "12.4"}
+    table = runner.invoke(app, ["build", str(story.logs), "--repo", str(story.repo), "--log-tz", "UTC"]).stdout
+    assert "driver CUDA 12.4" in table and "driver CUDA 12.8" in table
+
+
+def test_a_driver_logged_on_one_side_only_is_no_confounder(tmp_path):
+    """Runs without NCCL_DEBUG=INFO log no driver: that is no difference, and the drop stands."""
+    story = pull_and_reset(tmp_path, launch_args=({}, {"driver": "12.8"}, {}))
+    regression = export(story)["shifts"][0]
+    assert (regression["verdict"], regression["confounders"]) == ("regression", [])
+
+
 def test_different_workloads_are_never_compared(tmp_path):
     args = ({}, {"tp_size": 4}, {"speculative": ("EAGLE3", 3, 1, 4)})
     story = pull_and_reset(tmp_path, launch_args=args)

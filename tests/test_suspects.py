@@ -9,7 +9,7 @@ from typing import NamedTuple
 import pytest
 from shift_stories import steady_run
 
-from timeline.model import CodeEvent, CommitInfo, Confounder, Shift, ShiftSide, Suspect
+from timeline.model import CodeEvent, CommitInfo, Confounder, Rerun, Shift, ShiftSide, Suspect
 from timeline.render.wording import confounded_text, flag_text
 from timeline.shifts import find_shifts, is_launch_random
 from timeline.suspects import (
@@ -91,6 +91,7 @@ def shift(
         ("attention_backend", ("flashinfer", "triton"), ("attention_backend", ("flashinfer", "triton"))),
         ("load_format", ("auto", "dummy"), ("load_format", ("dummy",))),  # "auto" names no code
         ("nccl_version", ("2.27.5", "2.28.3"), ("nccl", ())),
+        ("cuda_driver_version", ("12.4", "12.8"), ("cuda_driver", ())),
         ("use_fp8", (True, False), ("use_fp8", ())),  # too short once the prefix is gone: kept whole
     ],
 )
@@ -322,6 +323,29 @@ def test_equal_flag_runs_seeing_the_same_change_keep_the_verdict():
     assert only.reruns == [] and only.confounders
 
 
+def test_runs_on_the_same_driver_seeing_the_same_change_keep_the_verdict():
+    """The driver went from 12.4 to 12.8 on one runner but not the other: the runs on 12.4 on both
+    sides still see the drop, so it is the code's."""
+    runs = [
+        steady_run(1, "a" * 40, 9, 94.0),
+        steady_run(2, "a" * 40, 9, 94.5),
+        steady_run(3, "b" * 40, 11, 60.0),
+        steady_run(4, "b" * 40, 11, 60.5),
+    ]
+    for run, driver in zip(runs, ("12.4", "12.4", "12.8", "12.4"), strict=True):
+        run.cuda_driver_versions = [driver]
+    runs[1].start += timedelta(minutes=20)
+    runs[3].start += timedelta(minutes=20)
+    (only,) = find_shifts(runs, [_pull(10)])
+    assert [(c.field, c.from_value, c.to_value) for c in only.confounders] == [
+        ("cuda_driver_version", "12.4", ["12.8", "12.4"])
+    ]
+    assert only.verdict == "regression" and only.equal_flags == "runs"
+    runs[3].cuda_driver_versions = ["12.8"]  # now no run after the pull is on 12.4
+    (only,) = find_shifts(runs, [_pull(10)])
+    assert (only.verdict, only.reruns) == ("confounded", [Rerun("to", (("cuda_driver_version", "12.4"),))])
+
+
 @pytest.mark.parametrize(
     "fields, measured, text",
     [
@@ -331,6 +355,11 @@ def test_equal_flag_runs_seeing_the_same_change_keep_the_verdict():
             ["nccl_version", "disable_cuda_graph", "attention_backend"],
             "regression",
             "measured a regression, but the NCCL version and a flag differ between the sides",
+        ),
+        (
+            ["cuda_driver_version", "attention_backend", "nccl_version"],
+            "improvement",
+            "measured an improvement, but the GPU driver and a flag and the NCCL version differ between the sides",
         ),
     ],
 )
@@ -361,6 +390,7 @@ def test_another_workload_without_confounders_across_the_same_commits_keeps_the_
         ("enable_torch_compile", False, "without `--enable-torch-compile`"),
         ("attention_backend", "fa3", "`--attention-backend fa3`"),
         ("nccl_version", "2.27.5", "NCCL 2.27.5"),
+        ("cuda_driver_version", "12.8", "driver CUDA 12.8"),
     ],
 )
 def test_flag_text(field, value, text):

@@ -296,7 +296,8 @@ class Clearing:
 
 @dataclass(frozen=True)
 class Confounder:
-    """Another difference between the two sides: a server argument or the NCCL version."""
+    """Another difference between the two sides: a server argument, the NCCL version
+    (``nccl_version``) or the CUDA version of the GPU driver (``cuda_driver_version``)."""
 
     field: str
     from_value: Any

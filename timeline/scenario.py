@@ -136,6 +136,7 @@ class Launch:
     tp_size: int = 8
     speculative: tuple[str, int, int, int] | None = ("EAGLE3", 2, 1, 3)
     nccl: str = "2.27.5"
+    driver: str | None = None  # the GPU driver's CUDA version ("12.8"), logged by NCCL_DEBUG=INFO; None: not logged
     decode_every_s: float = 20.0
     extra_args: dict[str, object] = field(default_factory=dict)
     startup: tuple[str, ...] = ()  # more startup messages, printed once distributed init ends
@@ -192,6 +193,9 @@ def sglang_launch_lines(launch: Launch, rng: random.Random) -> list[str]:
     ]
     if launch.tp_size > 1:
         lines.append(f"[{stamp(t + timedelta(seconds=5))}{rank}] sglang is using nccl=={launch.nccl}")
+        if launch.driver is not None:  # NCCL's own line, no header (NVIDIA/nccl src/misc/cudawrap.cc)
+            major, minor = map(int, launch.driver.split("."))
+            lines.append(f"gpu-node:4242:4242 [0] NCCL INFO cudaDriverVersion {major * 1000 + minor * 10}")
     lines += [
         f"[{stamp(t + timedelta(seconds=6))}{rank}] Init torch distributed ends. elapsed=1.52 s, mem usage=0.61 GB",
         *(f"[{stamp(t + timedelta(seconds=6))}{rank}] {message}" for message in launch.startup),

@@ -207,15 +207,19 @@ class _Config(NamedTuple):
 
 
 class _Side:
-    """The distinct configs, messages and NCCL versions of one side's runs, each object once (by
-    identity, in first-seen order): the runs read from the store share them, so the 100,000 runs
-    of a store compare as the few sets they hold. Made for each version once (``of``), and a side
-    that pools versions from theirs (``pooled``): the sides of a store's shifts hold 380,000 runs."""
+    """The distinct configs, messages, NCCL and driver versions of one side's runs, each object
+    once (by identity, in first-seen order): the runs read from the store share them, so the
+    100,000 runs of a store compare as the few sets they hold. Made for each version once
+    (``of``), and a side that pools versions from theirs (``pooled``): the sides of a store's
+    shifts hold 380,000 runs."""
 
-    def __init__(self, configs: list[_Config], messages: list[list[str]], nccl: list[list[str]]) -> None:
+    def __init__(
+        self, configs: list[_Config], messages: list[list[str]], nccl: list[list[str]], drivers: list[list[str]]
+    ) -> None:
         self.configs = configs
         self.messages = messages
         self.nccl = nccl
+        self.drivers = drivers
 
     @classmethod
     def of(cls, runs: list[Run]) -> _Side:
@@ -225,6 +229,7 @@ class _Side:
             [_Config(config, runs_of[id(config)]) for config in _distinct(configs)],
             _distinct([r.messages for r in runs]),
             _distinct([r.nccl_versions for r in runs]),
+            _distinct([r.cuda_driver_versions for r in runs]),
         )
 
     @classmethod
@@ -241,6 +246,7 @@ class _Side:
             list(configs.values()),
             _distinct([printed for side in sides for printed in side.messages]),
             _distinct([versions for side in sides for versions in side.nccl]),
+            _distinct([versions for side in sides for versions in side.drivers]),
         )
 
 
@@ -250,15 +256,20 @@ def _distinct(objects: list[_T]) -> list[_T]:
 
 
 def _confounders(before: _Side, after: _Side) -> list[Confounder]:
-    """Other differences between the sides: server arguments both sides print, and NCCL versions.
+    """Other differences between the sides: server arguments both sides print, the NCCL versions
+    and the GPU driver's CUDA versions.
 
     A field only one side prints (a new server argument the pulled code added) is part of the code
     change, not a confounder.
     """
     found = _argument_confounders(before, after)
-    nccl = _nccl_confounder(before, after)
-    if nccl is not None:
-        found.append(nccl)
+    for field, old, new in (
+        ("nccl_version", before.nccl, after.nccl),
+        ("cuda_driver_version", before.drivers, after.drivers),
+    ):
+        versions = _version_confounder(field, old, new)
+        if versions is not None:
+            found.append(versions)
     return found
 
 
@@ -282,12 +293,13 @@ def _argument_confounders(before: _Side, after: _Side) -> list[Confounder]:
     return found
 
 
-def _nccl_confounder(before: _Side, after: _Side) -> Confounder | None:
-    """The NCCL versions, when they differ and both sides printed one."""
-    old_nccl = [",".join(versions) or None for versions in before.nccl]
-    new_nccl = [",".join(versions) or None for versions in after.nccl]
-    if set(old_nccl) != set(new_nccl) and any(old_nccl) and any(new_nccl):
-        return Confounder("nccl_version", _side_value(old_nccl), _side_value(new_nccl))
+def _version_confounder(field: str, before: list[list[str]], after: list[list[str]]) -> Confounder | None:
+    """The versions the runs logged (each run's list, distinct), when they differ and both sides
+    logged one: a run that logged none (no ``NCCL_DEBUG=INFO``) tells nothing."""
+    old = [",".join(versions) or None for versions in before]
+    new = [",".join(versions) or None for versions in after]
+    if set(old) != set(new) and any(old) and any(new):
+        return Confounder(field, _side_value(old), _side_value(new))
     return None
 
 
@@ -408,8 +420,14 @@ def _weigh_confounders(shifts: list[Shift], runs: Sequence[Run], settings: Setti
             shift.reruns = [Rerun("to", settings_before)]
 
 
+# The confounders that are versions a run logged, not server arguments: the run's list of them.
+_LOGGED_VERSIONS = {"nccl_version": "nccl_versions", "cuda_driver_version": "cuda_driver_versions"}
+
+
 def _flag_values(run: Run, fields: list[str]) -> str:
-    return _frozen([",".join(run.nccl_versions) if f == "nccl_version" else run.config.get(f) for f in fields])
+    return _frozen(
+        [",".join(getattr(run, _LOGGED_VERSIONS[f])) if f in _LOGGED_VERSIONS else run.config.get(f) for f in fields]
+    )
 
 
 def _equal_flag_change(shift: Shift, runs: dict[str, Run], fields: list[str], min_effect: float) -> bool:

@@ -326,6 +326,8 @@ def knob_words(confounder: Confounder) -> tuple[str, tuple[str, ...]]:
     -> ``triton``: both backends), common ones (``auto``, dtypes) left out."""
     if confounder.field == "nccl_version":
         return "nccl", ()
+    if confounder.field == "cuda_driver_version":
+        return "cuda_driver", ()
     core = confounder.field
     for prefix in _FLAG_PREFIXES:
         if core.startswith(prefix) and len(core) > len(prefix) + 3:
