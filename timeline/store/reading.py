@@ -38,6 +38,9 @@ class StoredHistory:
     repo: RepoInfo | None
 
 
+_SAMPLES_KEY = 4 + len(codec.RUN_COLUMNS)  # a run row's id, when read with its samples
+
+
 def _machine(row: Any) -> Machine:
     return Machine(row.name, row.host, row.gpu_count, tuple(json.loads(row.nccl_versions)), row.driver)
 
@@ -68,25 +71,19 @@ def _read(
         since = (since if since.tzinfo else since.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
 
     runs = schema.runs
-    run_filter: ColumnElement[bool] = runs.c.machine_id.in_(machine_ids)
-    if since is not None:
-        run_filter &= runs.c.start >= since
-    chosen: Select = select(runs.c.id).where(run_filter)
-    run_rows: dict[int, list[Any]] = {machine_id: [] for machine_id in machine_ids}
-    for row in connection.execute(
-        select(
-            runs.c.id,
-            runs.c.machine_id,
-            runs.c.doc,
-            runs.c.config_id,
-            runs.c.messages_id,
-            runs.c.facets_id,
-            *(runs.c[name] for name in codec.RUN_COLUMNS),
-        ).where(run_filter)
-    ).all():  # one fetch, not one a row
-        run_rows[row[1]].append(row)
+    started: list[ColumnElement[bool]] = [] if since is None else [runs.c.start >= since]
+    chosen: Select = select(runs.c.id).where(runs.c.machine_id.in_(machine_ids), *started)
+    columns = [runs.c.doc, runs.c.config_id, runs.c.messages_id, runs.c.facets_id]
+    columns += [runs.c[name] for name in codec.RUN_COLUMNS]
+    if with_samples:
+        columns.append(runs.c.id)  # what the samples are keyed by
+    # a fetch a machine (by the index on machine and start), not a value a run naming its machine
+    run_rows = {
+        machine_id: connection.execute(select(*columns).where(runs.c.machine_id == machine_id, *started)).all()
+        for machine_id in machine_ids
+    }
     # the blobs by id: a few distinct ones, however many runs name them
-    named = sorted({blob_id for rows in run_rows.values() for row in rows for blob_id in (row[3], row[4], row[5])})
+    named = sorted({blob_id for rows in run_rows.values() for row in rows for blob_id in (row[1], row[2], row[3])})
     blobs: dict[int, Any] = {}
     for batch in schema.batches(named):
         blobs.update(
@@ -112,9 +109,9 @@ def _read(
         reader = codec.ColumnReader({entry: event.id for entry, event in events}, blobs)
         stored = []
         for row in run_rows[machine_row.id]:
-            run = reader.run(row[6:], row[2], blobs[row[3]], blobs[row[4]], row[5])
-            if row[0] in samples:
-                run.samples = samples_from_dict(json.loads(samples[row[0]]))
+            run = reader.run(row[4:_SAMPLES_KEY], row[0], blobs[row[1]], blobs[row[2]], row[3])
+            if samples and row[_SAMPLES_KEY] in samples:
+                run.samples = samples_from_dict(json.loads(samples[row[_SAMPLES_KEY]]))
             stored.append(run)
         stored.sort(key=run_order)
         for number, run in enumerate(stored, 1):
