@@ -6,6 +6,7 @@ compiled line scanner and with numpy alone."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import random
 import re
@@ -200,24 +201,35 @@ def test_a_build_reads_a_big_log_in_pieces(tmp_path: Path, monkeypatch, samples:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_pieces_the_workers_cannot_be_handed_are_read_here(tmp_path: Path, monkeypatch) -> None:
     """A piece's task that cannot be pickled (its run finisher a lambda, as a benchmark's patch
-    made it) is read in the main process: the same timeline, and no pool left waiting for it."""
+    made it) is read in the main process, the same timeline, and no pool is started: a task that
+    fails to pickle after the pool's shutdown leaves its manager thread, and the process's exit,
+    waiting for good (https://github.com/python/cpython/issues/116685)."""
     rng = random.Random(4)
     path = tmp_path / "server.log"
     launches = [Launch(datetime(2026, 1, 1, 8) + timedelta(hours=5 * n), minutes=20, throughput=90.0) for n in range(4)]
     path.write_text("\n".join(line for launch in launches for line in sglang_launch_lines(launch, rng)) + "\n")
     monkeypatch.setattr(builder, "PIECE_MIN_BYTES", 1)
-    monkeypatch.setattr(builder, "_run_finisher", lambda keep_samples: lambda run: None)
+    pools: list[int] = []
+
+    class CountedPool(concurrent.futures.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs) -> None:
+            pools.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", CountedPool)
 
     def document(jobs: str) -> str:
         env = Environment(environ={"TIMELINE_JOBS": jobs}, now=lambda: datetime(2026, 3, 1, tzinfo=timezone.utc))
         return dumps(build([path], log_tz="UTC", env=env, cache=False))
 
     one = document("1")
+    assert document("2") == one and pools == [1]  # tasks it can send: read by the workers
+    monkeypatch.setattr(builder, "_run_finisher", lambda keep_samples: lambda run: None)
     done: list[str] = []
     reading_it = threading.Thread(target=lambda: done.append(document("2")), daemon=True)
     reading_it.start()
-    reading_it.join(60)  # a pool waiting for a task that never comes waits for good
-    assert done == [one]
+    reading_it.join(60)
+    assert done == [one] and pools == [1]
 
 
 def test_a_big_log_without_launches_starts_no_workers(tmp_path: Path, monkeypatch) -> None:

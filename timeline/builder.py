@@ -692,6 +692,8 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
                 items.extend((read_piece, (whose, span, source, keep_samples, finish_run)) for span in spans)
         if not planned:
             jobs = _jobs([sizes[i] for i in missing], environ, whole=True)
+        if not _can_hand_over(items):
+            jobs = 1
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -718,9 +720,8 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
                             _keep(cache, look, parsed)
                     else:
                         parsed = next(results)
-                # a worker killed (the kernel's OOM killer), or a task the pool could not hand over
-                # (unpicklable): the rest is read here. Raising instead left the pool's manager thread
-                # waiting for a task that never came, and its shutdown below with it, for good.
+                # a worker killed (the kernel's OOM killer), a result the pool could not hand back:
+                # the rest is read here
                 except Exception:  # noqa: BLE001
                     pool.shutdown(wait=False, cancel_futures=True)
                     pool = None
@@ -774,6 +775,21 @@ def _work(item: tuple[Callable[..., Any], tuple]) -> Any:
     """A worker's task: a function and its arguments (a whole log, or a piece of one)."""
     function, arguments = item
     return function(*arguments)
+
+
+def _can_hand_over(items: list[tuple]) -> bool:
+    """Whether the workers can be sent these tasks: one of each function pickled here (a patched
+    function, a lambda, cannot). A task that fails to pickle in the pool's feeder thread after the
+    pool was shut down leaves its manager thread waiting for its result, and the process's exit
+    with it, for good (https://github.com/python/cpython/issues/116685)."""
+    import pickle
+
+    try:
+        for item in {item[0]: item for item in items}.values():
+            pickle.dumps(item)
+    except (pickle.PicklingError, AttributeError, TypeError):  # a lambda, a local object, a lock
+        return False
+    return True
 
 
 def _spans(path: str | os.PathLike, size: int, jobs: int) -> list | None:
