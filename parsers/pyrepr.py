@@ -50,7 +50,10 @@ IDENT = r"[A-Za-z_]\w*"
 # https://github.com/vllm-project/vllm/issues/2826): a string all the same (string_value keeps the text inside).
 TYPOGRAPHIC = r"‘[^‘’]*’|“[^“”]*”"
 STRING = r"""(?:[rRbBuU]{1,2})?(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|""" + TYPOGRAPHIC
-NUMBER = r"[-+]?(?:(?:\d[\d_]*)?\.?\d[\d_]*(?:[eE][-+]?\d+)?|inf|nan)(?![\w.])"
+# Digits with single underscores between them, as int() and float() take them (PEP 515): "1__0" is
+# no number, and int() would raise on it.
+_DIGITS = r"\d(?:_?\d)*"
+NUMBER = rf"[-+]?(?:(?:{_DIGITS})?\.?{_DIGITS}(?:[eE][-+]?{_DIGITS})?|inf|nan)(?![\w.])"
 CONSTANT = r"(?:True|False|None)(?![\w.])"
 CONSTANTS = {"True": True, "False": False, "None": None}
 ANGLE = r"<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>"  # <function f at 0x7f...>: its text
@@ -71,10 +74,14 @@ def string_value(text: str) -> Any:
 
 
 def number_value(text: str) -> int | float:
-    """A number token's value."""
+    """A number token's value; an integer of more digits than ``int()`` converts (4,300 by
+    default, ``sys.get_int_max_str_digits``) as a float."""
     if any(c in text for c in ".eEin"):
         return float(text)
-    return int(text)
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
 
 
 def dict_key(key: Any) -> Any:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import math
+import random
+from datetime import datetime
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from timeline.parsers import parse_file
 from timeline.parsers.pyrepr import ReprError, parse_keyword_repr, parse_value
+from timeline.scenario import Launch, sglang_launch_lines
 
 
 @pytest.mark.parametrize(
@@ -304,3 +309,46 @@ def test_server_args_of_real_logs_are_read_without_the_grammar(log: str) -> None
     assert texts
     for text in texts:
         assert pyrepr._quick_fields(text) is not None
+
+
+# A digit, then digits and underscores, a point and an exponent in any order: what a damaged or
+# hand-edited number may look like (a point always followed by a digit: Python's repr never ends a
+# float with one; a leading underscore makes a name, read as its text).
+NUMBERISH = st.from_regex(r"\A[-+]?[0-9][0-9_]{0,7}(?:\.[0-9_]{1,4})?(?:[eE][-+]?[0-9_]{1,3})?\Z")
+
+
+def _python_number(text: str) -> int | float | None:
+    try:
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:
+        return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(NUMBERISH, min_size=1, max_size=4))
+def test_a_number_int_or_float_would_not_take_is_a_problem_not_an_error(numbers: list[str]) -> None:
+    """``1__0`` or ``1_`` (int() takes single underscores between digits only, PEP 515) is an item
+    the reader could not read, never an exception: it raised ValueError, and the log's run was lost."""
+    text = "ServerArgs(" + ", ".join(f"k{i}={number}" for i, number in enumerate(numbers)) + ", last=1)"
+    fields, problems = parse_keyword_repr(text)
+    assert fields["last"] == 1
+    for i, number in enumerate(numbers):
+        expected = _python_number(number)
+        if expected is None:
+            assert f"k{i}" not in fields and problems
+        else:
+            assert fields[f"k{i}"] == expected
+
+
+def test_an_integer_of_more_digits_than_int_converts_is_read_as_a_float() -> None:
+    fields, problems = parse_keyword_repr(f"ServerArgs(seed={'9' * 5000}, tp_size=8)")
+    assert (fields, problems) == ({"seed": math.inf, "tp_size": 8}, [])
+
+
+def test_a_log_whose_server_args_hold_an_unreadable_number_keeps_its_run(tmp_path: Path) -> None:
+    lines = sglang_launch_lines(Launch(datetime(2026, 3, 2, 9), 10, 90.0), random.Random(1))
+    lines[0] = lines[0].replace("random_seed=42", "random_seed=4__2")
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(lines) + "\n")
+    (run,) = parse_file(log).runs
+    assert "random_seed" not in run.config and run.config["tp_size"] == 8
