@@ -491,11 +491,6 @@ def bisect(
     return result
 
 
-def bisect_steps(count: int) -> int:
-    """About how many steps a bisection of ``count`` candidates takes: ceil(log2(count)); none for one."""
-    return math.ceil(math.log2(count)) if count > 1 else 0
-
-
 def _test(
     commit: str, runs: int, measure: Measure, ends: dict[Level, Sample], measured: list[Sample], alpha: float
 ) -> tuple[Step, Sample | None]:

@@ -26,7 +26,6 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any, Protocol, cast
 
-from timeline.bisection import bisect_steps
 from timeline.model import (
     Bisect,
     Clearing,
@@ -45,6 +44,7 @@ __all__ = [
     "is_unlikely",
     "net_suspects",
     "bisect_for",
+    "bisect_steps",
     "narrow",
     "short_sha",
     "rank_culprits",
@@ -180,6 +180,11 @@ def net_suspects(events: Iterable[CodeEvent]) -> list[Suspect]:
                     unlikely=is_unlikely(paths),
                 )
     return list(arrived.values()) + list(left.values())
+
+
+def bisect_steps(count: int) -> int:
+    """About how many steps a bisection of ``count`` candidates takes: ceil(log2(count)); none for one."""
+    return math.ceil(math.log2(count)) if count > 1 else 0
 
 
 def bisect_for(shift: Shift, higher_is_better: bool = True) -> Bisect | None:

@@ -19,7 +19,7 @@ from typing import Any, TypeGuard
 
 from rich.console import Console
 
-from timeline.bisection import Bisection, Failure, Level, Levels, Progress, Sample, Step, bisect, bisect_steps
+from timeline.bisection import Bisection, Failure, Level, Levels, Progress, Sample, Step, bisect
 from timeline.errors import Interrupted, TimelineError, UsageError
 from timeline.exitcodes import ExitCode
 from timeline.export import output_target, write_text_atomic
@@ -27,6 +27,7 @@ from timeline.git.checkout import ScratchCheckout
 from timeline.git.locate import locate, path_inside, resolve_head
 from timeline.git.objects import ObjectStoreError
 from timeline.render.bisect_wording import bisection_text, failure_text, levels_text, step_text
+from timeline.suspects import bisect_steps
 
 __all__ = ["bisect_document", "bisect_repository", "ends_from_build", "run", "summary_lines"]
 
