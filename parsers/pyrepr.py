@@ -116,12 +116,20 @@ class _Unread(Exception):
     """Something the quick reader leaves to the grammar."""
 
 
-def _quick_value(text: str, at: int) -> tuple[Any, int]:
+# How deep the quick reader nests: a server_args text nests a few levels (CudaGraphConfig(
+# PhaseConfig(...))); a deeper one goes to the grammar, which reports what it cannot read. A value
+# nested 900 deep read here overflowed the recursion of the copy parse_keyword_repr hands out.
+QUICK_DEPTH = 32
+
+
+def _quick_value(text: str, at: int, depth: int = 0) -> tuple[Any, int]:
     """The value starting at ``at`` (after whitespace) and where it ends, as the grammar reads
     it, when it is a string, a number, a constant, an ``<object>`` repr, or a list, dict or
     ``Name(k=v, ...)`` of such values; raises ``_Unread`` for anything else (a bare name, a tuple,
     a set, a positional argument, a trailing comma): tried in the grammar's order, each form told
-    by its first characters."""
+    by its first characters; nested deeper than ``QUICK_DEPTH``, ``_Unread`` too."""
+    if depth > QUICK_DEPTH:
+        raise _Unread
     at = _skip(text, at)
     token = _TOKEN.match(text, at)
     if token is not None:
@@ -136,14 +144,14 @@ def _quick_value(text: str, at: int) -> tuple[Any, int]:
     if call is not None:
         if text[at : call.end() - 1] in BUILDERS:
             raise _Unread
-        return _quick_items(text, call.end(), ")", keywords=True)
+        return _quick_items(text, call.end(), ")", depth + 1, keywords=True)
     if text.startswith("[", at):
         values: list[Any] = []
         at = _skip(text, at + 1)
         if text.startswith("]", at):
             return values, at + 1
         while True:
-            value, at = _quick_value(text, at)
+            value, at = _quick_value(text, at, depth + 1)
             values.append(value)
             at = _skip(text, at)
             if text.startswith("]", at):
@@ -152,11 +160,11 @@ def _quick_value(text: str, at: int) -> tuple[Any, int]:
                 raise _Unread
             at += 1
     if text.startswith("{", at):
-        return _quick_items(text, at + 1, "}", keywords=False)
+        return _quick_items(text, at + 1, "}", depth + 1, keywords=False)
     raise _Unread
 
 
-def _quick_items(text: str, at: int, closer: str, *, keywords: bool) -> tuple[dict[Any, Any], int]:
+def _quick_items(text: str, at: int, closer: str, depth: int, *, keywords: bool) -> tuple[dict[Any, Any], int]:
     """The ``k=v`` items of a call (``keywords``) or the ``k: v`` pairs of a dict after its
     opening bracket, up to ``closer``: as a dict, and where it ends."""
     fields: dict[Any, Any] = {}
@@ -170,12 +178,12 @@ def _quick_items(text: str, at: int, closer: str, *, keywords: bool) -> tuple[di
                 raise _Unread
             name, at = key[1], key.end()
         else:
-            name, at = _quick_value(text, at)
+            name, at = _quick_value(text, at, depth)
             at = _skip(text, at)
             if not text.startswith(":", at):
                 raise _Unread  # a set: {1, 2}
             name, at = dict_key(name), at + 1
-        fields[name], at = _quick_value(text, at)
+        fields[name], at = _quick_value(text, at, depth)
         at = _skip(text, at)
         if text.startswith(closer, at):
             return fields, at + 1

@@ -352,3 +352,14 @@ def test_a_log_whose_server_args_hold_an_unreadable_number_keeps_its_run(tmp_pat
     log.write_text("\n".join(lines) + "\n")
     (run,) = parse_file(log).runs
     assert "random_seed" not in run.config and run.config["tp_size"] == 8
+
+
+@pytest.mark.parametrize("depth", [40, 900, 5000])
+def test_a_value_nested_deeper_than_python_recurses_is_a_problem_not_an_error(depth: int) -> None:
+    """Lists nested 900 deep were read by the quick reader, and the copy handed out overflowed
+    Python's recursion: a RecursionError out of a function that never raises."""
+    fields, problems = parse_keyword_repr("ServerArgs(a=" + "[" * depth + "]" * depth + ", b=2)")
+    nested = fields.get("a")
+    for _ in range(depth - 1):  # down to the innermost list
+        nested = nested[0] if nested else None
+    assert problems or nested == []
