@@ -320,14 +320,18 @@ def workload_groups(runs: Sequence[Run]) -> dict[str, list[Run]]:
     them (``workload_label``, then "#2", "#3" on a clash); runs without a configuration are left
     out. Shifts are named by these labels, and the views group their runs by them."""
     groups: dict[tuple, list[Run]] = {}
-    keys: dict[tuple[int, str | None, str], tuple | None] = {}  # runs read from the store share configs
+    # runs read from the store share configs: each one's group found once a distinct config (its
+    # members' list, None for no group), not by its group key a run (100,000 runs)
+    members_of: dict[tuple[int, str | None, str], list[Run] | None] = {}
     for run in runs:
         shared = (id(run.config), run.machine, run.kind)
-        if shared not in keys:
-            keys[shared] = group_key(run)
-        key = keys[shared]
-        if key is not None:
-            groups.setdefault(key, []).append(run)
+        try:
+            members = members_of[shared]
+        except KeyError:
+            key = group_key(run)
+            members = members_of[shared] = None if key is None else groups.setdefault(key, [])
+        if members is not None:
+            members.append(run)
     labelled: dict[str, list[Run]] = {}
     for members in groups.values():
         label = workload_label(members[0].config, members[0].machine) or "(unknown workload)"
