@@ -392,10 +392,11 @@ def _weigh_confounders(shifts: list[Shift], runs: Sequence[Run], settings: Setti
     runs of the two sides that agree on every confounder, or by a shift of another workload with
     no confounder of its own whose suspects are all among this one's, doing the same thing
     (arrived with the same move of the metric, or left with the opposite)."""
-    by_id = {run.id: run for run in runs}
+    by_id: dict[str, Run] = {}  # made for the first confounded shift: most stores have none
     for shift in shifts:
         if shift.verdict not in ("regression", "improvement") or not shift.confounders:
             continue
+        by_id = by_id or {run.id: run for run in runs}
         fields = [c.field for c in shift.confounders]
         if _equal_flag_change(shift, by_id, fields, settings.min_effect):
             shift.equal_flags = "runs"
