@@ -53,6 +53,9 @@ _DTYPES = ("quantization", "dtype", "kv_cache_dtype")
 _BENCH = ("dataset_name", "num_prompts", "request_rate", "max_concurrency", "random_input_len", "random_output_len")
 GROUP_FIELDS = ("model_path", *_SIZES, *_SPECULATIVE, *_DTYPES, *_BENCH)
 
+# The confounders that are versions a run logged, not server arguments: field -> the Run's list of them.
+_LOGGED_VERSIONS = {"nccl_version": "nccl_versions", "cuda_driver_version": "cuda_driver_versions"}
+
 # Server arguments that cannot change throughput: never reported as confounders.
 COSMETIC_FIELDS = frozenset(
     {
@@ -213,13 +216,10 @@ class _Side:
     (``of``), and a side that pools versions from theirs (``pooled``): the sides of a store's
     shifts hold 380,000 runs."""
 
-    def __init__(
-        self, configs: list[_Config], messages: list[list[str]], nccl: list[list[str]], drivers: list[list[str]]
-    ) -> None:
+    def __init__(self, configs: list[_Config], messages: list[list[str]], versions: dict[str, list[list[str]]]) -> None:
         self.configs = configs
         self.messages = messages
-        self.nccl = nccl
-        self.drivers = drivers
+        self.versions = versions  # by confounder field (_LOGGED_VERSIONS): the runs' distinct lists
 
     @classmethod
     def of(cls, runs: list[Run]) -> _Side:
@@ -228,8 +228,7 @@ class _Side:
         return cls(
             [_Config(config, runs_of[id(config)]) for config in _distinct(configs)],
             _distinct([r.messages for r in runs]),
-            _distinct([r.nccl_versions for r in runs]),
-            _distinct([r.cuda_driver_versions for r in runs]),
+            {field: _distinct(list(map(operator.attrgetter(name), runs))) for field, name in _LOGGED_VERSIONS.items()},
         )
 
     @classmethod
@@ -245,8 +244,10 @@ class _Side:
         return cls(
             list(configs.values()),
             _distinct([printed for side in sides for printed in side.messages]),
-            _distinct([versions for side in sides for versions in side.nccl]),
-            _distinct([versions for side in sides for versions in side.drivers]),
+            {
+                field: _distinct([listed for side in sides for listed in side.versions[field]])
+                for field in _LOGGED_VERSIONS
+            },
         )
 
 
@@ -263,11 +264,8 @@ def _confounders(before: _Side, after: _Side) -> list[Confounder]:
     change, not a confounder.
     """
     found = _argument_confounders(before, after)
-    for field, old, new in (
-        ("nccl_version", before.nccl, after.nccl),
-        ("cuda_driver_version", before.drivers, after.drivers),
-    ):
-        versions = _version_confounder(field, old, new)
+    for field in _LOGGED_VERSIONS:
+        versions = _version_confounder(field, before.versions[field], after.versions[field])
         if versions is not None:
             found.append(versions)
     return found
@@ -423,10 +421,6 @@ def _weigh_confounders(shifts: list[Shift], runs: Sequence[Run], settings: Setti
         )
         if settings_before:
             shift.reruns = [Rerun("to", settings_before)]
-
-
-# The confounders that are versions a run logged, not server arguments: the run's list of them.
-_LOGGED_VERSIONS = {"nccl_version": "nccl_versions", "cuda_driver_version": "cuda_driver_versions"}
 
 
 def _flag_values(run: Run, fields: list[str]) -> str:

@@ -178,13 +178,17 @@ def clearing_text(clearing: Clearing) -> str:
     return f"{verb} at {clearing.by} with no change ({clearing.change_pct:+.1f}%)"
 
 
-# The confounders that are versions the runs logged, not server arguments (timeline.shifts).
-_VERSION_KINDS = {"nccl_version": "the NCCL version", "cuda_driver_version": "the GPU driver"}
+# The confounders that are versions the runs logged, not server arguments (timeline.shifts): what
+# differs, and the word before a value.
+_VERSION_WORDS = {
+    "nccl_version": ("the NCCL version", "NCCL"),
+    "cuda_driver_version": ("the GPU driver", "driver CUDA"),
+}
 
 
 def confounded_text(shift: Shift) -> str:
     """``measured a regression, but a flag and the GPU driver differ between the sides``."""
-    kinds = list(dict.fromkeys(_VERSION_KINDS.get(c.field, "a flag") for c in shift.confounders)) or ["a flag"]
+    kinds = list(dict.fromkeys(_VERSION_WORDS.get(c.field, ("a flag",))[0] for c in shift.confounders)) or ["a flag"]
     article = "an" if shift.measured == "improvement" else "a"
     verb = "differs" if len(kinds) == 1 else "differ"
     return f"measured {article} {shift.measured}, but {' and '.join(kinds)} {verb} between the sides"
@@ -192,12 +196,8 @@ def confounded_text(shift: Shift) -> str:
 
 def flag_text(field: str, value: Any) -> str:
     """How a server argument is given on the command line: ``--disable-custom-all-reduce``."""
-    if field == "nccl_version":
-        return f"NCCL {value}"
-    if field == "cuda_driver_version":
-        return f"driver CUDA {value}"
-    if field == "cuda_driver_version":
-        return f"driver CUDA {value}"
+    if field in _VERSION_WORDS:
+        return f"{_VERSION_WORDS[field][1]} {value}"
     flag = "--" + field.replace("_", "-")
     if value is True:
         return f"`{flag}`"
