@@ -130,22 +130,24 @@ def test_a_checkout_round_trips():
 
 def _reader(run: Run) -> codec.ColumnReader:
     """A reader of ``run``'s rows, its facets the blob 7."""
-    return codec.ColumnReader({"digest-of-e3": "e3"}, {7: json.loads(codec.run_facets(run, {"e3": "digest-of-e3"}))})
+    return codec.ColumnReader(
+        {"digest-of-e3": "e3"}, {7: json.loads(codec.run_facets(codec.run_values(run, {"e3": "digest-of-e3"})))}
+    )
 
 
 def test_a_runs_facets_are_the_values_of_its_columns():
     # migrations 0006 and 0007 make the facets of the runs stored before them from their columns: the same blob
     run = full_run()
-    columns = codec.run_columns(run, {"e3": "digest-of-e3"})
-    assert json.loads(codec.run_facets(run, {"e3": "digest-of-e3"})) == [
+    columns = codec.run_columns(codec.run_values(run, {"e3": "digest-of-e3"}))
+    assert json.loads(codec.run_facets(codec.run_values(run, {"e3": "digest-of-e3"}))) == [
         json.loads(columns[name]) if name.endswith(("_during", "_versions")) else columns[name] for name in codec.FACETS
     ]
-    assert json.loads(codec.run_facets(run, {"e3": "digest-of-e3"}))[5] == ["digest-of-e3"]
+    assert json.loads(codec.run_facets(codec.run_values(run, {"e3": "digest-of-e3"})))[5] == ["digest-of-e3"]
 
 
 def test_a_run_made_from_its_columns_is_the_run_its_summaries_read_from_the_array_when_asked():
     run = full_run()
-    columns = codec.run_columns(run, {"e3": "digest-of-e3"})
+    columns = codec.run_columns(codec.run_values(run, {"e3": "digest-of-e3"}))
     back = _reader(run).run(
         [columns[name] for name in codec.RUN_COLUMNS],
         codec.encode_run(run, {"e3": "digest-of-e3"}),
@@ -163,7 +165,7 @@ def test_a_run_made_from_its_columns_is_the_run_its_summaries_read_from_the_arra
 
 def test_a_field_set_on_a_stored_run_before_its_array_is_read_keeps_the_value_set():
     run = full_run()
-    columns = codec.run_columns(run, {"e3": "digest-of-e3"})
+    columns = codec.run_columns(codec.run_values(run, {"e3": "digest-of-e3"}))
     back = _reader(run).run(
         [columns[name] for name in codec.RUN_COLUMNS], codec.encode_run(run, {"e3": "digest-of-e3"}), {}, [], 7
     )

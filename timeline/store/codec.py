@@ -205,8 +205,15 @@ RUN_COLUMNS = tuple(
 )
 
 
-def run_columns(run: Run, entries: dict[str, str]) -> dict[str, Any]:
-    """The run's columns besides its array (schema.runs): what users query, and what history tests."""
+# The columns that hold a list or a dict: JSON text in schema.runs, themselves in the facets' blob.
+_JSON_COLUMNS = frozenset(
+    ("events_during", "ambiguous_reasons", "nccl_versions", "steady_ranks", "cuda_driver_versions")
+)
+
+
+def run_values(run: Run, entries: dict[str, str]) -> dict[str, Any]:
+    """The run's values besides its array, a column each (schema.runs), lists as lists: what users
+    query, and what history tests. ``run_columns`` and ``run_facets`` store them."""
     steady = run.steady
     return {
         "source": run.source,
@@ -220,40 +227,30 @@ def run_columns(run: Run, entries: dict[str, str]) -> dict[str, Any]:
         "commit": run.commit,
         "workload": workload_label(run.config) or None,
         "attribution": run.attribution,
-        "events_during": dumps([entries[event] for event in run.events_during]),
-        "ambiguous_reasons": dumps(run.ambiguous_reasons),
+        "events_during": [entries[event] for event in run.events_during],
+        "ambiguous_reasons": run.ambiguous_reasons,
         "files_may_differ": run.files_may_differ,
-        "nccl_versions": dumps(run.nccl_versions),
-        **{
-            f"steady_{name}": None if steady is None else getattr(steady, name)
-            for name in STEADY_FIELDS
-            if name != "ranks"
-        },
-        "steady_ranks": None if steady is None else dumps(steady.ranks),
+        "nccl_versions": run.nccl_versions,
+        **{f"steady_{name}": None if steady is None else getattr(steady, name) for name in STEADY_FIELDS},
         "status": run.status,
         "error": run.error,
         "error_line": run.error_line,
         "date_source": run.date_source,
-        "cuda_driver_versions": dumps(run.cuda_driver_versions),
+        "cuda_driver_versions": run.cuda_driver_versions,
     }
 
 
-def run_facets(run: Run, entries: dict[str, str]) -> str:
-    """The run's ``FACETS`` as their blob's JSON: the values of its columns (``run_columns``), lists as lists."""
-    steady = run.steady
-    return dumps(
-        [
-            run.source,
-            run.kind,
-            run.tz,
-            run.tz_source,
-            run.attribution,
-            [entries[event] for event in run.events_during],
-            run.nccl_versions,
-            *((None, None, None) if steady is None else (steady.metric, steady.unit, steady.source)),
-            run.cuda_driver_versions,
-        ]
-    )
+def run_columns(values: dict[str, Any]) -> dict[str, Any]:
+    """The run's ``run_values`` as its columns: lists and dicts as JSON text (a run without a steady
+    value has no ranks: NULL)."""
+    return {
+        name: dumps(value) if name in _JSON_COLUMNS and value is not None else value for name, value in values.items()
+    }
+
+
+def run_facets(values: dict[str, Any]) -> str:
+    """The run's ``FACETS`` (of its ``run_values``) as their blob's JSON, lists as lists."""
+    return dumps([values[name] for name in FACETS])
 
 
 class _FromArray:

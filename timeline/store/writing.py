@@ -204,7 +204,8 @@ def _runs(
         return 0, 0
     configs = [codec.dumps(run.config) for run in runs]
     messages = [codec.dumps(run.messages) for run in runs]
-    facets = [codec.run_facets(run, entries) for run in runs]
+    values = [codec.run_values(run, entries) for run in runs]
+    facets = [codec.run_facets(run_values) for run_values in values]
     blob_ids = _blob_ids(connection, {codec.digest(body): body for body in (*configs, *messages, *facets)})
     rows: list[dict[str, Any]] = sorted(
         (
@@ -218,9 +219,11 @@ def _runs(
                 "facets_id": blob_ids[codec.digest(shared)],
                 "doc": codec.encode_run(run, entries),
                 "ingested": now,
-                **codec.run_columns(run, entries),
+                **codec.run_columns(run_values),
             }
-            for run, key, config, printed, shared in zip(runs, keys, configs, messages, facets, strict=True)
+            for run, run_values, key, config, printed, shared in zip(
+                runs, values, keys, configs, messages, facets, strict=True
+            )
         ),
         key=lambda row: row["run_key"],
     )
