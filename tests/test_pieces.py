@@ -232,6 +232,69 @@ def test_pieces_the_workers_cannot_be_handed_are_read_here(tmp_path: Path, monke
     assert done == [one] and pools == [1]
 
 
+# The workers are handed ``builder._work`` by name: its stand-ins below are functions of this module.
+_REAL_WORK = builder._work
+_STARTER: list = []  # the process that started the build, then the tasks it ran
+
+
+def _working_where(item):
+    """``builder._work``, with the process that ran the task."""
+    return os.getpid(), _REAL_WORK(item)
+
+
+def _dying_in_workers(item):
+    """``builder._work`` in the process that started the build; a worker dies as the kernel's OOM
+    killer ends one."""
+    if os.getpid() != _STARTER[0]:
+        os._exit(9)
+    _STARTER.append(item)
+    return _REAL_WORK(item)
+
+
+def _four_launches(tmp_path: Path) -> Path:
+    rng = random.Random(6)
+    path = tmp_path / "server.log"
+    launches = [Launch(datetime(2026, 1, 1, 8) + timedelta(hours=5 * n), minutes=20, throughput=90.0) for n in range(4)]
+    path.write_text("\n".join(line for launch in launches for line in sglang_launch_lines(launch, rng)) + "\n")
+    return path
+
+
+def _document(path: Path, jobs: str) -> str:
+    env = Environment(environ={"TIMELINE_JOBS": jobs}, now=lambda: datetime(2026, 3, 1, tzinfo=timezone.utc))
+    return dumps(build([path], log_tz="UTC", env=env, cache=False))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_the_first_piece_is_read_by_the_process_that_started_the_build(tmp_path: Path, monkeypatch) -> None:
+    """Two pieces: the first read here (no worker waited on), the second by a worker; the same timeline."""
+    path = _four_launches(tmp_path)
+    monkeypatch.setattr(builder, "PIECE_MIN_BYTES", 1)
+    one = _document(path, "1")
+    monkeypatch.setattr(builder, "_work", _working_where)
+    real, ran = pieces.joined, []
+
+    def spy(read, *args):
+        ran.extend(pid for pid, _ in read)
+        return real([piece for _, piece in read], *args)
+
+    monkeypatch.setattr(pieces, "joined", spy)
+    assert _document(path, "2") == one
+    assert len(ran) == 2 and ran[0] == os.getpid() != ran[1]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_piece_worker_killed_leaves_the_log_read_here(tmp_path: Path, monkeypatch) -> None:
+    """The worker reading the second piece dies, the first read here: the log is then read whole
+    here, the same timeline."""
+    path = _four_launches(tmp_path)
+    monkeypatch.setattr(builder, "PIECE_MIN_BYTES", 1)
+    one = _document(path, "1")
+    monkeypatch.setattr(builder, "_work", _dying_in_workers)
+    _STARTER[:] = [os.getpid()]
+    assert _document(path, "2") == one
+    assert [task[0] for task in _STARTER[1:]] == [pieces.read_piece]
+
+
 def test_a_big_log_without_launches_starts_no_workers(tmp_path: Path, monkeypatch) -> None:
     """Nothing to cut it at (a vLLM log): read here, as a log under ``PIECE_MIN_BYTES`` is."""
     log = tmp_path / "vllm.log"

@@ -674,6 +674,7 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
     pool = None
     planned: dict[int, int] = {}  # the logs read in pieces: how many
     items: list[tuple] = []  # the workers' tasks: a function and its arguments
+    own: tuple | None = None  # a task of theirs this process does itself
     jobs = _jobs([sizes[i] for i in missing], environ)
     if jobs > 1:
         preload()  # imported once here, not once a worker
@@ -694,13 +695,18 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
             jobs = _jobs([sizes[i] for i in missing], environ, whole=True)
         if not _can_hand_over(items):
             jobs = 1
+        elif list(planned.values()) == [len(items)]:
+            # one log, read in pieces: the first is read here, not by a worker while this process
+            # waits (one process fewer to fork; the first piece counts no lines before it)
+            own = items.pop(0)
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         chunks = 1 if planned else max(1, min(16, len(items) // (4 * jobs)))
+        workers = jobs if own is None else min(jobs - 1, len(items))
         try:
-            pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
+            pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
             results = pool.map(_work, items, chunksize=chunks)
         except Exception:  # noqa: BLE001 - workers that could not start: the logs are read here
             pool = None
@@ -715,7 +721,9 @@ def _parsed(sources: list[tuple[str, Path]], keep_samples: bool, progress, envir
             elif pool is not None:
                 try:
                     if index in planned:
-                        parsed = joined([next(results) for _ in range(planned[index])], source, keep_samples)
+                        read = [] if own is None else [_work(own)]
+                        read.extend(next(results) for _ in range(planned[index] - len(read)))
+                        parsed = joined(read, source, keep_samples)
                         if parsed is not None:
                             _keep(cache, look, parsed)
                     else:

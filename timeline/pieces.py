@@ -1,4 +1,5 @@
-"""One big log read in pieces, a process each: ``timeline build``'s workers on a single file.
+"""One big log read in pieces, a process each: ``timeline build``'s workers on a single file, the
+first piece read by the process that started the build.
 
 A piece starts at a launch (a ``server_args=`` line: ``parsers.reading.launch_message``) near an
 equal share of the file's work, counts the newlines before it (its first line's number, by numpy,
