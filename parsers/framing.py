@@ -323,7 +323,9 @@ class LogLines:
                 self.too_long(n)
                 yield n, long_line
         if pending:
-            yield n + 1, pending + b"\n"
+            n += 1
+            yield n, pending + b"\n"
+        self.line_number = n  # every line read: the last one's number (a span's lines, when read from 1)
         self._count_long_lines()
 
     def too_long(self, n: int) -> None:

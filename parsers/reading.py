@@ -131,8 +131,9 @@ def launch_message(line: bytes) -> str | None:
 
 @dataclass
 class Piece:
-    """One piece of a file read on its own (``parse_piece``): the SGLang parser's ``Handover``,
-    the reading's notes and count of over-long lines, the file's mtime and its last line read."""
+    """One piece of a file read on its own (``parse_piece``), its lines numbered from 1: the SGLang
+    parser's ``Handover``, the reading's notes and count of over-long lines, the file's mtime and
+    how many lines it holds."""
 
     sglang: Handover
     notes: list[tuple[int | None, str]]
@@ -143,7 +144,7 @@ class Piece:
 
 def parse_piece(
     path: str | os.PathLike,
-    span: tuple[int, int | None, int],
+    span: tuple[int, int | None],
     next_launch: str | None,
     *,
     source: str | None = None,
@@ -151,9 +152,10 @@ def parse_piece(
     finish_run: Callable[[ParsedRun], None] | None = None,
     stamp: tuple[int, int] | None = None,
 ) -> Piece | None:
-    """Read the lines ``span`` holds (``LogLines.span``: the first byte, at the start of the file or
-    of a ``server_args=`` line, the byte after, the lines before) of an uncompressed UTF-8 log as
-    ``parse_file`` reads them, for ``join_pieces``; ``next_launch``: the message of the
+    """Read the lines ``span`` holds (the first byte, at the start of the file or of a
+    ``server_args=`` line, and the byte after) of an uncompressed UTF-8 log as ``parse_file`` reads
+    them, numbered from 1 (``join_pieces`` numbers them as the file does: a piece need not count
+    the lines before it), for ``join_pieces``; ``next_launch``: the message of the
     ``server_args=`` line at the byte after (None: the end of the file). None when the lines
     cannot be read apart from the others: not the block reader's (another family's lines, an
     encoding), a read error, the file changed (``stamp``: its size and mtime in ns as planned),
@@ -161,7 +163,7 @@ def parse_piece(
     the whole file is then read in one go, which says what it has to say."""
     src = str(path) if source is None else source
     try:
-        log = LogLines(path, MAX_EXPANSION, span=span)
+        log = LogLines(path, MAX_EXPANSION, span=(*span, 0))
     except (NotTextError, *STREAM_ERRORS):
         return None
     with log:
@@ -176,7 +178,7 @@ def parse_piece(
             handover = sglang.hand_over(next_launch)
         except Exception:  # noqa: BLE001 - another family's lines, a read error, a parser bug: read whole
             return None
-    if handover is None or (span[0] and (not handover.runs or handover.runs[0].first_line != span[2] + 1)):
+    if handover is None or (span[0] and (not handover.runs or handover.runs[0].first_line != 1)):
         return None  # (a piece after the first starts with its launch's run)
     return Piece(handover, log.notes, log.long_lines, log.stat.st_mtime, log.line_number)
 
@@ -184,6 +186,12 @@ def parse_piece(
 def join_pieces(pieces: list[Piece], *, source: str, keep_samples: bool = False) -> ParsedFile | None:
     """What ``parse_file`` gives for the file the ``pieces`` (``parse_piece``, in order) cover;
     None when they cannot be joined into it (``SGLangLogParser.joined``)."""
+    before = 0  # the lines of the pieces before this one
+    for piece in pieces:
+        if before:
+            piece.sglang.shift_lines(before)
+            piece.notes = [(None if line is None else line + before, note) for line, note in piece.notes]
+        before += piece.line_number
     mtime = pieces[0].mtime
     sglang = SGLangLogParser.joined(source, [piece.sglang for piece in pieces], keep_samples=keep_samples, mtime=mtime)
     if sglang is None:
@@ -191,7 +199,7 @@ def join_pieces(pieces: list[Piece], *, source: str, keep_samples: bool = False)
     notes = joined_notes([(piece.notes, piece.long_lines) for piece in pieces])
     vllm = VLLMLogParser(source, keep_samples=keep_samples, mtime=mtime)
     bench = BenchParser(source, is_server_record=is_server_record, keep_samples=keep_samples)
-    return _result(source, notes, pieces[-1].line_number, sglang, vllm, bench, [])
+    return _result(source, notes, before, sglang, vllm, bench, [])
 
 
 def _result(

@@ -43,6 +43,7 @@ header lines before it without any of those are reported and not counted as a ru
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from array import array
 from collections.abc import Callable, Iterable, Sequence
@@ -612,6 +613,25 @@ class Handover:
     no_throughput_line: int | None
     no_throughput_count: int
     impossible: ImpossibleStamps
+
+    def shift_lines(self, by: int) -> None:
+        """Number the lines as the file does, the piece's having been numbered from 1: ``by``
+        lines come before it."""
+        for run in self.runs:
+            run.first_line, run.last_line, run.error_line = (
+                None if line is None else line + by for line in (run.first_line, run.last_line, run.error_line)
+            )
+            for rows in (run.samples or {}).values():
+                rows.add_to_column("line", by)
+        # (What a piece says names no line in its words: the one message that does, of lines without
+        # a server_args= line, is said of a file's first lines only, and the first piece keeps its numbers.)
+        self.diagnostics = [d if d.line is None else dataclasses.replace(d, line=d.line + by) for d in self.diagnostics]
+        if self.dateless_line is not None:
+            self.dateless_line += by
+        if self.no_throughput_line is not None:
+            self.no_throughput_line += by
+        if self.impossible.line is not None:
+            self.impossible.line += by
 
 
 class SGLangLogParser:

@@ -112,6 +112,26 @@ def test_map_column_rewrites_one_field_in_row_order(rows, new) -> None:
     assert same_rows(list(stored), want)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    rows=st.lists(
+        st.one_of(
+            st.fixed_dictionaries({"time": st.none()}),  # no line
+            st.fixed_dictionaries({"line": st.one_of(st.none(), st.integers(), st.integers(0, (1 << 31) - 1))}),
+        ),
+        max_size=40,
+    ),
+    by=st.one_of(st.integers(0, 1 << 33), st.integers()),
+)
+def test_add_to_column_moves_each_int_on(rows, by) -> None:
+    # a piece of a log read from its own line 1: its samples' line numbers as the file's, past 32 bits too
+    stored = SampleRows(rows)
+    stored.add_to_column("line", by)
+    want = [{"line": row["line"] + by} if row.get("line") is not None else row for row in rows]
+    assert same_rows(list(stored), want)
+    assert same_rows(pickle.loads(pickle.dumps(stored)), want)
+
+
 def test_a_column_of_many_texts_and_of_huge_ints_still_comes_back() -> None:
     rows = [{"rank": f"r{i}", "n": i if i < 70_000 else 1 << 80} for i in range(70_001)]
     stored = SampleRows(rows)

@@ -48,10 +48,11 @@ def _text(parsed) -> str:
 
 def _in_pieces(path: Path, cuts: list[tuple[int, str]], samples: bool):
     spans = pieces.spans_at(pieces.launches(path).stamp, cuts)
-    assert [pieces.lines_before(path, span.start) for span in spans] == [
-        path.read_bytes()[: span.start].count(b"\n") for span in spans
-    ]
     read = [pieces.read_piece(path, span, "x.log", samples, None) for span in spans]
+    data = path.read_bytes()
+    for piece, span in zip(read, spans, strict=True):  # each piece's count of lines numbers the next one's
+        lines = data[span.start : span.end]
+        assert piece is None or piece.line_number == lines.count(b"\n") + (not lines.endswith(b"\n"))
     return pieces.joined(read, "x.log", samples)
 
 
@@ -77,6 +78,41 @@ def test_fixtures_read_in_pieces_are_read_whole(samples: bool) -> None:
 
 
 _DATE = re.compile(r"^\[\d{4}-\d\d-\d\d ", re.MULTILINE)
+
+
+@pytest.mark.parametrize("samples", [False, True], ids=["series", "samples"])
+def test_what_later_pieces_say_names_the_file_s_lines(tmp_path: Path, samples: bool) -> None:
+    """A piece's lines are numbered from 1, then as the file's when the pieces are joined: its
+    runs' lines, a crash's, the samples', the warnings' (a server_args text not read whole, a
+    stamp that is no date, a decode line without a throughput, an over-long line)."""
+    rng = random.Random(7)
+    first, second, third = (Launch(datetime(2026, 1, 1, 8 + 3 * n), minutes=20, throughput=90.0) for n in range(3))
+    middle = sglang_launch_lines(second, rng)
+    half = len(middle) // 2
+    decode = "Decode batch. #running-req: 1, #token: 100, token usage: 0.01, gen throughput (token/s): {}"
+    middle[half:half] = [
+        f"[2026-13-01 11:05:01] {decode.format('80.00')}",
+        f"[2026-01-01 11:05:02] {decode.format('n/a')}",
+        "[2026-01-01 11:05:03] " + "x" * (2 << 20),  # across a read: not read, noted
+    ]
+    middle += ["Traceback (most recent call last):", "RuntimeError: CUDA error: an illegal memory access"]
+    last = sglang_launch_lines(third, rng)
+    last[0] = last[0].replace("server_args=ServerArgs(", "server_args=ServerArgs(x=, ")
+    path = tmp_path / "three.log"
+    path.write_text("\n".join(sglang_launch_lines(first, rng) + middle + last) + "\n")
+    whole = parse_file(path, source="x.log", keep_samples=samples)
+    said = sorted(d.message.split(":")[0].split(" (")[0] for d in whole.diagnostics)
+    assert said == [
+        "1 Decode batch line(s) without a numeric gen throughput",
+        "line longer than 65536 characters",
+        "server_args",
+        "time stamp '2026-13-01 11",
+    ]
+    assert [run.status for run in whole.runs] == ["ok", "crashed", "ok"]
+    cuts = pieces.launches(path).lines
+    assert len(cuts) == 2
+    parsed = _in_pieces(path, cuts, samples)
+    assert parsed is not None and _text(parsed) == _text(whole)
 
 
 @st.composite
@@ -331,8 +367,7 @@ def test_a_span_of_a_log_is_not_read_line_by_line(tmp_path: Path) -> None:
 
 
 def test_the_plan_cuts_at_the_first_launch_after_each_share(tmp_path: Path) -> None:
-    # piece k ends where (1 - 0.85**k) / (1 - 0.85**count) of the file is (each later piece counts
-    # more lines before it, so it is made shorter): with 2 pieces at 54.1%, with 3 at 38.9% and 71.9%
+    # piece k ends where k / count of the file is: with 2 pieces at 50%, with 3 at 33.3% and 66.7%
     rng = random.Random(4)
     path = tmp_path / "ten.log"
     launches = [Launch(datetime(2026, 1, 1, 8 + h), minutes=5, throughput=90.0) for h in range(10)]
@@ -345,11 +380,11 @@ def test_the_plan_cuts_at_the_first_launch_after_each_share(tmp_path: Path) -> N
         return min(offset for offset in every if offset >= int(size * share))
 
     two = pieces.plan(path, 2, size)
-    assert two is not None and [span.start for span in two] == [0, first_after(1 / 1.85)]
+    assert two is not None and [span.start for span in two] == [0, first_after(1 / 2)]
     assert [span.end for span in two] == [two[1].start, None]
     three = pieces.plan(path, 3, size)
     assert three is not None
-    assert [span.start for span in three] == [0, first_after(1 / 2.5725), first_after(1.85 / 2.5725)]
+    assert [span.start for span in three] == [0, first_after(1 / 3), first_after(2 / 3)]
     without = tmp_path / "none.log"
     without.write_text("[2026-01-01 08:00:00] Decode batch. #running-req: 1, gen throughput (token/s): 90.0\n")
     assert pieces.plan(without, 2, without.stat().st_size) is None
@@ -357,7 +392,7 @@ def test_the_plan_cuts_at_the_first_launch_after_each_share(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("minutes, cut", [((60, 40), True), ((90, 10), False)])
 def test_the_plan_looks_for_a_cut_within_half_a_share_past_it(tmp_path: Path, minutes, cut) -> None:
-    # two pieces: the first should end at 54.1% of the file, a launch is looked for up to 25% past it
+    # two pieces: the first should end at 50% of the file, a launch is looked for up to 25% past it
     rng = random.Random(5)
     path = tmp_path / "two.log"
     launches = [
@@ -367,6 +402,6 @@ def test_the_plan_looks_for_a_cut_within_half_a_share_past_it(tmp_path: Path, mi
     path.write_text("\n".join(line for launch in launches for line in sglang_launch_lines(launch, rng)) + "\n")
     size = path.stat().st_size
     (second,) = [offset for offset, _ in pieces.launches(path).lines]
-    assert (0.541 < second / size < 0.791) is cut
+    assert (0.5 < second / size < 0.75) is cut
     two = pieces.plan(path, 2, size)
     assert (None if two is None else [span.start for span in two]) == ([0, second] if cut else None)

@@ -436,6 +436,21 @@ class SampleRows:
             flags[row] = True
         return flags
 
+    def add_to_column(self, key: str, by: int) -> None:
+        """Add ``by`` to each ``key`` value, ints (the line numbers of a piece of a file read from its
+        own first line): an array of them at once, not a value at a time (``map_column``)."""
+        column = self._columns.get(key)
+        if column is None or not by:
+            return
+        values = column.values  # (a row without the value holds a placeholder: moved too, never read)
+        low, high = (min(values) + by, max(values) + by) if column.kind == "int" and len(values) else (0, 0)
+        if column.kind != "int" or not -(1 << 63) <= low <= high < 1 << 63:  # (past 64 bits: objects)
+            self.map_column(key, lambda value: value if value is None else value + by)
+            return
+        if values.typecode == "i" and not -(1 << 31) <= low <= high < 1 << 31:
+            values = array("q", values)
+        column.values = array(values.typecode, map(by.__add__, values))
+
     def map_column(self, key: str, change: Callable[[Any], Any]) -> None:
         """Replace each ``key`` value by ``change(value)``, row by row in order."""
         old = self._columns.get(key)

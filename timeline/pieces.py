@@ -2,16 +2,17 @@
 first piece read by the process that started the build.
 
 A piece starts at a launch (a ``server_args=`` line: ``parsers.reading.launch_message``) near an
-equal share of the file's work, counts the newlines before it (its first line's number, by numpy,
-in its own process) and is read as the whole file is, by the block reader
-(``parsers.reading.parse_piece``).
-What the SGLang parser carries from one launch to the next is passed on explicitly when the
-pieces are joined (``SGLangLogParser.joined``: the runs, the diagnostics, the date of the last
-time-only stamp, the stamps that are no real date, the decode lines without a throughput), and
-the file-wide decisions (the mtime's dates, "no SGLang lines", other families) are taken once,
-on the joined parser, as for a file read in one go. A file whose pieces cannot be joined into
-exactly that (another family's lines, a launch line that would not start a run of its own, a
-read error, the file changed meanwhile) is read whole instead.
+equal share of the file and is read as the whole file is, by the block reader
+(``parsers.reading.parse_piece``), its lines numbered from 1: once read, each piece's count of
+lines numbers the next one's as the file does (counting the newlines before a piece took its
+process 0.07-0.13 s for 212 MB of benchmarks/gen.py's 400 MB log). What the SGLang parser
+carries from one launch to the next is passed on explicitly when the pieces are joined
+(``SGLangLogParser.joined``: the runs, the diagnostics, the date of the last time-only stamp, the
+stamps that are no real date, the decode lines without a throughput), and the file-wide
+decisions (the mtime's dates, "no SGLang lines", other families) are taken once, on the joined
+parser, as for a file read in one go. A file whose pieces cannot be joined into exactly that
+(another family's lines, a launch line that would not start a run of its own, a read error, the
+file changed meanwhile) is read whole instead.
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ from typing import NamedTuple
 from timeline.parsers.reading import Piece, join_pieces, launch_message, parse_piece
 from timeline.records import ParsedFile, ParsedRun
 
-__all__ = ["Span", "Launches", "launches", "plan", "spans_at", "lines_before", "read_piece", "joined"]
+__all__ = ["Span", "Launches", "launches", "plan", "spans_at", "read_piece", "joined"]
 
-_COUNT_BYTES = 4 << 20  # newlines counted this many bytes at a time
 _NEEDLE = b"] server_args="
 
 
@@ -96,12 +96,6 @@ def spans_at(stamp: tuple[int, int], cuts: list[tuple[int, str]]) -> list[Span]:
     return [Span(*piece, stamp) for piece in zip(starts, ends, nexts, strict=True)]
 
 
-# Counting the newlines before a piece costs about this share of reading as many bytes: a later
-# piece, which counts more, is made shorter. The two pieces of benchmarks/gen.py's 400 MB log,
-# each worker's CPU time, 8 builds each, load average 2.6-2.8 (2026-12-03): the second one's count
-# of 212 MB took 0.07-0.13 s; at 0.1 it took 0.018 s more CPU than the first on average (ending
-# up to 0.3 s later), at 0.2 0.018 s less, at 0.15 0.007 s less.
-COUNT_SHARE = 0.15
 # A cut is looked for up to half a piece's share of the file past where the piece should end:
 # further on, the pieces would be far from even, and a log with no launch line left (a server up
 # for days) is not searched to its end, which took 0.07-0.2 s for the last 200 MB of a 400 MB log.
@@ -109,45 +103,20 @@ REACH_SHARE = 0.5
 
 
 def plan(path: str | os.PathLike, count: int, size: int) -> list[Span] | None:
-    """``count`` pieces of about equal work (each counts the newlines before it, then reads its
-    own: ``COUNT_SHARE``), cut at the launch lines nearest after each share (within
-    ``REACH_SHARE`` of a share); None when there is no such line to cut at."""
-    kept = 1 - COUNT_SHARE  # piece k ends where (1 - kept**(k + 1)) / (1 - kept**count) of the file is
-    targets = [int(size * (1 - kept**k) / (1 - kept**count)) for k in range(1, count)]
+    """``count`` pieces of about equal size, cut at the launch lines nearest after each share
+    (within ``REACH_SHARE`` of a share); None when there is no such line to cut at."""
+    targets = [size * k // count for k in range(1, count)]
     found = launches(path, targets, reach=int(size / count * REACH_SHARE))
     return spans_at(found.stamp, found.lines) if found.lines else None
-
-
-def lines_before(path: str | os.PathLike, offset: int) -> int:
-    """The newlines before ``offset`` of the file, counted by numpy in one reused buffer (over a
-    map of the file it was 0.03 s for 200 MB rather than 0.05 s, but each page read counted in the
-    process's peak memory)."""
-    import numpy as np
-
-    seen = position = 0
-    buffer = bytearray(_COUNT_BYTES)
-    view = memoryview(buffer)
-    with open(path, "rb") as handle:
-        while position < offset:
-            read = handle.readinto(view[: min(_COUNT_BYTES, offset - position)])
-            if not read:
-                break
-            seen += int(np.count_nonzero(np.frombuffer(buffer, np.uint8, count=read) == 10))
-            position += read
-    return seen
 
 
 def read_piece(
     path: str | os.PathLike, span: Span, source: str, keep_samples: bool, finish_run: Callable[[ParsedRun], None] | None
 ) -> Piece | None:
-    """``parse_piece`` of one span, the lines before it counted first."""
-    try:
-        before = lines_before(path, span.start) if span.start else 0
-    except OSError:  # read whole, which says why
-        return None
+    """``parse_piece`` of one span."""
     return parse_piece(
         path,
-        (span.start, span.end, before),
+        (span.start, span.end),
         span.next_launch,
         source=source,
         keep_samples=keep_samples,
