@@ -128,10 +128,24 @@ def test_a_checkout_round_trips():
     assert codec.decode_repo(codec.encode_repo(repo)) == repo
 
 
-def _reader(run: Run) -> codec.ColumnReader:
+class _Docs:
+    """``run``'s array, as a reading's docs give it (timeline.store.reading), and the places asked for."""
+
+    def __init__(self, run: Run) -> None:
+        self.array = codec.encode_run(run, {"e3": "digest-of-e3"})
+        self.asked: list[int] = []
+
+    def doc(self, place: int) -> str:
+        self.asked.append(place)
+        return self.array
+
+
+def _reader(run: Run, docs: _Docs | None = None) -> codec.ColumnReader:
     """A reader of ``run``'s rows, its facets the blob 7."""
     return codec.ColumnReader(
-        {"digest-of-e3": "e3"}, {7: json.loads(codec.run_facets(codec.run_values(run, {"e3": "digest-of-e3"})))}
+        {"digest-of-e3": "e3"},
+        {7: json.loads(codec.run_facets(codec.run_values(run, {"e3": "digest-of-e3"})))},
+        docs or _Docs(run),
     )
 
 
@@ -148,16 +162,13 @@ def test_a_runs_facets_are_the_values_of_its_columns():
 def test_a_run_made_from_its_columns_is_the_run_its_summaries_read_from_the_array_when_asked():
     run = full_run()
     columns = codec.run_columns(codec.run_values(run, {"e3": "digest-of-e3"}))
-    back = _reader(run).run(
-        [columns[name] for name in codec.RUN_COLUMNS],
-        codec.encode_run(run, {"e3": "digest-of-e3"}),
-        run.config,
-        run.messages,
-        7,
-    )
+    docs = _Docs(run)
+    back = _reader(run, docs).run([columns[name] for name in codec.RUN_COLUMNS], 12, run.config, run.messages, 7)
     back.id = run.id
     names = {f.name for f in dataclasses.fields(Run)}
-    assert set(vars(back)) == names - set(codec.FROM_ARRAY) | {"_doc"}  # the summaries not decoded yet
+    assert set(vars(back)) == names - set(codec.FROM_ARRAY) | {"_row", "_docs"}  # the summaries not fetched yet
+    assert docs.asked == []
+    assert back == run and docs.asked == [12]  # fetched once, by the place the reading gave it
     assert back == run and run == back and back != dataclasses.replace(run, error_line=978)
     assert back.metrics == run.metrics and vars(back)["zone_readings"] == run.zone_readings
     assert dataclasses.replace(back, id="r1") == dataclasses.replace(run, id="r1")
@@ -166,9 +177,7 @@ def test_a_run_made_from_its_columns_is_the_run_its_summaries_read_from_the_arra
 def test_a_field_set_on_a_stored_run_before_its_array_is_read_keeps_the_value_set():
     run = full_run()
     columns = codec.run_columns(codec.run_values(run, {"e3": "digest-of-e3"}))
-    back = _reader(run).run(
-        [columns[name] for name in codec.RUN_COLUMNS], codec.encode_run(run, {"e3": "digest-of-e3"}), {}, [], 7
-    )
+    back = _reader(run).run([columns[name] for name in codec.RUN_COLUMNS], 0, {}, [], 7)
     back.status, back.error = "ok", None
     assert back.metrics == run.metrics  # the array read now
     assert (back.status, back.error, back.error_line) == ("ok", None, 977)

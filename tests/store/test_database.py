@@ -18,7 +18,7 @@ from timeline.store import STORE_VARIABLE, machine_of, open_store
 from timeline.store.codec import RUN_FIELDS
 from timeline.store.database import MMAP_BYTES, make_engine, store_url
 from timeline.store.errors import StoreError
-from timeline.store.schema import HEAD_REVISION, REVISIONS, VERSION_TABLE, metadata
+from timeline.store.schema import HEAD_REVISION, HISTORY_INDEX, REVISIONS, VERSION_TABLE, metadata
 
 
 def alembic_config(connection) -> Config:
@@ -263,3 +263,23 @@ def test_0007_gives_the_facets_the_drivers_of_each_runs_array_and_goes_back(mont
         again = connection.execute(facets).all()
         assert [json.loads(body) for _, body in again] == [json.loads(body) for _, body in made]
         assert connection.execute(drivers).scalars().all() == columns
+
+
+def test_0008_reads_the_runs_from_an_index_of_their_own_and_goes_back(month_timeline, store_url):
+    """Down to 0007 the runs are indexed by machine and start alone, and read as well; up again,
+    by the index that holds what history reads of them."""
+    with open_store(store_url, {}) as store:
+        store.ingest(month_timeline, machine_of(month_timeline, "node-1", "host-1"))
+        (expected,) = store.read()
+    engine = create_engine(store_url)
+    with engine.begin() as connection:
+        command.downgrade(alembic_config(connection), "0007")
+        old = {index["name"]: index["column_names"] for index in inspect(connection).get_indexes("runs")}
+    engine.dispose()
+    assert old["ix_runs_machine_start"] == ["machine_id", "start"] and "ix_runs_history" not in old
+    with open_store(store_url, {}) as store:
+        (history,) = store.read()
+        assert history.runs == expected.runs
+    with create_engine(store_url).connect() as connection:
+        new = {index["name"]: index["column_names"] for index in inspect(connection).get_indexes("runs")}
+    assert new["ix_runs_history"] == list(HISTORY_INDEX) and "ix_runs_machine_start" not in new

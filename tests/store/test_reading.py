@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 
+import pytest
+from sqlalchemy import create_engine, delete, event
+from sqlalchemy.engine import Engine
+
 from timeline.export import samples_to_dict
-from timeline.store import open_store
+from timeline.store import StoreError, open_store
 from timeline.store.machine import machine_of
+from timeline.store.schema import metadata
 
 
 def without_samples(run):
@@ -62,3 +70,61 @@ def test_machines_are_read_apart_and_since_a_date(month_timeline, store_url):
         assert all(e.time >= since for e in a.events)
         assert store.read(machine="node-b") == []
         assert store.read(since=datetime(2026, 4, 15)) == [a]  # naive: UTC
+
+
+@contextmanager
+def selects() -> Iterator[list[str]]:
+    """The SELECT statements sent to any store meanwhile."""
+    sent: list[str] = []
+
+    def heard(connection, cursor, statement, parameters, context, executemany) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            sent.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", heard)
+    try:
+        yield sent
+    finally:
+        event.remove(Engine, "before_cursor_execute", heard)
+
+
+def test_a_runs_array_is_fetched_when_first_read_with_the_runs_next_to_it(month_timeline, store_url):
+    with open_store(store_url, {}) as store:
+        store.ingest(month_timeline, machine_of(month_timeline, "node-1", "h"))
+        (history,) = store.read()
+    built = [without_samples(r) for r in month_timeline.runs]
+    # the store is closed: what only the arrays hold is fetched when first read, a few runs at once
+    with selects() as sent:
+        assert history.runs[20].metrics == built[20].metrics
+        assert len(sent) == 1 and "doc" in sent[0]
+        assert [r.end for r in history.runs[5:36]] == [r.end for r in built[5:36]]
+        assert len(sent) == 1  # fetched with the 21st run: the 16 read before it and after it
+        assert history.runs[2].status == built[2].status
+        assert len(sent) == 2
+        assert history.runs == built  # every run read, in order: the rest at once
+        assert len(sent) == 3
+
+
+def test_a_run_gone_from_the_store_before_its_array_is_read_is_one_line(month_timeline, store_url):
+    with open_store(store_url, {}) as store:
+        store.ingest(month_timeline, machine_of(month_timeline, "node-1", "h"))
+        (history,) = store.read()
+    engine = create_engine(store_url)
+    with engine.begin() as connection:
+        connection.execute(delete(metadata.tables["runs"]))
+    engine.dispose()
+    with pytest.raises(StoreError, match="^.*: a run read from the store is no longer in it$"):
+        assert history.runs[0].metrics
+
+
+def test_the_runs_are_read_from_their_index_not_their_table(month_timeline, tmp_path):
+    """SQLite walks only the index made for the reading (schema.HISTORY_INDEX): every column read is in it."""
+    path = tmp_path / "store.sqlite"
+    with open_store(str(path), {}) as store:
+        store.ingest(month_timeline, machine_of(month_timeline, "node-1", "h"))
+        with selects() as sent:
+            store.read(with_samples=False)
+    (runs,) = [statement for statement in sent if "FROM runs" in statement and "steady_value" in statement]
+    with sqlite3.connect(path) as connection:
+        plan = " ".join(row[-1] for row in connection.execute(f"EXPLAIN QUERY PLAN {runs}", (1,)))
+    assert plan == "SEARCH runs USING COVERING INDEX ix_runs_history (machine_id=?)"

@@ -94,8 +94,7 @@ class Store:
         skips the stats lines of runs ingested with them (faster)."""
         from timeline.store import reading
 
-        with self._database.reading() as connection:
-            return reading.read(connection, machine, since, with_samples)
+        return reading.read(self._database, machine, since, with_samples)
 
     def close(self) -> None:
         self._database.engine.dispose()

@@ -11,8 +11,8 @@ equals ``run`` but for ``id`` (numbered again when read), ``samples`` (in their 
 Reading 100,000 runs back is the hot path of ``timeline history``, and decoding that many arrays
 takes seconds: most fields are kept in a column of their own too (``run_columns``), and
 ``ColumnReader`` makes the run from the columns of those history tests on every run, its
-``FROM_ARRAY`` fields decoded from the array only when something reads them (an output that
-shows the run).
+``FROM_ARRAY`` fields fetched and decoded from the array only when something reads them (an
+output that shows the run).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import fields
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from timeline.model import CodeEvent, CommitInfo, MetricSummary, RepoInfo, Run, SteadyValue, ZoneReading
 from timeline.render.plain import utc
@@ -157,10 +157,11 @@ def decode_run(
     return run
 
 
-# The fields of a stored run decoded from its array when first read (``StoredRun``), not read
-# from columns: what the outputs show, not what history tests on every run. The first five are
-# kept only in the array; the others have columns too, for users' queries (and ``last_line`` for an
-# ingest's check of runs stored while their log was still written: ``writing._readings``).
+# The fields of a stored run fetched and decoded from its array when first read (``StoredRun``),
+# not read from columns: what the outputs show, not what history tests on every run. The first
+# five are kept only in the array; the others have columns too, for users' queries (and
+# ``last_line`` for an ingest's check of runs stored while their log was still written:
+# ``writing._readings``).
 FROM_ARRAY = (
     "end",
     "start_local",
@@ -168,7 +169,6 @@ FROM_ARRAY = (
     "zone_readings",
     "metrics",
     "last_line",
-    "ambiguous_reasons",
     "files_may_differ",
     "status",
     "error",
@@ -253,11 +253,19 @@ def run_facets(values: dict[str, Any]) -> str:
     return dumps([values[name] for name in FACETS])
 
 
+class Docs(Protocol):
+    """Where a ``StoredRun``'s array is fetched from when first needed (timeline.store.reading)."""
+
+    def doc(self, place: int) -> str:
+        """The array of the run the reading gave ``place``."""
+        ...
+
+
 class _FromArray:
-    """A ``FROM_ARRAY`` field of a ``StoredRun``: the first read of any of them decodes the run's
-    array into the instance, whose own values then answer (a descriptor without ``__set__`` gives
-    way to the instance's attribute). It also hides the field's class default (``status = "ok"``),
-    which would otherwise answer for a run that lacks the attribute."""
+    """A ``FROM_ARRAY`` field of a ``StoredRun``: the first read of any of them fetches the run's
+    array (``Docs``) and decodes it into the instance, whose own values then answer (a descriptor
+    without ``__set__`` gives way to the instance's attribute). It also hides the field's class
+    default (``status = "ok"``), which would otherwise answer for a run that lacks the attribute."""
 
     def __init__(self, name: str) -> None:
         self._name = name
@@ -266,16 +274,17 @@ class _FromArray:
         if run is None:
             return self
         values = run.__dict__
-        if "_doc" not in values:
+        if "_row" not in values:
             raise AttributeError(f"{owner.__name__!r} object has no attribute {self._name!r}")
-        for name, value in _from_array(values.pop("_doc")).items():
+        for name, value in _from_array(values["_docs"].doc(values["_row"])).items():
             values.setdefault(name, value)  # a field set before this read keeps its new value
+        del values["_row"], values["_docs"]
         return values[self._name]
 
 
 class StoredRun(Run):
-    """A ``Run`` made from its columns (``ColumnReader``): its ``FROM_ARRAY`` fields are decoded
-    from its array when first read. Equal to the ``Run`` build made."""
+    """A ``Run`` made from its columns (``ColumnReader``): its ``FROM_ARRAY`` fields are fetched
+    and decoded from its array when first read. Equal to the ``Run`` build made."""
 
     def __eq__(self, other: object) -> bool:
         # the dataclass's own equality wants the very same class: a Run build made is equal too
@@ -317,8 +326,9 @@ class ColumnReader:
     blob id in ``facets``), each distinct facets' list made once: the runs of one reading share
     their lists, server arguments and messages (read them, do not change them)."""
 
-    def __init__(self, event_ids: dict[str, str], facets: dict[int, list[Any]]) -> None:
+    def __init__(self, event_ids: dict[str, str], facets: dict[int, list[Any]], docs: Docs) -> None:
         self._event_ids = event_ids
+        self._docs = docs
         self._blobs = facets
         self._facets: dict[int, tuple[Any, ...]] = {}
 
@@ -331,8 +341,11 @@ class ColumnReader:
             found = self._facets[facets_id] = tuple(values)
         return found
 
-    def run(self, columns: Sequence[Any], doc: str, config: dict[str, Any], messages: list[str], facets_id: int) -> Run:
-        """The run of one row: ``columns`` in ``RUN_COLUMNS`` order, its array ``doc``, its facets' blob id."""
+    def run(
+        self, columns: Sequence[Any], place: int, config: dict[str, Any], messages: list[str], facets_id: int
+    ) -> Run:
+        """The run of one row: ``columns`` in ``RUN_COLUMNS`` order, what its array is fetched by
+        when first read (``Docs.doc``), its facets' blob id."""
         (
             source,
             kind,
@@ -346,7 +359,7 @@ class ColumnReader:
             steady_source,
             cuda_driver_versions,
         ) = self._shared(facets_id)
-        start, first_line, commit, steady_value, steady_n, steady_skipped, steady_spread, steady_ranks = columns
+        start, first_line, commit, ambiguous, steady_value, steady_n, steady_skipped, steady_spread, ranks = columns
         run = StoredRun.__new__(StoredRun)
         run.__dict__ = {
             "id": "",
@@ -358,6 +371,8 @@ class ColumnReader:
             "first_line": first_line,
             "commit": commit,
             "attribution": attribution,
+            # read for the runs a shift leaves out (one a boundary, hundreds in a store), not decoded from their arrays
+            "ambiguous_reasons": [] if ambiguous == "[]" else json.loads(ambiguous),
             "events_during": events_during,
             "nccl_versions": nccl_versions,
             "cuda_driver_versions": cuda_driver_versions,
@@ -375,12 +390,13 @@ class ColumnReader:
                     "skipped": steady_skipped,
                     "spread": steady_spread,
                     "source": steady_source,
-                    "ranks": {} if steady_ranks == "{}" else json.loads(steady_ranks),
+                    "ranks": {} if ranks == "{}" else json.loads(ranks),
                 },
             ),
             "messages": messages,
             "machine": None,
-            "_doc": doc,
+            "_row": place,
+            "_docs": self._docs,
         }
         return run
 

@@ -2,8 +2,9 @@
 
 A handful of queries whatever the number of runs (machines, repos, runs, their blobs, events,
 their commits, samples), never one a row: ``timeline history`` reads 100,000 runs this way, each
-from its columns and the facets it shares with the other runs of its log (``codec.ColumnReader``;
-its summaries decoded when first read). The runs and
+from its columns (walking the index that holds them, ``ix_runs_history``) and the facets it
+shares with the other runs of its log (``codec.ColumnReader``; its summaries fetched from its
+array and decoded when first read, a few dozen runs a query: ``_Docs``). The runs and
 events of one machine are numbered again (``r1``, ``e1``...) in the order build numbers them,
 and a run's events-during point at the new event ids. Runs of the same server arguments share
 one ``config`` dict (and messages, NCCL versions...): read them, do not change them.
@@ -23,6 +24,8 @@ from timeline.collector import uncollected
 from timeline.loader import samples_from_dict
 from timeline.model import CodeEvent, CommitInfo, RepoInfo, Run, run_order
 from timeline.store import codec, schema
+from timeline.store.database import Database
+from timeline.store.errors import StoreError
 from timeline.store.machine import Machine
 
 
@@ -38,9 +41,6 @@ class StoredHistory:
     repo: RepoInfo | None
 
 
-_SAMPLES_KEY = 4 + len(codec.RUN_COLUMNS)  # a run row's id, when read with its samples
-
-
 def _machine(row: Any) -> Machine:
     return Machine(row.name, row.host, row.gpu_count, tuple(json.loads(row.nccl_versions)), row.driver)
 
@@ -49,15 +49,13 @@ def machines(connection: Connection) -> list[Machine]:
     return [_machine(row) for row in connection.execute(select(schema.machines).order_by(schema.machines.c.name))]
 
 
-def read(
-    connection: Connection, machine: str | None, since: datetime | None, with_samples: bool
-) -> list[StoredHistory]:
-    with uncollected():
-        return _read(connection, machine, since, with_samples)
+def read(database: Database, machine: str | None, since: datetime | None, with_samples: bool) -> list[StoredHistory]:
+    with uncollected(), database.reading() as connection:
+        return _read(database, connection, machine, since, with_samples)
 
 
 def _read(
-    connection: Connection, machine: str | None, since: datetime | None, with_samples: bool
+    database: Database, connection: Connection, machine: str | None, since: datetime | None, with_samples: bool
 ) -> list[StoredHistory]:
     table = schema.machines
     query = select(table).order_by(table.c.name)
@@ -73,13 +71,14 @@ def _read(
     runs = schema.runs
     started: list[ColumnElement[bool]] = [] if since is None else [runs.c.start >= since]
     chosen: Select = select(runs.c.id).where(runs.c.machine_id.in_(machine_ids), *started)
-    columns = [runs.c.doc, runs.c.config_id, runs.c.messages_id, runs.c.facets_id]
+    # what ix_runs_history holds (schema.HISTORY_INDEX): the reading walks that index, not the table
+    columns = [runs.c.id, runs.c.config_id, runs.c.messages_id, runs.c.facets_id]
     columns += [runs.c[name] for name in codec.RUN_COLUMNS]
-    if with_samples:
-        columns.append(runs.c.id)  # what the samples are keyed by
     # a fetch a machine (by the index on machine and start), not a value a run naming its machine
     run_rows = {
-        machine_id: connection.execute(select(*columns).where(runs.c.machine_id == machine_id, *started)).all()
+        machine_id: connection.execute(
+            select(*columns).where(runs.c.machine_id == machine_id, *started).order_by(runs.c.start)
+        ).all()
         for machine_id in machine_ids
     }
     # the blobs by id: a few distinct ones, however many runs name them
@@ -104,14 +103,15 @@ def _read(
     events_by_machine = _events(connection, machine_ids, since)
     histories: list[StoredHistory] = []
     repos = _repos(connection, machine_ids)
+    docs = _Docs(database, [runs.c.machine_id.in_(machine_ids), *started])
     for machine_row in machine_rows:
         events = events_by_machine.get(machine_row.id, [])
-        reader = codec.ColumnReader({entry: event.id for entry, event in events}, blobs)
+        reader = codec.ColumnReader({entry: event.id for entry, event in events}, blobs, docs)
         stored = []
         for row in run_rows[machine_row.id]:
-            run = reader.run(row[4:_SAMPLES_KEY], row[0], blobs[row[1]], blobs[row[2]], row[3])
-            if samples and row[_SAMPLES_KEY] in samples:
-                run.samples = samples_from_dict(json.loads(samples[row[_SAMPLES_KEY]]))
+            run = reader.run(row[4:], docs.place(row[0]), blobs[row[1]], blobs[row[2]], row[3])
+            if samples and row[0] in samples:
+                run.samples = samples_from_dict(json.loads(samples[row[0]]))
             stored.append(run)
         stored.sort(key=run_order)
         for number, run in enumerate(stored, 1):
@@ -168,3 +168,56 @@ def _repos(connection: Connection, machine_ids: list[int]) -> dict[int, RepoInfo
     ):
         latest[row.machine_id] = codec.decode_repo(row.doc)
     return latest
+
+
+class _Docs:
+    """The arrays of one reading's runs (``codec.Docs``), fetched when an output first reads a
+    field kept only there (``codec.FROM_ARRAY``), not with the runs: the default view of 100,000
+    runs shows a few hundred of them, and the index the runs are read from (``ix_runs_history``)
+    is a tenth of the table that holds the arrays. A fetch takes the runs read next to the one
+    asked for (the runs a view shows come in clusters: around a shift, the latest ones). A reader
+    that asks for the run after those (the JSON document, the CSV: every run in order, each
+    machine's next to the others'), or one that went on asking past ``_ROUNDS`` fetches, gets
+    every run of the reading at once. Each fetch is on a connection of its own, let go after it:
+    the runs outlive the store's ``close``."""
+
+    _AROUND = 16  # runs on each side of the one asked for, in the reading's order
+    _ROUNDS = 64
+
+    def __init__(self, database: Database, chosen: list[ColumnElement[bool]]) -> None:
+        self._database = database
+        self._chosen = chosen  # the reading's runs: its machines, from its ``since``
+        self._rows: list[int] = []  # the runs' row ids, in the reading's order
+        self._fetched: dict[int, str] = {}
+        self._rounds = 0
+        self._ends: set[int] = set()  # the place after each run fetched: asked for, the reader reads them in order
+
+    def place(self, row: int) -> int:
+        """The place in this reading of the run of row id ``row``, read next: what it asks ``doc`` for."""
+        self._rows.append(row)
+        return len(self._rows) - 1
+
+    def doc(self, place: int) -> str:
+        row = self._rows[place]
+        found = self._fetched.pop(row, None)
+        if found is None:
+            self._fetch(place)
+            found = self._fetched.pop(row, None)
+            if found is None:
+                raise StoreError(f"{self._database.shown}: a run read from the store is no longer in it")
+        return found
+
+    def _fetch(self, place: int) -> None:
+        runs = schema.runs
+        self._rounds += 1
+        if self._rounds > self._ROUNDS or place in self._ends:
+            wanted = self._chosen
+        else:
+            end = place + self._AROUND + 1
+            self._ends.add(end)
+            wanted = [runs.c.id.in_(self._rows[max(0, place - self._AROUND) : end])]
+        try:
+            with self._database.reading() as connection:
+                self._fetched.update(connection.execute(select(runs.c.id, runs.c.doc).where(*wanted)).all())
+        finally:
+            self._database.engine.dispose()

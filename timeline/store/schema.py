@@ -5,7 +5,8 @@ run, an event or a commit is kept whole in ``doc``, the store's compact JSON for
 model (``timeline.store.codec``), so reading back gives the very ``Run`` build made. What
 ``timeline history`` tests a run on (its start, steady value, status, NCCL versions...) is in
 typed columns of the run too, read without decoding the run's ``doc`` (timeline.store.reading:
-decoding 100,000 of them was most of the time of ``timeline history``).
+decoding 100,000 of them was most of the time of ``timeline history``), from an index that holds
+them (``ix_runs_history``), not from the table that holds the ``doc`` too.
 A run's server arguments and printed messages repeat from night to night, and the runs of one
 log share their path, zone, NCCL versions...: each distinct one is kept once, in ``blobs``. The
 migrations (``timeline/store/migrations/versions``) create exactly these tables; a test holds
@@ -35,7 +36,7 @@ from sqlalchemy import (
 
 # The newest migration (timeline/store/migrations/versions): a store at another revision this
 # timeline knows is upgraded on open, one at a revision it does not know was made by a newer one.
-REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007")  # oldest first
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008")  # oldest first
 HEAD_REVISION = REVISIONS[-1]
 # Alembic's bookkeeping table, named for us: a team's database may hold another tool's alembic_version.
 VERSION_TABLE = "timeline_version"
@@ -50,6 +51,27 @@ def batches(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), BATCH):
         yield items[start : start + BATCH]
 
+
+# The columns of ``ix_runs_history``: the machine and start it is searched by, then every column
+# history reads of a run but its array (reading.py, ``codec.RUN_COLUMNS``). ``id`` last: SQLite
+# has the row id in every index, PostgreSQL only in one that names it.
+HISTORY_INDEX = (
+    "machine_id",
+    "start",
+    "config_id",
+    "messages_id",
+    "facets_id",
+    "start_iso",
+    "first_line",
+    "commit",
+    "ambiguous_reasons",
+    "steady_value",
+    "steady_n",
+    "steady_skipped",
+    "steady_spread",
+    "steady_ranks",
+    "id",
+)
 
 metadata = MetaData()
 
@@ -169,7 +191,9 @@ runs = Table(
     # neither NOT NULL nor a foreign key, as SQLite adds a column to a table of rows (migration 0006).
     Column("facets_id", Integer),
     Column("cuda_driver_versions", Text),  # JSON list: the GPU driver's CUDA versions its log showed
-    Index("ix_runs_machine_start", "machine_id", "start"),
+    # What history reads of a run (timeline.store.reading), so that it walks this index, not the
+    # table with every run's array; by machine and start, for ``--machine`` and ``--since`` too.
+    Index("ix_runs_history", *HISTORY_INDEX),
     Index("ix_runs_commit", "commit"),
     Index("ix_runs_workload", "workload"),
 )
