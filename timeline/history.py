@@ -171,6 +171,7 @@ def history(
 
 
 _Stored = tuple  # (Machine, runs, events, RepoInfo | None) of one machine
+_START = attrgetter("start")
 
 
 def _of_group(histories: list[_Stored], group: str) -> list[_Stored]:
@@ -210,7 +211,10 @@ def _numbered(histories: list[_Stored]) -> tuple[list[Run], list[CodeEvent]]:
         renamed[(event.machine or "", event.id)] = f"e{number}"
         event.id = f"e{number}"
     if len(histories) > 1:  # one machine's runs come in this order already (Store.read)
-        runs.sort(key=run_order)
+        # each machine's runs are in run_order, the machines by name (Store.read): sorted by their
+        # starts alone (a stable sort), so are they all, a tie by machine, then log and line, with
+        # no run_order key made a run (100,000 runs)
+        runs.sort(key=run_order if None in map(_START, runs) else _START)
     for number, run in enumerate(runs, 1):
         run.id = f"r{number}"
         if run.events_during:

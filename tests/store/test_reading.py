@@ -13,6 +13,8 @@ from sqlalchemy import create_engine, delete, event
 from sqlalchemy.engine import Engine
 
 from timeline.export import samples_to_dict
+from timeline.history import history
+from timeline.model import run_order
 from timeline.store import StoreError, open_store
 from timeline.store.machine import machine_of
 from timeline.store.schema import metadata
@@ -128,3 +130,31 @@ def test_the_runs_are_read_from_their_index_not_their_table(month_timeline, tmp_
     with sqlite3.connect(path) as connection:
         plan = " ".join(row[-1] for row in connection.execute(f"EXPLAIN QUERY PLAN {runs}", (1,)))
     assert plan == "SEARCH runs USING COVERING INDEX ix_runs_history (machine_id=?)"
+
+
+@pytest.mark.parametrize("names", [("node-b", "node-a"), ("node-a", "node-a")])
+@pytest.mark.parametrize("without_start", [False, True])
+def test_runs_at_one_start_are_numbered_in_run_order(month, tmp_path, store_url, names, without_start):
+    """The month's runs as two machines' or as one's from two folders (the second's logs print
+    another, cosmetic, server argument: other runs, the same starts): each start a tie, broken
+    by the machine's name, else by the log's; a run without a start comes last."""
+    import timeline
+
+    other = tmp_path / "other"
+    other.mkdir()
+    for log in month.logs.glob("*.log"):
+        text = log.read_text(encoding="utf-8").replace("decode_log_interval=40", "decode_log_interval=41")
+        (other / log.name).write_text(text, encoding="utf-8")
+    with open_store(store_url, {}) as store:
+        for name, logs in zip(names, (other, month.logs), strict=True):  # the later log first
+            built = timeline.build(logs, repo=month.repo, log_tz="UTC", cache=False)
+            if without_start:
+                built.runs[7].start = None
+            store.ingest(built, machine_of(built, name, name))
+    runs = history(store_url).timeline.runs
+    assert runs == sorted(runs, key=run_order) and len(runs) == 2 * 45
+    assert [(run.machine, run.source) for run in runs[:2]] == sorted((run.machine, run.source) for run in runs[:2])
+    assert runs[0].start == runs[1].start and runs[0].source != runs[1].source
+    assert [run.id for run in runs] == [f"r{n}" for n in range(1, len(runs) + 1)]
+    if without_start:
+        assert [run.start for run in runs[-2:]] == [None, None]

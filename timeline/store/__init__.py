@@ -89,9 +89,10 @@ class Store:
     def read(
         self, machine: str | None = None, since: datetime | None = None, *, with_samples: bool = True
     ) -> list[StoredHistory]:
-        """Each machine's stored runs and events (``machine``: that one only), from ``since`` on
-        (a naive time is UTC; runs without a start are then left out). ``with_samples=False``
-        skips the stats lines of runs ingested with them (faster)."""
+        """Each machine's stored runs and events (``StoredHistory``), the machines by name
+        (``machine``: that one only), from ``since`` on (a naive time is UTC; runs without a start
+        are then left out). ``with_samples=False`` skips the stats lines of runs ingested with
+        them (faster)."""
         from timeline.store import reading
 
         return reading.read(self._database, machine, since, with_samples)
