@@ -192,6 +192,7 @@ def _versions(runs: list[Run]) -> list[list[Run]]:
 
 
 _COMMIT = operator.attrgetter("commit")
+_START = operator.attrgetter("start")
 
 
 def _side_value(values: Sequence[Any]) -> Any:
@@ -520,8 +521,10 @@ def _shift(
     before, after = versions[boundary.index - 1], versions[boundary.index]
     left = [r for i in boundary.left for r in versions[i]]
     right = [r for i in boundary.right for r in versions[i]]
-    last_before = max(r.start.timestamp() for r in before)  # type: ignore[union-attr]
-    first_after = min(r.start.timestamp() for r in after)  # type: ignore[union-attr]
+    # the latest and earliest starts (aware: in time order whatever their offsets), then their
+    # times: not a timestamp made for each of the runs of the two versions (200,000 of a store)
+    last_before = max(map(_START, before)).timestamp()
+    first_after = min(map(_START, after)).timestamp()
     between = _events_between(events, last_before, first_after)
     steady = left[0].steady
     notes = _shift_notes(boundary, versions, timed, between, last_before, first_after)
