@@ -581,15 +581,16 @@ def shifts_and_culprits(
 # (https://www.gnu.org/software/make/manual/html_node/Parallel.html).
 WORKERS_MIN_SPARE_BYTES = 8 << 20
 MAX_WORKERS = 8
-# A log this big is read in pieces cut at its launches, a worker each (timeline.pieces). On
-# benchmarks/gen.py's 400 MB log, benchmarks/run.py --only big --repeat 5, 2 cores (AMD EPYC,
-# KVM), 2026-12-03, load average 0.7-0.8: the default (two pieces) 2.48x the hand loop at the
-# lowest (rounds 3.23x, 3.44x, 2.53x, 4.13x, 2.48x; median 0.93 s, 3.28x), one worker 1.70x
-# (median 1.39 s, 2.19x), the same CPU (1.50 against 1.49 s medians); at load average 1.5 and
-# --repeat 3, 2.40x against 1.83x; at 1.7-2.0, 1.73x against 1.92x, the other work taking the
-# second core. Two pieces against one process at 32-128 MB (load 1.3-1.9): 0.80x-1.59x, no gain
-# to measure, the split's fixed cost (a process a piece, each judging the line shapes again) as
-# large as what it saves; so from 64 MiB, where it starts to pay on a spare core, not below.
+# A log this big is read in pieces cut at its launches, the first here, the others by a worker
+# each (timeline.pieces; a worker each when measured here). On benchmarks/gen.py's 400 MB log,
+# benchmarks/run.py --only big --repeat 5, 2 cores (AMD EPYC, KVM), 2026-12-03, load average
+# 0.7-0.8: the default (two pieces) 2.48x the hand loop at the lowest (rounds 3.23x, 3.44x,
+# 2.53x, 4.13x, 2.48x; median 0.93 s, 3.28x), one worker 1.70x (median 1.39 s, 2.19x), the
+# same CPU (1.50 against 1.49 s medians); at load average 1.5 and --repeat 3, 2.40x against
+# 1.83x; at 1.7-2.0, 1.73x against 1.92x, the other work taking the second core. Two pieces
+# against one process at 32-128 MB (load 1.3-1.9): 0.80x-1.59x, no gain to measure, the
+# split's fixed cost (a process a piece, each judging the line shapes again) as large as what it
+# saves; so from 64 MiB, where it starts to pay on a spare core, not below.
 PIECE_MIN_BYTES = 64 << 20
 
 
