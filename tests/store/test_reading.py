@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 
 import pytest
-from sqlalchemy import create_engine, delete, event
+from sqlalchemy import create_engine, delete, event, update
 from sqlalchemy.engine import Engine
 
 from timeline.export import samples_to_dict
@@ -117,6 +117,25 @@ def test_a_run_gone_from_the_store_before_its_array_is_read_is_one_line(month_ti
     engine.dispose()
     with pytest.raises(StoreError, match="^.*: a run read from the store is no longer in it$"):
         assert history.runs[0].metrics
+
+
+def test_a_run_stored_again_before_its_array_is_read_is_one_line(month_timeline, store_url):
+    """An ingest stores a longer reading of a run (its log was still written) in the same row: its
+    array is not joined to the columns of the reading before."""
+    with open_store(store_url, {}) as store:
+        store.ingest(month_timeline, machine_of(month_timeline, "node-1", "h"))
+        (history,) = store.read()
+    runs = metadata.tables["runs"]
+    engine = create_engine(store_url)
+    with engine.begin() as connection:  # what writing._runs does for a longer reading, in short
+        connection.execute(
+            update(runs).where(runs.c.first_line == history.runs[3].first_line).values(steady_n=runs.c.steady_n + 40)
+        )
+    engine.dispose()
+    assert history.runs[0].metrics  # fetched with its neighbours, the 4th among them
+    with pytest.raises(StoreError, match="^.*: a run was stored again while it was read .*: run the command again$"):
+        assert history.runs[3].metrics
+    assert history.runs[4].metrics == month_timeline.runs[4].metrics
 
 
 def test_the_runs_are_read_from_their_index_not_their_table(month_timeline, tmp_path):

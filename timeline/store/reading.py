@@ -56,6 +56,9 @@ def read(database: Database, machine: str | None, since: datetime | None, with_s
         return _read(database, connection, machine, since, with_samples)
 
 
+_STEADY_N = 4 + codec.RUN_COLUMNS.index("steady_n")  # in a row of the reading
+
+
 def _read(
     database: Database, connection: Connection, machine: str | None, since: datetime | None, with_samples: bool
 ) -> list[StoredHistory]:
@@ -111,7 +114,7 @@ def _read(
         reader = codec.ColumnReader({entry: event.id for entry, event in events}, blobs, docs)
         stored = []
         for row in run_rows[machine_row.id]:
-            run = reader.run(row[4:], docs.place(row[0]), blobs[row[1]], blobs[row[2]], row[3])
+            run = reader.run(row[4:], docs.place(row[0], row[_STEADY_N]), blobs[row[1]], blobs[row[2]], row[3])
             if samples and row[0] in samples:
                 run.samples = samples_from_dict(json.loads(samples[row[0]]))
             stored.append(run)
@@ -195,7 +198,11 @@ class _Docs:
     that asks for the run after those (the JSON document, the CSV: every run in order, each
     machine's next to the others'), or one that went on asking past ``_ROUNDS`` fetches, gets
     every run of the reading at once. Each fetch is on a connection of its own, let go after it:
-    the runs outlive the store's ``close``."""
+    the runs outlive the store's ``close``. An ingest may store a longer reading of a run in the
+    meantime (a log still written when it was stored: ``writing._readings``), in the same row: a
+    run whose steady value no longer counts the stats lines read is an error, not the array of
+    one reading joined to the columns of another (a longer reading without more stats lines has
+    the same steady value and summaries)."""
 
     _AROUND = 16  # runs on each side of the one asked for, in the reading's order
     _ROUNDS = 64
@@ -204,13 +211,16 @@ class _Docs:
         self._database = database
         self._chosen = chosen  # the reading's runs: its machines, from its ``since``
         self._rows: list[int] = []  # the runs' row ids, in the reading's order
-        self._fetched: dict[int, str] = {}
+        self._counts: list[int | None] = []  # their steady values' counts of stats lines, as read
+        self._fetched: dict[int, tuple[str, int | None]] = {}  # row id -> its array, its steady count
         self._rounds = 0
         self._ends: set[int] = set()  # the place after each run fetched: asked for, the reader reads them in order
 
-    def place(self, row: int) -> int:
-        """The place in this reading of the run of row id ``row``, read next: what it asks ``doc`` for."""
+    def place(self, row: int, steady_n: int | None) -> int:
+        """The place in this reading of the run of row id ``row`` (its steady value counted
+        ``steady_n`` stats lines), read next: what it asks ``doc`` for."""
         self._rows.append(row)
+        self._counts.append(steady_n)
         return len(self._rows) - 1
 
     def doc(self, place: int) -> str:
@@ -221,7 +231,13 @@ class _Docs:
             found = self._fetched.pop(row, None)
             if found is None:
                 raise StoreError(f"{self._database.shown}: a run read from the store is no longer in it")
-        return found
+        doc, steady_n = found
+        if steady_n != self._counts[place]:
+            raise StoreError(
+                f"{self._database.shown}: a run was stored again while it was read (a longer reading of its "
+                "log, by an ingest meanwhile): run the command again"
+            )
+        return doc
 
     def _fetch(self, place: int) -> None:
         runs = schema.runs
@@ -234,6 +250,7 @@ class _Docs:
             wanted = [runs.c.id.in_(self._rows[max(0, place - self._AROUND) : end])]
         try:
             with self._database.reading() as connection:
-                self._fetched.update(connection.execute(select(runs.c.id, runs.c.doc).where(*wanted)).all())
+                found = connection.execute(select(runs.c.id, runs.c.doc, runs.c.steady_n).where(*wanted))
+                self._fetched.update((row, (doc, steady_n)) for row, doc, steady_n in found)
         finally:
             self._database.engine.dispose()
