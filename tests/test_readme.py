@@ -57,3 +57,20 @@ def test_the_notebook_recipe_runs_on_the_demo(demo, tmp_path, monkeypatch):
         f"{shas['pulled2'][:9]} Feat/add fi selective state update kernel call",
     ]
     assert (tmp_path / "timeline.png").stat().st_size > 10_000
+
+
+def test_every_code_block_of_the_readme_is_closed():
+    """An unclosed fence turns the rest of the README into code (a section was once lost so)."""
+    fences = [
+        (number, line)
+        for number, line in enumerate((ROOT / "README.md").read_text(encoding="utf-8").splitlines(), 1)
+        if line.startswith("```")
+    ]
+    opened = None
+    for number, line in fences:
+        if opened is None:
+            opened = number
+        else:
+            assert line == "```", f"README.md line {number}: a block opened at line {opened} is not closed before it"
+            opened = None
+    assert opened is None, f"README.md line {opened}: a code block never closed"
