@@ -139,6 +139,8 @@ def main_options(
     Examples:
       timeline build logs/ --repo ~/sglang --log-tz UTC
       timeline build logs/ --repo ~/sglang --html report.html --csv runs.csv
+      timeline ingest logs/ --repo ~/sglang --machine h100-a --log-tz UTC
+      timeline history --since 30d --fail-on-regression
       timeline demo
     """
 
