@@ -512,6 +512,92 @@ done:
     return result;
 }
 
+/* Days since 0001-01-01 of a date (Python's date.toordinal() - 1), -1 for no real date. */
+static int64_t day_number(int64_t year, int64_t month, int64_t day) {
+    static const int before_month[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+    static const int month_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (year < 1 || month < 1 || month > 12 || day < 1)
+        return -1;
+    int leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    if (day > month_days[month - 1] + (month == 2 && leap))
+        return -1;
+    int64_t y = year - 1;
+    return y * 365 + y / 4 - y / 100 + y / 400 + before_month[month - 1] + (month > 2 && leap) + day - 1;
+}
+
+static inline int64_t two_digits(const unsigned char *at) {
+    return (at[0] - '0') * 10 + (at[1] - '0');
+}
+
+/* dates(block, clocks, dates, base, before, wrap_s, last_day): the stamps of a stretch's stamped
+ * lines dated as sglang_fast._Stamps dates them (its numpy reading is the reference): clocks, the
+ * offsets of their "HH:MM:SS"; dates, of their "YYYY-MM-DD" (-1: a time-only stamp, dated by the
+ * stamp before it, a day later each time its time goes back more than wrap_s seconds; base: the
+ * day of those before any dated one; before: the seconds of the stamp before the first, -1 for
+ * the first's own). (days, keys) as int64 bytes (keys: HHMMSS as a number), or None when a date
+ * is no real one or a day is past last_day. */
+static PyObject *scan_dates(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer block, clocks, dates;
+    long long base, before, wrap_s, last_day;
+    if (!PyArg_ParseTuple(args, "y*y*y*LLLL:dates", &block, &clocks, &dates, &base, &before, &wrap_s, &last_day))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = clocks.len / 8;
+    int64_t *days = NULL, *keys = NULL;
+    if (clocks.len % 8 || dates.len != clocks.len) {
+        PyErr_SetString(PyExc_ValueError, "clocks and dates: int64 columns of one length");
+        goto done;
+    }
+    days = PyMem_Malloc((size_t)(n ? n : 1) * 8);
+    keys = PyMem_Malloc((size_t)(n ? n : 1) * 8);
+    if (days == NULL || keys == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const unsigned char *data = block.buf;
+    int64_t earlier = before, wraps = 0, dated_day = 0, dated_wraps = 0;
+    int any_dated = 0, datable = 1;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t clock = item(&clocks, k), date = item(&dates, k);
+        if (clock < 0 || clock > block.len - 8 || date < -1 || date > block.len - 10) {
+            PyErr_SetString(PyExc_ValueError, "a stamp outside the block");
+            goto done;
+        }
+        const unsigned char *time = data + clock;
+        int64_t hour = two_digits(time), minute = two_digits(time + 3), second = two_digits(time + 6);
+        int64_t seconds = hour * 3600 + minute * 60 + second;
+        keys[k] = hour * 10000 + minute * 100 + second;
+        if (k == 0 && earlier < 0)
+            earlier = seconds;
+        if (date >= 0) {
+            const unsigned char *d = data + date;
+            int64_t day = day_number(two_digits(d) * 100 + two_digits(d + 2), two_digits(d + 5), two_digits(d + 8));
+            if (day < 0)
+                datable = 0;
+            days[k] = dated_day = day;
+            dated_wraps = wraps;
+            any_dated = 1;
+        } else {
+            wraps += earlier - seconds > wrap_s;
+            days[k] = (any_dated ? dated_day - dated_wraps : base) + wraps;
+        }
+        if (days[k] > last_day)
+            datable = 0;
+        earlier = seconds;
+    }
+    if (!datable)
+        result = Py_NewRef(Py_None);
+    else
+        result = Py_BuildValue("(y#y#)", (char *)days, n * 8, (char *)keys, n * 8);
+done:
+    PyMem_Free(days);
+    PyMem_Free(keys);
+    PyBuffer_Release(&block);
+    PyBuffer_Release(&clocks);
+    PyBuffer_Release(&dates);
+    return result;
+}
+
 /* ordered(block, at): are the dated stamps "YYYY-MM-DD HH:MM:SS" at the offsets at (int64) in
  * order, each (date, time) at or after the one before, compared as text (sglang_fast._Stamps.extremes)? */
 static PyObject *scan_ordered(PyObject *Py_UNUSED(module), PyObject *args) {
@@ -578,6 +664,9 @@ static PyMethodDef scan_functions[] = {
     {"stamps", scan_stamps, METH_VARARGS,
      "stamps(block, rows, ids, starts, clocks, dates) -> (bad, first date's offset, one day): the stamped "
      "lines' times that are no real ones."},
+    {"dates", scan_dates, METH_VARARGS,
+     "dates(block, clocks, dates, base, before, wrap_s, last_day) -> (days, keys) or None: a stretch's "
+     "stamps dated."},
     {"series", scan_series, METH_VARARGS,
      "series(block, ids, starts, offsets, widths, points) -> (rows, at, width, numbers, plain): one "
      "series' values in a block's lines."},
@@ -606,7 +695,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
     }
     /* The version of the functions above that sglang_fast.SCANNER_INTERFACE expects: a module built
      * from an older _scan.c (an editable install not rebuilt after a pull) is then not used. */
-    if (PyModule_AddIntConstant(module, "INTERFACE", 1) < 0) {
+    if (PyModule_AddIntConstant(module, "INTERFACE", 2) < 0) {
         Py_DECREF(module);
         return NULL;
     }

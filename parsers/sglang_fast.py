@@ -26,10 +26,11 @@ later past midnight). ``tests/parsers/test_sglang_fast.py`` checks that both pat
 identical results, on the fixtures and on generated logs.
 
 The per-byte work of a block - finding its lines, making each one's shape and looking it up,
-reading the series' plain decimals, checking the stamps' clocks and order - is done by a compiled
-scanner (``_scan.c``: ``Shapes.index``, ``Shapes.series``, ``_compiled_decimals``, ``_unreal``,
-``_Stamps.in_order``) when the install built it (an optional extension: without a C compiler, numpy
-and ``bytes.split`` do it, the reference; both read every block the same, which the tests check).
+reading the series' plain decimals, checking the stamps' clocks and order, dating time-only stamps -
+is done by a compiled scanner (``_scan.c``: ``Shapes.index``, ``Shapes.series``, ``_compiled_decimals``,
+``_unreal``, ``_Stamps.in_order``, ``_Stamps._date``) when the install built it (an optional
+extension: without a C compiler, numpy and ``bytes.split`` do it, the reference; both read every
+block the same, which the tests check).
 ``parse_file`` of ``benchmarks/gen.py``'s 400 MB log: 1.45 s of CPU with numpy, 0.66 s with the
 scanner (lowest of 5 interleaved rounds on 2 busy cores, load 7); a dict look-up of each line's
 shape, one bytes object a line, was most of the difference.
@@ -72,7 +73,7 @@ from timeline.parsers.sglang import (
 from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE, needs_normalizing, normalize
 
 # The compiled line scanner (_scan.c), built at install when there is a C compiler; else numpy alone.
-SCANNER_INTERFACE = 1  # _scan.c's INTERFACE: raise both with any change to its functions
+SCANNER_INTERFACE = 2  # _scan.c's INTERFACE: raise both with any change to its functions
 try:
     from timeline.parsers import _scan
 except ImportError:
@@ -1011,6 +1012,26 @@ class _Stamps:
             self._date(starts[rows] + table.clock[shapes])
 
     def _date(self, clock) -> None:
+        """``days`` and ``clock_key`` of the stamps whose "HH:MM:SS" are at ``clock``: by the compiled
+        scanner (``_scan.dates``) when the book uses it, else by numpy, the reference: the same."""
+        previous = self.feeder.parser.previous_stamp()
+        if previous is None:  # no date yet: days counted from the stand-in first day
+            base, before = _date.fromisoformat(SYNTHETIC_DAY0).toordinal() - 1, None
+        else:
+            date, time, _ = stamp_parts(previous)
+            day, seconds = _day_number(date), _clock_seconds(time)
+            if day is None or seconds is None:
+                self.datable = False
+                return
+            base, before = day, seconds
+        if self.feeder.book.compiled:
+            dates = np.where(self.time_only, -1, self.starts[self.rows] + self.date_at)
+            got = _scan.dates(self.buf, clock, dates, base, -1 if before is None else before, WRAP_S, _LAST_DAY)
+            if got is None:
+                self.datable = False
+                return
+            self.days, self.clock_key = (np.frombuffer(column, np.int64) for column in got)
+            return
         a = np.frombuffer(self.buf, np.uint8)
         hour, minute, second = (_two_digits(a, clock + k) for k in (0, 3, 6))
         self.clock_key = hour * 10000 + minute * 100 + second  # compares as "HH:MM:SS" does
@@ -1022,21 +1043,11 @@ class _Stamps:
             at = self.starts[self.rows[known]] + self.date_at[known]
             codes = _four_digits(a, at) * 10000 + _two_digits(a, at + 5) * 100 + _two_digits(a, at + 8)
             days[known] = _day_numbers(codes)
-        previous = self.feeder.parser.previous_stamp()
-        if previous is None:  # no date yet: days counted from the stand-in first day
-            base, before = _date.fromisoformat(SYNTHETIC_DAY0).toordinal() - 1, int(seconds[0])
-        else:
-            date, time, _ = stamp_parts(previous)
-            day, clock = _day_number(date), _clock_seconds(time)
-            if day is None or clock is None:
-                self.datable = False
-                return
-            base, before = day, clock
         if (days < 0).any():
             self.datable = False
             return
         earlier = np.empty(n, np.int64)
-        earlier[0] = before
+        earlier[0] = seconds[0] if before is None else before
         earlier[1:] = seconds[:-1]
         wraps = np.cumsum(self.time_only & (earlier - seconds > WRAP_S))  # midnights, so far
         reset = np.maximum.accumulate(np.where(known, np.arange(n), -1))  # the last dated line

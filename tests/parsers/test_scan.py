@@ -341,3 +341,53 @@ def test_ordered_refuses_stamps_outside_the_block(scan, block: bytes, at: list[i
     else:
         with pytest.raises(ValueError):
             scan.ordered(block, np.array(at, np.int64))
+
+
+stretch_stamp = st.one_of(
+    st.builds(
+        lambda year, month, day, clock: f"{year}-{month}-{day} {clock} x",
+        st.sampled_from(["0000", "0001", "1999", "2024", "2100", "9999"]),
+        st.sampled_from(["00", "01", "02", "12", "13"]),
+        st.sampled_from(["00", "01", "28", "29", "30", "31"]),
+        st.sampled_from(["00:00:00", "00:59:59", "12:00:00", "23:59:59"]),
+    ),
+    st.builds(
+        lambda clock: f"{clock} y", st.sampled_from(["00:00:00", "00:30:00", "01:00:01", "12:00:00", "23:59:59"])
+    ),
+)
+
+
+@SETTINGS
+@given(
+    lines=st.lists(stretch_stamp, min_size=1, max_size=12),
+    previous=st.one_of(
+        st.none(),
+        st.tuples(
+            st.sampled_from(["2026-05-01", "9999-12-31", "2026-02-30", "0001-01-01"]),
+            st.sampled_from(["23:59:59", "00:00:00", "1x:00:00"]),
+        ),
+    ),
+)
+def test_dates_date_a_stretch_as_numpy_does(scan, lines: list[str], previous) -> None:
+    """Time-only stamps dated by the stamp before them, a day later past midnight, dated ones by
+    their own date (no real date, the calendar's last day passed: not datable), with or without
+    a stamp before the stretch: the compiled ``_Stamps._date`` gives numpy's days and keys."""
+    np = sglang_fast._numpy()
+    block = "".join(line + "\n" for line in lines).encode()
+    starts = np.array([0] + [m + 1 for m in np.flatnonzero(np.frombuffer(block, np.uint8) == 10)[:-1]], np.int64)
+    dated = np.array([line.endswith(" x") for line in lines])
+    stamp = None if previous is None else (*previous, " ".join(previous))
+
+    def dating(compiled: bool) -> tuple[bool, list[int] | None, list[int] | None]:
+        stamps = object.__new__(sglang_fast._Stamps)
+        parser = type("Parser", (), {"previous_stamp": lambda self: stamp})()
+        book = type("Book", (), {"compiled": compiled})()
+        stamps.feeder = type("Feeder", (), {"parser": parser, "book": book})()
+        stamps.buf, stamps.rows, stamps.starts = block, np.arange(len(lines), dtype=np.int64), starts
+        stamps.date_at, stamps.time_only, stamps.days, stamps.datable = np.where(dated, 0, -1), ~dated, None, True
+        stamps._date(starts + np.where(dated, 11, 0))
+        if not stamps.datable:
+            return False, None, None
+        return True, stamps.days.tolist(), stamps.clock_key.tolist()
+
+    assert dating(True) == dating(False)
