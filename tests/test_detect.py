@@ -367,6 +367,25 @@ def test_steady_decode_of_a_parser_series_is_the_lists(values) -> None:
         assert compact.spread == pytest.approx(listed.spread, rel=1e-12, abs=1e-15)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.floats(min_value=-3, max_value=9) | st.sampled_from([0.0, 1.5, 2.25, 4.0]), min_size=1, max_size=60),
+    st.floats(min_value=-4, max_value=10) | st.sampled_from([1.5, 2.25]),
+)
+def test_the_median_distance_of_sorted_values_is_the_selected_one(values, center) -> None:
+    """The spread's median absolute deviation read from two ascending runs (``_median_distance``,
+    by ``_kth_of_two``) is the one picked from every distance (``_median_of_array``), ties and
+    values on the center included; ``_kth_of_two`` is the merged arrays' sorted value."""
+    import numpy as np
+
+    ordered = np.sort(np.array(values))
+    assert detect._median_distance(ordered, center) == detect._median_of_array(np.abs(ordered - center))
+    below, above = np.sort(ordered[: len(ordered) // 3]), ordered[len(ordered) // 3 :]
+    merged = np.sort(np.concatenate((below, above)))
+    for k in range(len(merged)):
+        assert detect._kth_of_two(below, above, k) == merged[k]
+
+
 def selection(patch: pytest.MonkeyPatch, way: str) -> None:
     """``detect.order_statistics`` by the compiled selection (``timeline/_select.c``; the test is
     skipped where it is not built) or by numpy."""
