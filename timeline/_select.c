@@ -52,9 +52,11 @@ static inline int bit_length(uint64_t x) {
 }
 
 /* out[w.slot] = the w.rank-th smallest of keys[0 .. n) for each of the nw wants (sorted by rank);
- * spare: room for n keys; map: room for BUCKETS. keys and spare are reordered. 0, or -1 (no memory). */
+ * spare: room for n keys; map: room for BUCKETS; ranged: low and high are the keys' least and greatest
+ * (the caller found them as it made the keys: one pass fewer), else they are found here. keys and
+ * spare are reordered. 0, or -1 (no memory). */
 static int pick(uint64_t *keys, uint64_t *spare, Py_ssize_t n, Want *want, Py_ssize_t nw, uint64_t *out,
-                Py_ssize_t *map) {
+                Py_ssize_t *map, int ranged, uint64_t low, uint64_t high) {
     if (n <= SMALL) {
         for (Py_ssize_t i = 1; i < n; i++) {
             uint64_t key = keys[i];
@@ -67,10 +69,12 @@ static int pick(uint64_t *keys, uint64_t *spare, Py_ssize_t n, Want *want, Py_ss
             out[want[w].slot] = keys[want[w].rank];
         return 0;
     }
-    uint64_t low = keys[0], high = keys[0];
-    for (Py_ssize_t i = 1; i < n; i++) {
-        low = keys[i] < low ? keys[i] : low;
-        high = keys[i] > high ? keys[i] : high;
+    if (!ranged) {
+        low = high = keys[0];
+        for (Py_ssize_t i = 1; i < n; i++) {
+            low = keys[i] < low ? keys[i] : low;
+            high = keys[i] > high ? keys[i] : high;
+        }
     }
     if (low == high) {
         for (Py_ssize_t w = 0; w < nw; w++)
@@ -123,7 +127,7 @@ static int pick(uint64_t *keys, uint64_t *spare, Py_ssize_t n, Want *want, Py_ss
     }
     for (Py_ssize_t g = 0; g < count && result == 0; g++)
         result = pick(spare + groups[g].start, keys + groups[g].start, groups[g].count, want + groups[g].first,
-                      groups[g].wants, out, map);
+                      groups[g].wants, out, map, 0, 0, 0);
 done:
     free(groups);
     return result;
@@ -171,9 +175,14 @@ static PyObject *order_statistics(PyObject *Py_UNUSED(module), PyObject *args) {
     }
     qsort(want, (size_t)nw, sizeof *want, by_rank);
     const double *data = view.buf;
-    for (Py_ssize_t i = 0; i < n; i++)
-        keys[i] = key_of(data[i]);
-    if (nw && pick(keys, spare, n, want, nw, out, map) < 0) {
+    uint64_t low = UINT64_MAX, high = 0; /* the keys' range, found as they are made */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t key = key_of(data[i]);
+        keys[i] = key;
+        low = key < low ? key : low;
+        high = key > high ? key : high;
+    }
+    if (nw && pick(keys, spare, n, want, nw, out, map, 1, low, high) < 0) {
         PyErr_NoMemory();
         goto done;
     }
