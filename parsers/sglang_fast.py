@@ -930,6 +930,7 @@ class _FastFeeder:
         if not count:
             return
         self.book.block_stats_lines += count
+        dp_shapes = self.book.table().dp
         for name, target in (("gen", seg.decode), ("accept", seg.accept), ("input", seg.prefill_tp)):
             got = values.get(name)
             if got is None:
@@ -938,8 +939,8 @@ class _FastFeeder:
             a, b = rows_with.searchsorted((lo, hi)).tolist()
             if b > a:
                 target.frombytes(numbers[a:b].tobytes())
-                if name == "gen":
-                    dp = self.book.table().dp[ids[rows_with[a:b]]]
+                if name == "gen" and dp_shapes.any():  # a shape of a DP rank's lines: which lines
+                    dp = dp_shapes[ids[rows_with[a:b]]]
                     if dp.any():
                         self.rank_values(buf, rows_with[a:b][dp], numbers[a:b][dp], ids, starts)
             if name == "gen" and len(missing):
