@@ -272,7 +272,9 @@ def test_stamps_tell_the_unreal_ones_as_numpy_does(scan, lines: list[str]) -> No
     block = "".join(line + "\n" for line in lines).encode()
     starts = np.array([0] + [m + 1 for m in np.flatnonzero(np.frombuffer(block, np.uint8) == 10)[:-1]], np.int64)
     ids = np.array([0 if line.endswith(" x") else 1 for line in lines], np.int64)
-    table = sglang_fast._ShapeTable(*([np.zeros(2, np.int64)] * 7), np.array([1, -1]), np.array([12, 1]))
+    table = sglang_fast._ShapeTable(
+        *([np.zeros(2, np.int64)] * 7), np.array([1, -1]), np.array([12, 1]), np.zeros(2, bool)
+    )
     rows = np.arange(len(lines), dtype=np.int64)
     compiled = sglang_fast._unreal(block, rows, ids, starts, table, True)
     assert compiled.tolist() == sglang_fast._unreal(block, rows, ids, starts, table, False).tolist()

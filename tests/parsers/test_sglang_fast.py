@@ -72,6 +72,36 @@ def test_fixtures_give_the_same_result(log: Path, samples: bool, monkeypatch) ->
     assert fast == slow
 
 
+def test_samples_are_judged_only_when_kept(monkeypatch) -> None:
+    """A stats shape's sample is judged (``_samples_match``) only once a parser that keeps samples
+    reads its lines, once; a build without samples never judges one."""
+    judged = []
+    real = sglang_fast._samples_match
+    monkeypatch.setattr(sglang_fast, "_samples_match", lambda text, spans: judged.append(text) or real(text, spans))
+    log = FIXTURES / "sglang-0.5-eagle3.log"
+    both(log, monkeypatch)
+    assert judged == []
+    both(log, monkeypatch, samples=True)
+    assert judged and len(judged) == len(set(judged)) == reading.SGLANG_SHAPES.kinds.count(sglang_fast._STATS)
+    assert not reading.SGLANG_SHAPES.table().unchecked.any()
+
+
+@pytest.mark.parametrize("first", ["series", "samples"])
+def test_a_shape_whose_sample_differs_is_read_line_by_line(first: str, monkeypatch) -> None:
+    """A stats shape whose sample the fast path would read otherwise than the generic parser
+    (made so here) becomes generic when samples are first kept, whether the shape was judged for
+    a parse without samples before or is judged now: the samples are the generic parser's."""
+    log = FIXTURES / "sglang-0.5-eagle3.log"
+    if first == "series":
+        both(log, monkeypatch)
+    monkeypatch.setattr(sglang_fast, "_samples_match", lambda text, spans: False)
+    book = reading.SGLANG_SHAPES
+    read_in_bulk = book.block_stats_lines
+    fast, slow = both(log, monkeypatch, samples=True)
+    assert fast == slow
+    assert sglang_fast._STATS not in book.kinds and book.block_stats_lines == read_in_bulk
+
+
 def test_compressed_and_tiny_blocks(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(framing, "HEAD_BYTES", 300)
     monkeypatch.setattr(framing, "BLOCK_BYTES", 700)
