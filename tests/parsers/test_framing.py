@@ -10,6 +10,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from timeline.parsers import framing, parse_file
 from timeline.parsers.framing import LogLines, NotTextError, split_progress, strip_ansi
@@ -76,6 +78,49 @@ def test_block_boundaries_split_lines_and_characters(write_log, monkeypatch) -> 
         (4, "x" * 23),
         (5, "end"),
     ]
+
+
+def block_lines(log: LogLines) -> list[tuple[int, bytes]]:
+    """byte_blocks' lines, numbered: each block's up to its last newline (bytes after it are no
+    part of it), an over-long line as the empty line it is read as (one inside a block is left to
+    the block's reader: made empty here, as it would be)."""
+    got: list[tuple[int, bytes]] = []
+    for first, data in log.byte_blocks():
+        if isinstance(data, str):
+            got.append((first, data.encode()))
+            continue
+        lines = data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]
+        got.extend(
+            (first + k, b"" if len(line.decode("utf-8", "replace")) > framing.MAX_LINE_CHARS else line)
+            for k, line in enumerate(lines)
+        )
+    return got
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    lines=st.lists(st.sampled_from(["", "a", "bb", "x" * 9, "y" * 30, "\u00e9\u00e9", "z" * 70]), max_size=25),
+    end=st.sampled_from(["\n", ""]),
+    sizes=st.tuples(st.integers(4, 40), st.integers(1, 40)),
+    gzipped=st.booleans(),
+    bom=st.booleans(),
+)
+def test_byte_blocks_give_the_lines_iterating_gives(tmp_path_factory, monkeypatch, lines, end, sizes, gzipped, bom):
+    """Whatever the reads' sizes: every line once, numbered as iterating numbers it, over-long
+    ones left out the same way, the last one without its newline too; from an uncompressed file
+    a read's last line is read again with the next read (a seek back), from a compressed one it is
+    carried over."""
+    monkeypatch.setattr(framing, "HEAD_BYTES", sizes[0])
+    monkeypatch.setattr(framing, "BLOCK_BYTES", sizes[1])
+    monkeypatch.setattr(framing, "MAX_LINE_CHARS", 40)
+    data = ("\ufeff" if bom else "").encode() + ("\n".join(lines) + (end if lines else "")).encode()
+    path = tmp_path_factory.mktemp("blocks") / "log.txt"
+    path.write_bytes(gzip.compress(data) if gzipped else data)
+    with LogLines(path) as log:
+        iterated = [(n, text.encode()) for n, text in log]
+    with LogLines(path) as log:
+        assert block_lines(log) == iterated
+        assert log.line_number == (iterated[-1][0] if iterated else 0)
 
 
 def test_an_overlong_line_is_not_read_and_numbering_continues(write_log, monkeypatch) -> None:
