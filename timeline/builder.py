@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import functools
 import math
@@ -193,11 +192,7 @@ def summarize(values: Iterable[float], unit: str) -> MetricSummary | None:
     except OverflowError:
         scale = max(-low, high)
         stddev = statistics.stdev([value / scale for value in data]) * scale
-    return _with_spread(
-        MetricSummary(unit, len(data), median(data), min(max(mean, low), high), low, high),
-        stddev,
-        lambda rank: data[rank],
-    )
+    return _summary(unit, len(data), median(data), mean, low, high, stddev, data.__getitem__)
 
 
 SPREAD_QUANTILES = (0.10, 0.25, 0.75, 0.90)
@@ -212,24 +207,39 @@ def _quantile_ranks(n: int) -> list[int]:
     return sorted(ranks)
 
 
-def _with_spread(summary: MetricSummary, stddev: float | None, ranked: Callable[[int], float]) -> MetricSummary:
-    """``summary`` with its stddev and quantiles; ``ranked(k)`` is the k-th smallest value (0-based).
-    Quantile q sits at (n - 1) q between order statistics (Hyndman and Fan 1996, definition 7)."""
+def _summary(
+    unit: str, n: int, middle: float, mean: float, low: float, high: float, stddev: float | None, ranked
+) -> MetricSummary:
+    """The summary of ``n`` values (``mean`` kept within ``low`` and ``high``) with its stddev and
+    quantiles; ``ranked(k)`` is the k-th smallest value (0-based). Quantile q sits at (n - 1) q
+    between order statistics (Hyndman and Fan 1996, definition 7)."""
     quantiles = []
     for q in SPREAD_QUANTILES:
-        position = (summary.n - 1) * q
+        position = (n - 1) * q
         below = math.floor(position)
         fraction = position - below
-        a, b = ranked(below), ranked(min(below + 1, summary.n - 1))
+        a, b = ranked(below), ranked(min(below + 1, n - 1))
         value = a + (b - a) * fraction if fraction else a
         if not math.isfinite(value):  # b - a overflows (-1e308 and 1e308)
             value = a * (1 - fraction) + b * fraction
         quantiles.append(value)
     p10, p25, p75, p90 = quantiles
     iqr = p75 - p25
-    # beyond the float range (p25 -1e308, p75 1e308): JSON has no number for it
-    return dataclasses.replace(
-        summary, stddev=stddev, p10=p10, p25=p25, p75=p75, p90=p90, iqr=iqr if math.isfinite(iqr) else None
+    # numpy's pairwise mean of a constant series can miss it by an ulp: never outside [min, max];
+    # an iqr beyond the float range (p25 -1e308, p75 1e308): JSON has no number for it
+    return MetricSummary(
+        unit,
+        n,
+        middle,
+        min(max(mean, low), high),
+        low,
+        high,
+        stddev,
+        p10,
+        p25,
+        p75,
+        p90,
+        iqr if math.isfinite(iqr) else None,
     )
 
 
@@ -260,11 +270,10 @@ def _summarize_array(values, unit: str) -> MetricSummary | None:
     n = len(data)
     half = n // 2
     middles = (half,) if n % 2 else (half - 1, half)
-    ranks = _quantile_ranks(n)
-    kth = sorted({*ranks, *middles})
+    kth = sorted({0, n - 1, *_quantile_ranks(n), *middles})  # the least and the greatest too
     picked = dict(zip(kth, order_statistics(data, kth), strict=True))
     middle = picked[half] if n % 2 else median([picked[half - 1], picked[half]])
-    low, high = float(data.min()), float(data.max())
+    low, high = picked[0], picked[n - 1]
     if exact is not None:
         mean, stddev = exact
     else:
@@ -276,9 +285,7 @@ def _summarize_array(values, unit: str) -> MetricSummary | None:
         if not math.isfinite(stddev):  # squares beyond the float range: scaled down first
             scale = max(-low, high)
             stddev = float((data / scale).std(ddof=1)) * scale
-    # numpy's pairwise mean of a constant series can miss it by an ulp: never outside [min, max]
-    summary = MetricSummary(unit, n, middle, min(max(mean, low), high), low, high)
-    return _with_spread(summary, stddev, picked.__getitem__)
+    return _summary(unit, n, middle, mean, low, high, stddev, picked.__getitem__)
 
 
 def _exact_mean_stdev(data) -> tuple[float, float]:
