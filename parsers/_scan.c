@@ -559,7 +559,7 @@ static PyObject *scan_dates(PyObject *Py_UNUSED(module), PyObject *args) {
     int any_dated = 0, datable = 1;
     for (Py_ssize_t k = 0; k < n; k++) {
         int64_t clock = item(&clocks, k), date = item(&dates, k);
-        if (clock < 0 || clock > block.len - 8 || date < -1 || date > block.len - 10) {
+        if (clock < 0 || clock > block.len - 8 || date < -1 || (date >= 0 && date > block.len - 10)) {
             PyErr_SetString(PyExc_ValueError, "a stamp outside the block");
             goto done;
         }

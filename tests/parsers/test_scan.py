@@ -393,3 +393,20 @@ def test_dates_date_a_stretch_as_numpy_does(scan, lines: list[str], previous) ->
         return True, stamps.days.tolist(), stamps.clock_key.tolist()
 
     assert dating(True) == dating(False)
+
+
+def test_dates_read_stamps_inside_the_block_only(scan) -> None:
+    """A time-only stamp fills a block of eight bytes; a clock or a date past the block's end is
+    refused (a ValueError, never a read outside it)."""
+    np = sglang_fast._numpy()
+
+    def column(*values: int):
+        return np.array(values, np.int64)
+
+    days, keys = scan.dates(b"23:59:58", column(0), column(-1), 5, -1, 3600, 10**6)
+    assert (np.frombuffer(days, np.int64).tolist(), np.frombuffer(keys, np.int64).tolist()) == ([5], [235958])
+    for clocks, dates in ((column(2), column(-1)), (column(0), column(0)), (column(-1), column(-1))):
+        with pytest.raises(ValueError):
+            scan.dates(b"23:59:58", clocks, dates, 5, -1, 3600, 10**6)
+    with pytest.raises(ValueError):
+        scan.dates(b"23:59:58", column(0, 0), column(-1), 5, -1, 3600, 10**6)
