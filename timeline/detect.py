@@ -258,9 +258,9 @@ def _steady_of_array(values: Sequence[float], unit: str) -> SteadyValue | None:
     once, every median and quantile read from the sorted copy (order statistics of the same
     multiset), and the arithmetic on them Python's, so value, n and skipped are bit for bit the
     same; the spread's logarithms are numpy's (a million ``math.log`` calls took 0.3 s), equal to
-    ``math.log``'s to within an ulp or so. One sort (numpy's vectorized one, 51 us for a run's
-    14,000 decode throughputs) replaced four selections of about 40 us each and a copy: 222 us a
-    run, now 84 us."""
+    ``math.log``'s to within an ulp or so. One sort (numpy's, vectorized since numpy 2.0: 51 us
+    for a run's 14,000 decode throughputs) instead of four selections of about 40 us each and a
+    copy: 84 us a run, not 222 us."""
     import numpy as np  # only for big series: the rest of this module needs the standard library only
 
     # values is an array("d"), a buffer (steady_decode checked its typecode); mypy sees a Sequence, and this
