@@ -13,6 +13,7 @@ from timeline.clock import parse_zone
 from timeline.errors import UsageError
 from timeline.model import CodeEvent, Run, Timeline, is_zero_sha
 from timeline.records import DiagnosticCode
+from timeline.render.plain_table import plain_table
 from timeline.render.safe import displayable, visible
 from timeline.render.window import view
 from timeline.render.wording import (
@@ -239,7 +240,12 @@ def render_timeline(
     """The table, the shifts and culprits, and the note on the checkout: every value shown made
     ``displayable`` once (``render.window.view``)."""
     shown, runs_note, events_note = view(timeline, all_events, all_runs)
-    console.print(timeline_table(shown, display, all_events, runs_note, events_note))
+    table = timeline_table(shown, display, all_events, runs_note, events_note)
+    drawn = plain_table(table, console)  # (None: rich draws it)
+    if drawn is None:
+        console.print(table)
+    else:
+        console.file.write(drawn)
     from timeline.render.shifts import render_shifts
 
     render_shifts(shown, console)
