@@ -336,11 +336,9 @@ def steady_sum(by_rank: Mapping[str, Sequence[float]], *, unit: str = "tok/s") -
 
 
 def _median_of_sorted(values) -> float:
-    """``statistics.median`` of an ascending float64 numpy array (one value or more)."""
+    """``median`` of an ascending float64 numpy array (one value or more): of its middle one or two."""
     n = len(values)
-    if n % 2:
-        return float(values[n // 2])
-    return (float(values[n // 2 - 1]) + float(values[n // 2])) / 2
+    return median(values[(n - 1) // 2 : n // 2 + 1].tolist())
 
 
 def _median_distance(values, center: float) -> float:
