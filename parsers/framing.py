@@ -307,14 +307,14 @@ class LogLines:
                 skipping = False
             cut = data.rfind(b"\n") + 1  # (pending holds no newline)
             block = None
-            if cut and seekable and cut < len(data):
-                self._raw.seek(cut - len(data), os.SEEK_CUR)  # the last line's start: read again next
-                unread = data[cut:]
-                block = b"".join((pending, memoryview(data)[:cut])) if pending else data
-                pending = b""
-            elif cut:  # the line begun in the reads before and this read up to its last newline: one copy
-                block = data if not pending and cut == len(data) else b"".join((pending, memoryview(data)[:cut]))
-                pending = data[cut:]
+            if cut:
+                if seekable and cut < len(data):
+                    self._raw.seek(cut - len(data), os.SEEK_CUR)  # the last line's start: read again next
+                    unread = data[cut:]
+                # the line begun in the reads before and this read up to its last newline: one copy
+                whole = not pending and (seekable or cut == len(data))  # (bytes after the last newline: no part)
+                block = data if whole else b"".join((pending, memoryview(data)[:cut]))
+                pending = b"" if seekable else data[cut:]
             else:
                 pending += data
             long_line = None
