@@ -31,3 +31,11 @@ def test_a_run_across_midnight_shows_the_date_it_ends():
 def test_a_run_within_a_day_shows_the_time_it_ends():
     text = _text(steady_run(1, "a" * 40, 16, 100.0))
     assert "2026-04-07 16:00:00" in text and "→ 16:10:00" in text and "2026-04-07 16:10" not in text
+
+
+def test_machine_names_show_as_given_not_as_markup():
+    runs = [
+        dataclasses.replace(steady_run(n, "a" * 40, 10 + n, 100.0), machine=name)
+        for n, name in ((1, "[gpu1]"), (2, "b:fire:"))
+    ]
+    assert "Runs and code events of 2 machines ([gpu1], b:fire:): each names its own." in _text(*runs)

@@ -251,7 +251,7 @@ def render_timeline(
     render_shifts(shown, console)
     note = checkout_note(timeline)  # of every run's machine, shown or not
     if note:
-        console.print(visible(note), style="dim")
+        console.print(Text(visible(note), style="dim"))  # (a machine's name is not markup)
 
 
 def render_warnings(timeline: Timeline, console: Console, hints: Mapping[DiagnosticCode, str] | None = None) -> None:
