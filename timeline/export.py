@@ -12,7 +12,6 @@ import errno
 import json
 import math
 import os
-import secrets
 import stat
 import sys
 from array import array
@@ -552,7 +551,7 @@ def _umask() -> int:
 
 
 def _temporary_name(target: Path) -> Path:
-    return target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    return target.parent / f".{target.name}.{os.urandom(6).hex()}.tmp"
 
 
 def _create(temporary: Path) -> int:

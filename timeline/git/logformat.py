@@ -8,7 +8,7 @@ https://git-scm.com/docs/git-log#Documentation/git-log.txt--z.
 
 from __future__ import annotations
 
-import secrets
+import os
 from datetime import datetime
 
 from timeline.git.runner import valid_sha
@@ -45,7 +45,7 @@ READ_BYTES = 1 << 16
 
 def record_mark() -> tuple[str, bytes]:
     """A new random record marker: its ``--format`` text and the bytes git prints for it."""
-    marker = secrets.token_hex(8)
+    marker = os.urandom(8).hex()
     return f"%x1e{marker}", ("\x1e" + marker).encode()
 
 
