@@ -45,9 +45,10 @@ PIPED_WIDTH = 320
 
 def _consoles() -> tuple[Console, Console]:
     piped = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
+    # no emoji codes: a log's ":fire:" is text, and rich's table of codes took 5 ms to import
     return (
-        Console(file=sys.stdout, highlight=False, width=PIPED_WIDTH if piped else None),
-        Console(file=sys.stderr, highlight=False),
+        Console(file=sys.stdout, highlight=False, emoji=False, width=PIPED_WIDTH if piped else None),
+        Console(file=sys.stderr, highlight=False, emoji=False),
     )
 
 
