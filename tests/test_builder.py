@@ -116,18 +116,26 @@ def test_the_spread_is_numpys_on_both_paths(values: list[float]) -> None:
     ),
     st.sampled_from([1 << 16, 7]),
 )
-def test_a_compact_series_with_a_zero_has_the_lists_exact_mean_and_stddev(values: list[float], at_once: int) -> None:
+@pytest.mark.parametrize("way", ["compiled", "numpy"])
+def test_a_compact_series_with_a_zero_has_the_lists_exact_mean_and_stddev(
+    way: str, values: list[float], at_once: int
+) -> None:
     """Read with numpy, not the list way (``statistics.stdev`` is not called), to the same floats;
-    summed in pieces of ``at_once`` values (``builder._SUMMED_AT_ONCE``, lowered to cross pieces)."""
+    the exact sums by the compiled function or by numpy, summed in pieces of ``at_once`` values
+    (``detect._SUMMED_AT_ONCE``, lowered to cross pieces)."""
     import statistics
 
-    from timeline import builder
+    from timeline import detect
 
     values = [abs(v) if v == 0 else v for v in values] + [0.0]  # no -0.0: that one goes the list way
     expected_mean, expected_stdev = statistics.fmean(values), statistics.stdev(values)
     with pytest.MonkeyPatch.context() as patch:
+        if way == "numpy":
+            patch.setattr(detect, "_select", None)
+        elif getattr(detect._select, "exact_sums", None) is None:
+            pytest.skip("the compiled exact sums (timeline/_select.c) are not built")
         patch.setattr(statistics, "stdev", None)
-        patch.setattr(builder, "_SUMMED_AT_ONCE", at_once)
+        patch.setattr(detect, "_SUMMED_AT_ONCE", at_once)
         summary = summarize(array("d", values), "tok/s")
     assert summary is not None
     assert (summary.mean, summary.stddev) == (min(max(expected_mean, min(values)), max(values)), expected_stdev)

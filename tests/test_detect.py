@@ -506,6 +506,81 @@ def test_the_compiled_selection_refuses_what_it_cannot_read() -> None:
         detect._select.order_statistics(values[::2], [0])
 
 
+def exact_summing(patch: pytest.MonkeyPatch, way: str) -> None:
+    """``detect.exact_sums`` by the compiled function (skipped where it is not built) or by numpy."""
+    if way == "numpy":
+        patch.setattr(detect, "_select", None)
+    elif getattr(detect._select, "exact_sums", None) is None:
+        pytest.skip("the compiled exact sums (timeline/_select.c) are not built")
+
+
+def sums_by_fractions(values) -> tuple[int, int, int]:
+    """What ``exact_sums`` is: the sums by ``Fraction``, as integers at the least value's power of two."""
+    from fractions import Fraction
+
+    nonzero = [v for v in values.tolist() if v != 0]
+    if not nonzero:
+        return 0, 0, 0
+    low = min(math.frexp(v)[1] for v in nonzero) - 53
+    unit = Fraction(2) ** low
+    total, squares = sum(Fraction(v) / unit for v in nonzero), sum((Fraction(v) / unit) ** 2 for v in nonzero)
+    assert total.denominator == squares.denominator == 1
+    return int(total), int(squares), low
+
+
+def finite(array):
+    import numpy as np
+
+    return np.where(np.isfinite(array), array, 1.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    (st.lists(FLOATS, min_size=0, max_size=300).map(numpy_array) | long_series()).map(finite),
+    st.sampled_from([1 << 16, 7]),
+)
+@pytest.mark.parametrize("way", ["compiled", "numpy"])
+def test_exact_sums_are_the_fractions_sums(way, array, at_once) -> None:
+    """Whatever the signs, magnitudes (subnormal to 1e308) and zeros; numpy's in pieces of
+    ``at_once`` values (``_SUMMED_AT_ONCE``, lowered to cross pieces)."""
+    with pytest.MonkeyPatch.context() as patch:
+        exact_summing(patch, way)
+        patch.setattr(detect, "_SUMMED_AT_ONCE", at_once)
+        assert detect.exact_sums(array) == sums_by_fractions(array)
+
+
+def test_the_compiled_exact_sums_add_up_past_their_128_bit_pieces() -> None:
+    """More values than the compiled function adds in 128-bit integers at once (2**20), each near
+    the greatest mantissa: its pieces put together as the numpy way's are."""
+    import numpy as np
+
+    if getattr(detect._select, "exact_sums", None) is None:
+        pytest.skip("the compiled exact sums (timeline/_select.c) are not built")
+    rng = np.random.default_rng(7)
+    values = np.nextafter(np.float64(2.0), 0) * rng.choice([1.0, -1.0, 2.0**-30, 2.0**40], (1 << 20) + 3)
+    compiled = detect.exact_sums(values)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(detect, "_select", None)
+        assert compiled == detect.exact_sums(values)
+
+
+def test_the_compiled_exact_sums_refuse_what_they_cannot_read() -> None:
+    import numpy as np
+
+    if getattr(detect._select, "exact_sums", None) is None:
+        pytest.skip("the compiled exact sums (timeline/_select.c) are not built")
+    assert detect._select.exact_sums(np.zeros(0)) == (0, 0, 0)
+    assert detect._select.exact_sums(np.array([0.0, -0.0])) == (0, 0, 0)
+    with pytest.raises(ValueError):
+        detect._select.exact_sums(np.array([1.0, math.inf]))
+    with pytest.raises(ValueError):
+        detect._select.exact_sums(np.array([math.nan]))
+    with pytest.raises(TypeError):
+        detect._select.exact_sums(np.array([2, 1, 3]))
+    with pytest.raises((TypeError, ValueError, BufferError)):
+        detect._select.exact_sums(np.array([2.0, 1.0, 3.0])[::2])
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     st.lists(

@@ -1,15 +1,22 @@
-/* Order statistics of a float64 array, in C: the compiled form of timeline.detect.order_statistics,
- * whose numpy radix selection stays the reference (tests/test_detect.py compares the two).
+/* Order statistics and exact sums of a float64 array, in C: the compiled forms of
+ * timeline.detect.order_statistics and timeline.detect.exact_sums, whose numpy versions stay the
+ * reference (tests/test_detect.py compares the two).
  *
  * Radix selection: each double's bits are made an unsigned key in the doubles' order (a positive
  * one's sign bit set, a negative one's bits all flipped); each pass counts the keys in each of
  * 2**BITS buckets of their range and keeps only the buckets that hold a wanted rank, whose range is
  * then 2**BITS times smaller: at most six passes, whatever the values, and a few hundred keys left
- * after the first on a run's series. A pure function: no I/O, no state.
+ * after the first on a run's series.
+ *
+ * Exact sums: each double is an integer mantissa times a power of two (frexp); the mantissas and
+ * their squares are added in 128-bit integers, one a binary exponent, and those put together as
+ * Python integers. Pure functions: no I/O, no state.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,17 +215,133 @@ done:
     return result;
 }
 
+#ifdef __SIZEOF_INT128__
+/* 2**20 mantissas (under 2**53) or their squares (under 2**106) add up to under 2**127: exact. */
+#define SUMMED_AT_ONCE (1 << 20)
+
+/* value as a Python integer */
+static PyObject *long_of(__int128 value) {
+    unsigned __int128 size = value < 0 ? -(unsigned __int128)value : (unsigned __int128)value;
+    PyObject *high = PyLong_FromUnsignedLongLong((unsigned long long)(size >> 64));
+    PyObject *low = PyLong_FromUnsignedLongLong((unsigned long long)size);
+    PyObject *bits = PyLong_FromLong(64);
+    PyObject *shifted = NULL, *whole = NULL, *result = NULL;
+    if (high == NULL || low == NULL || bits == NULL)
+        goto done;
+    shifted = PyNumber_Lshift(high, bits);
+    if (shifted == NULL)
+        goto done;
+    whole = PyNumber_Or(shifted, low);
+    if (whole == NULL)
+        goto done;
+    result = value < 0 ? PyNumber_Negative(whole) : (Py_INCREF(whole), whole);
+done:
+    Py_XDECREF(high);
+    Py_XDECREF(low);
+    Py_XDECREF(bits);
+    Py_XDECREF(shifted);
+    Py_XDECREF(whole);
+    return result;
+}
+
+/* *into += value << shift; 0, or -1 (an exception set) */
+static int add_shifted(PyObject **into, __int128 value, long shift) {
+    PyObject *number = long_of(value), *places = PyLong_FromLong(shift), *shifted = NULL, *sum = NULL;
+    if (number != NULL && places != NULL && (shifted = PyNumber_Lshift(number, places)) != NULL)
+        sum = PyNumber_Add(*into, shifted);
+    Py_XDECREF(number);
+    Py_XDECREF(places);
+    Py_XDECREF(shifted);
+    if (sum == NULL)
+        return -1;
+    Py_SETREF(*into, sum);
+    return 0;
+}
+
+static PyObject *exact_sums(PyObject *Py_UNUSED(module), PyObject *values) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(values, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return NULL;
+    PyObject *result = NULL, *total = NULL, *squares = NULL;
+    __int128 *sums = NULL, *square_sums = NULL;
+    if (view.itemsize != sizeof(double) || view.format == NULL || strcmp(view.format, "d") != 0) {
+        PyErr_SetString(PyExc_TypeError, "exact_sums: values must be a contiguous float64 buffer");
+        goto done;
+    }
+    const double *data = view.buf;
+    Py_ssize_t n = view.len / (Py_ssize_t)sizeof(double);
+    int low = INT_MAX, high = INT_MIN, exponent;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!isfinite(data[i])) {
+            PyErr_SetString(PyExc_ValueError, "exact_sums: values must be finite");
+            goto done;
+        }
+        if (data[i] != 0) {
+            frexp(data[i], &exponent);
+            low = exponent < low ? exponent : low;
+            high = exponent > high ? exponent : high;
+        }
+    }
+    if (low == INT_MAX) { /* all zero */
+        result = Py_BuildValue("(iii)", 0, 0, 0);
+        goto done;
+    }
+    Py_ssize_t size = (Py_ssize_t)(high - low) + 1;
+    sums = calloc((size_t)size, sizeof *sums);
+    square_sums = calloc((size_t)size, sizeof *square_sums);
+    total = PyLong_FromLong(0);
+    squares = PyLong_FromLong(0);
+    if (sums == NULL || square_sums == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (total == NULL || squares == NULL)
+        goto done;
+    for (Py_ssize_t start = 0; start < n; start += SUMMED_AT_ONCE) {
+        Py_ssize_t stop = n - start > SUMMED_AT_ONCE ? start + SUMMED_AT_ONCE : n;
+        for (Py_ssize_t i = start; i < stop; i++) {
+            if (data[i] == 0)
+                continue;
+            double fraction = frexp(data[i], &exponent);
+            int64_t mantissa = (int64_t)(fraction * 9007199254740992.0); /* * 2**53: exact */
+            sums[exponent - low] += mantissa;
+            square_sums[exponent - low] += (__int128)mantissa * mantissa;
+        }
+        for (Py_ssize_t b = 0; b < size; b++) {
+            if (sums[b] == 0 && square_sums[b] == 0)
+                continue;
+            if (add_shifted(&total, sums[b], (long)b) < 0 || add_shifted(&squares, square_sums[b], 2 * (long)b) < 0)
+                goto done;
+            sums[b] = square_sums[b] = 0;
+        }
+    }
+    result = Py_BuildValue("(OOi)", total, squares, low - 53);
+done:
+    free(sums);
+    free(square_sums);
+    Py_XDECREF(total);
+    Py_XDECREF(squares);
+    PyBuffer_Release(&view);
+    return result;
+}
+#endif
+
 static PyMethodDef select_functions[] = {
     {"order_statistics", order_statistics, METH_VARARGS,
      "order_statistics(values, ranks) -> the ranks-th smallest (0-based) of a contiguous float64 buffer "
      "without nan, as floats, in the order of ranks (-0.0 ordered before 0.0)."},
+#ifdef __SIZEOF_INT128__
+    {"exact_sums", exact_sums, METH_O,
+     "exact_sums(values) -> (total, squares, low): each finite value of a contiguous float64 buffer is an "
+     "integer times 2**low, and those integers add up to total, their squares to squares."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef select_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_select",
-    .m_doc = "Order statistics by radix selection (timeline/_select.c).",
+    .m_doc = "Order statistics by radix selection, and exact sums (timeline/_select.c).",
     .m_size = -1,
     .m_methods = select_functions,
 };
@@ -227,9 +350,9 @@ PyMODINIT_FUNC PyInit__select(void) {
     PyObject *module = PyModule_Create(&select_module);
     if (module == NULL)
         return NULL;
-    /* The version of the function above that detect.SELECT_INTERFACE expects: a module built from
+    /* The version of the functions above that detect.SELECT_INTERFACE expects: a module built from
      * an older _select.c (an editable install not rebuilt after a pull) is then not used. */
-    if (PyModule_AddIntConstant(module, "INTERFACE", 1) < 0) {
+    if (PyModule_AddIntConstant(module, "INTERFACE", 2) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -24,7 +24,7 @@ from timeline import __version__
 from timeline.clock import Zone, ZonePolicy, format_offset, steady_offset, wall_candidates
 from timeline.columns import SampleRows
 from timeline.correlate import DEFAULT_TOLERANCE_S, HeadIndex, assume_zone, attribute
-from timeline.detect import DEFAULT_MIN_EFFECT, Settings, median, order_statistics
+from timeline.detect import DEFAULT_MIN_EFFECT, Settings, exact_sums, median, order_statistics
 from timeline.environment import Environment
 from timeline.errors import NoLogsError, UsageError
 from timeline.model import (
@@ -292,12 +292,12 @@ def _exact_mean_stdev(data) -> tuple[float, float]:
     """``statistics.fmean`` and ``statistics.stdev`` of a float array of two values or more, the
     same floats, from integers rather than a ``Fraction`` a value: each value is ``mantissa *
     2**exponent``, so the sums of the values and of their squares are exact as integers scaled by
-    a power of two (``_exact_sums``), and the sample variance is one exact fraction, whose square
+    a power of two (``detect.exact_sums``), and the sample variance is one exact fraction, whose square
     root is rounded correctly as ``statistics.stdev`` rounds it (Python 3.11+). Raises
     OverflowError when the mean or the stddev is beyond the float range."""
     n = len(data)
     mean = statistics.fmean(data.tolist())
-    total, squares, low = _exact_sums(data)
+    total, squares, low = exact_sums(data)
     numerator, denominator = n * squares - total * total, n * (n - 1)
     scale = 2 * low  # each value is its integer times 2**low
     if scale >= 0:
@@ -305,48 +305,6 @@ def _exact_mean_stdev(data) -> tuple[float, float]:
     else:
         denominator <<= -scale
     return mean, _float_sqrt_of_fraction(numerator, denominator)  # correctly rounded: the same float, reduced or not
-
-
-_LIMB_BITS = 18  # a 53-bit mantissa in three limbs: products of two under 2**36
-_LIMB_MASK = (1 << _LIMB_BITS) - 1
-_SUMMED_AT_ONCE = 1 << 16  # 2**16 such products add up to under 2**52: exact as doubles
-
-
-def _exact_sums(data) -> tuple[int, int, int]:
-    """``(total, squares, low)``: each value of the float array is an integer times ``2**low``, and
-    these integers add up to ``total``, their squares to ``squares``. With numpy, not an integer a
-    value (a tenth of the time on a run's 800 prefill throughputs, 0.2 ms): each mantissa in three
-    18-bit limbs, the limbs and their products summed for each exponent (``bincount``: exact, the
-    sums being integers under 2**52), then put together as integers, an exponent at a time."""
-    import numpy as np
-
-    fractions, exponents = np.frexp(data)
-    mantissas = (fractions * 2.0**53).astype(np.int64)  # exact: 53 bits
-    nonzero = mantissas != 0
-    if not nonzero.any():
-        return 0, 0, 0
-    low = int(exponents[nonzero].min())
-    shifts = np.where(nonzero, exponents - low, 0).astype(np.intp)
-    size = int(shifts.max()) + 1
-    limbs = [
-        (mantissas >> 2 * _LIMB_BITS).astype(np.float64),  # signed: the two below are not
-        ((mantissas >> _LIMB_BITS) & _LIMB_MASK).astype(np.float64),
-        (mantissas & _LIMB_MASK).astype(np.float64),
-    ]
-    total = squares = 0
-    for start in range(0, len(data), _SUMMED_AT_ONCE):
-        part = slice(start, start + _SUMMED_AT_ONCE)
-        where = shifts[part]
-        a, b, c = (limb[part] for limb in limbs)
-        terms = (a, b, c, a * a, a * b, a * c, b * b, b * c, c * c)
-        sums = [np.bincount(where, weights=term, minlength=size) for term in terms]
-        used = np.flatnonzero(np.bincount(where, minlength=size))
-        columns = [column[used].astype(np.int64).tolist() for column in sums]  # whole numbers already
-        for shift, *summed in zip(used.tolist(), *columns, strict=True):
-            sa, sb, sc, aa, ab, ac, bb, bc, cc = summed
-            total += ((sa << 36) + (sb << 18) + sc) << shift
-            squares += ((aa << 72) + (ab << 55) + ((2 * ac + bb) << 36) + (bc << 19) + cc) << (2 * shift)
-    return total, squares, low - 53
 
 
 _SQRT_BITS = 2 * sys.float_info.mant_dig + 3
