@@ -54,6 +54,7 @@ from datetime import datetime, timedelta
 from itertools import repeat
 from typing import Any, NamedTuple, cast
 
+from timeline.collector import uncollected
 from timeline.columns import SampleBatch, SampleRows
 from timeline.parsers import framing, values
 from timeline.parsers.dates import real_date
@@ -109,7 +110,8 @@ def _numpy() -> Any:
     global np
     if np is None:
         try:
-            import numpy
+            with uncollected():  # numpy's objects live as long as the process (timeline.collector)
+                import numpy
         except ImportError:  # pragma: no cover - numpy comes with pandas
             return None
         np = numpy

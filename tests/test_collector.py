@@ -59,3 +59,37 @@ def test_an_answer_is_held_to_exit_only_for_the_console_entry_point(monkeypatch)
     del answer
     assert held() is not None
     collector.exit_unfreed("timeline: a message")  # a message, not a status: the usual exit prints it
+
+
+def test_the_command_and_numpy_are_imported_straight_into_the_oldest_generation(tmp_path):
+    """The console entry point (``timeline.__main__``) imports the command line, the command its
+    modules and the fast path numpy, each with the collector held off: their modules' objects
+    are put with the oldest at once. With no collection of the process's own to move them, the
+    entry point is what put them there."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "sglang" / "sglang-0.5-eagle3.log"
+    log = tmp_path / "big.log"
+    log.write_bytes(fixture.read_bytes() * (1 + (64 << 10) // fixture.stat().st_size))  # the fast path's size
+    program = (
+        "import atexit, gc, sys\n"
+        "gc.set_threshold(1_000_000_000)\n"
+        "def oldest():\n"
+        "    old = {id(o) for o in gc.get_objects(2)}\n"
+        "    for name in ('typer', 'timeline.cli', 'timeline.commands.build', 'numpy'):\n"
+        "        print(name, id(vars(sys.modules[name])) in old)\n"
+        "atexit.register(oldest)\n"
+        f"sys.argv = ['timeline', 'build', {str(log)!r}, '--json', '/dev/null', '--no-cache']\n"
+        "from timeline.__main__ import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-4:] == [
+        "typer True",
+        "timeline.cli True",
+        "timeline.commands.build True",
+        "numpy True",
+    ]

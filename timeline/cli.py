@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 
 from timeline import __version__
-from timeline.collector import exit_unfreed, holding_to_exit
+from timeline.collector import exit_unfreed, holding_to_exit, uncollected
 from timeline.errors import Interrupted, TimelineError, UsageError
 from timeline.exitcodes import ExitCode, exit_code_table
 from timeline.render.safe import visible
@@ -272,7 +272,8 @@ def build_command(
       timeline build logs/ --log-tz 'node2/*=UTC' --log-tz Europe/Berlin
       timeline build logs/ -f github --fail-on-regression --confirmed-only
     """
-    from timeline.commands import build
+    with uncollected():  # (a command's modules: see timeline.__main__)
+        from timeline.commands import build
 
     out, err = _consoles()
     if confirmed_only and not fail_on_regression:
@@ -325,7 +326,8 @@ def demo_command(
       timeline demo
       timeline demo --keep /tmp/timeline-demo
     """
-    from timeline.commands import demo
+    with uncollected():  # (a command's modules: see timeline.__main__)
+        from timeline.commands import demo
 
     out, err = _consoles()
     raise _run(context, lambda: demo.run(out=out, err=err, keep=keep))
@@ -379,7 +381,8 @@ def bisect_command(
       timeline bisect --repo ~/sglang --from out.json --runs 3 -- python bench.py
       timeline bisect --repo . --good 0c059dfe --log server.log -- ./serve.sh
     """
-    from timeline.commands import bisect
+    with uncollected():  # (a command's modules: see timeline.__main__)
+        from timeline.commands import bisect
 
     out, err = _consoles()
     raise _run(
@@ -467,7 +470,8 @@ def ingest_command(
       timeline ingest logs/ --repo ~/sglang --machine h100-a --samples
       timeline ingest logs/ --repo ~/vllm --store postgresql://ci@db/perf
     """
-    from timeline.commands import ingest
+    with uncollected():  # (a command's modules: see timeline.__main__)
+        from timeline.commands import ingest
 
     out, err = _consoles()
     raise _run(
@@ -602,7 +606,8 @@ def history_command(
       timeline history --machine h100-a --group Qwen3-235B --html report.html
       timeline history --since 30d -f github --fail-on-regression --confirmed-only
     """
-    from timeline.commands import history
+    with uncollected():  # (a command's modules: see timeline.__main__)
+        from timeline.commands import history
 
     out, err = _consoles()
     if confirmed_only and not fail_on_regression:

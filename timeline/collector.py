@@ -4,7 +4,9 @@ command's answer of millions of objects held to the end of the process rather th
 Reading a 100,000-entry reflog, or 100,000 stored runs, makes millions of tuples, strings and
 records, nearly all kept, none in a cycle; the collections their allocation sets off walk every
 one of them again and again (more than the reading itself costs: a third of the time of reading
-100,000 runs, benchmarks/history_speed.py). A leaf: it imports nothing of timeline.
+100,000 runs, benchmarks/history_speed.py). So do the imports of the command line, a command's
+modules and numpy: their objects live as long as the process (15-20 ms of collections in a
+build's start-up, 3 ms held off). A leaf: it imports nothing of timeline.
 """
 
 from __future__ import annotations
