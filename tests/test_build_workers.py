@@ -61,6 +61,41 @@ def test_the_workers_parse_the_logs(tmp_path, monkeypatch):
     assert str(os.getpid()) not in pids
 
 
+def test_the_workers_are_told_to_stop_as_the_last_result_comes_in(tmp_path, monkeypatch):
+    """Their exit overlaps the joining and reading of the last result, and the build does not wait
+    for it: they end on their own."""
+    import concurrent.futures
+    import multiprocessing
+    import time
+
+    folder = _folder(tmp_path)
+    told: list[bool] = []  # at each result handed on: was the pool told to stop?
+    stopping = builder._stopping_at_last
+
+    def noting(pool, results, count):
+        for result in stopping(pool, results, count):
+            told.append(pool._shutdown_thread)
+            yield result
+
+    monkeypatch.setattr(builder, "_stopping_at_last", noting)
+    shutdowns: list[bool] = []
+    shutdown = concurrent.futures.ProcessPoolExecutor.shutdown
+
+    def recording(self, wait=True, **kwargs):
+        shutdowns.append(wait)
+        return shutdown(self, wait, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "shutdown", recording)
+    _document(folder, "2")
+    assert told == [False] * (len(told) - 1) + [True] and len(told) == 21
+    assert shutdowns == [False, True]
+    waited = 0.0
+    while multiprocessing.active_children() and waited < 30:
+        time.sleep(0.05)
+        waited += 0.05
+    assert not multiprocessing.active_children()
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_the_logs_of_one_server_share_one_config(tmp_path, jobs):
     """Logs of the same ``server_args`` text hold one config dict (the JSON and the shifts work on
