@@ -69,26 +69,24 @@ def test_the_workers_are_told_to_stop_as_the_last_result_comes_in(tmp_path, monk
     import time
 
     folder = _folder(tmp_path)
-    told: list[bool] = []  # at each result handed on: was the pool told to stop?
+    events: list[str] = []  # each result handed on, each shutdown asked for, in order
     stopping = builder._stopping_at_last
 
     def noting(pool, results, count):
         for result in stopping(pool, results, count):
-            told.append(pool._shutdown_thread)
+            events.append("result")
             yield result
 
     monkeypatch.setattr(builder, "_stopping_at_last", noting)
-    shutdowns: list[bool] = []
     shutdown = concurrent.futures.ProcessPoolExecutor.shutdown
 
     def recording(self, wait=True, **kwargs):
-        shutdowns.append(wait)
+        events.append(f"shutdown, wait={wait}")
         return shutdown(self, wait, **kwargs)
 
     monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "shutdown", recording)
     _document(folder, "2")
-    assert told == [False] * (len(told) - 1) + [True] and len(told) == 21
-    assert shutdowns == [False, True]
+    assert events == ["result"] * 20 + ["shutdown, wait=False", "result", "shutdown, wait=True"]
     waited = 0.0
     while multiprocessing.active_children() and waited < 30:
         time.sleep(0.05)
