@@ -232,7 +232,7 @@ from timeline import builder
 def kept(run):
     return None
 builder.digest_series = kept
-from timeline.cli import main
+from timeline.__main__ import main
 sys.argv[0] = 'timeline'
 main()
 """

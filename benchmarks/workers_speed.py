@@ -48,7 +48,7 @@ from run import machine  # noqa: E402
 # workers it forked and waited for) into the file named by the environment.
 MAIN = r"""
 import os, resource, sys
-from timeline.cli import main
+from timeline.__main__ import main
 sys.argv = ["timeline", *sys.argv[1:]]
 try:
     main()

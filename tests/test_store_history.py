@@ -23,13 +23,13 @@ from timeline.scenario import NIGHTLY_CULPRIT, NIGHTLY_REGRESSION_NIGHT, NIGHTLY
 from timeline.store import machine_of, open_store
 
 WORKLOAD = "Qwen3-235B-A22B-FP8 tp8 EAGLE3/2/1/3"
-# ``timeline ARGS`` as the installed script runs it (timeline.cli:main), with a function of its
+# ``timeline ARGS`` as the installed script runs it (timeline.__main__:main), with a function of its
 # own for the interpreter to run at exit
 ENTRY_POINT_WITH_AN_ATEXIT_LINE = """
 import atexit, sys
 atexit.register(print, "exit")
 sys.argv = ["timeline", *sys.argv[1:]]
-from timeline.cli import main
+from timeline.__main__ import main
 main()
 """
 
