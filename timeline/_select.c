@@ -234,7 +234,7 @@ static PyObject *long_of(__int128 value) {
     whole = PyNumber_Or(shifted, low);
     if (whole == NULL)
         goto done;
-    result = value < 0 ? PyNumber_Negative(whole) : (Py_INCREF(whole), whole);
+    result = value < 0 ? PyNumber_Negative(whole) : Py_NewRef(whole);
 done:
     Py_XDECREF(high);
     Py_XDECREF(low);

@@ -449,7 +449,7 @@ def exact_sums(data) -> tuple[int, int, int]:
     """``(total, squares, low)``: each value of the finite float64 array is an integer times
     ``2**low``, and these integers add up to ``total``, their squares to ``squares`` (the exact
     sums behind ``builder``'s mean and stddev of a series with a zero). By the compiled function
-    (``_select.c``: 128-bit sums, an exponent at a time; 4 us for a run's 800 prefill throughputs)
+    (``_select.c``: 128-bit sums, an exponent at a time; 8 us for a run's 800 prefill throughputs)
     when it is built, else by numpy, the reference: each mantissa in three 18-bit limbs, the limbs
     and their products summed for each exponent (``bincount``: exact, the sums being integers under
     2**52), then put together as integers, an exponent at a time (80 us, not an integer a value)."""
