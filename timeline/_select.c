@@ -59,11 +59,12 @@ static inline int bit_length(uint64_t x) {
 }
 
 /* out[w.slot] = the w.rank-th smallest of keys[0 .. n) for each of the nw wants (sorted by rank);
- * spare: room for n keys; map: room for BUCKETS; ranged: low and high are the keys' least and greatest
- * (the caller found them as it made the keys: one pass fewer), else they are found here. keys and
- * spare are reordered. 0, or -1 (no memory). */
-static int pick(uint64_t *keys, uint64_t *spare, Py_ssize_t n, Want *want, Py_ssize_t nw, uint64_t *out,
-                Py_ssize_t *map, int ranged, uint64_t low, uint64_t high) {
+ * spare: room for n keys; keys[keys_sink] and spare[spare_sink]: a slot past both, of no use (the
+ * keys of no wanted bucket are put there); map: room for BUCKETS; ranged: low and high are the
+ * keys' least and greatest (the caller found them as it made the keys: one pass fewer), else they
+ * are found here. keys and spare are reordered. 0, or -1 (no memory). */
+static int pick(uint64_t *keys, uint64_t *spare, Py_ssize_t n, Py_ssize_t keys_sink, Py_ssize_t spare_sink,
+                Want *want, Py_ssize_t nw, uint64_t *out, Py_ssize_t *map, int ranged, uint64_t low, uint64_t high) {
     if (n <= SMALL) {
         for (Py_ssize_t i = 1; i < n; i++) {
             uint64_t key = keys[i];
@@ -118,8 +119,11 @@ static int pick(uint64_t *keys, uint64_t *spare, Py_ssize_t n, Want *want, Py_ss
                 out[want[groups[g].first + i].slot] = low + (uint64_t)groups[g].bucket;
         goto done;
     }
-    /* map: where the next key of each wanted bucket goes in spare, -1 for the other buckets */
-    memset(map, 0xff, (size_t)buckets * sizeof *map);
+    /* map: where the next key of each wanted bucket goes in spare; for the other buckets the sink,
+     * where each key overwrites the one before: no branch, which the keys of a series with few
+     * distinct values (accept lengths) took one way or the other at random (3x the time) */
+    for (Py_ssize_t b = 0; b < buckets; b++)
+        map[b] = spare_sink;
     Py_ssize_t start = 0;
     for (Py_ssize_t g = 0; g < count; g++) {
         groups[g].start = start;
@@ -129,12 +133,15 @@ static int pick(uint64_t *keys, uint64_t *spare, Py_ssize_t n, Want *want, Py_ss
     for (Py_ssize_t i = 0; i < n; i++) {
         uint64_t key = keys[i];
         Py_ssize_t *at = &map[(key - low) >> shift];
-        if (*at >= 0)
-            spare[(*at)++] = key;
+        Py_ssize_t to = *at;
+        spare[to] = key;
+        *at = to + (to != spare_sink);
     }
-    for (Py_ssize_t g = 0; g < count && result == 0; g++)
-        result = pick(spare + groups[g].start, keys + groups[g].start, groups[g].count, want + groups[g].first,
+    for (Py_ssize_t g = 0; g < count && result == 0; g++) {
+        Py_ssize_t at = groups[g].start;
+        result = pick(spare + at, keys + at, groups[g].count, spare_sink - at, keys_sink - at, want + groups[g].first,
                       groups[g].wants, out, map, 0, 0, 0);
+    }
 done:
     free(groups);
     return result;
@@ -162,8 +169,8 @@ static PyObject *order_statistics(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_ssize_t nw = PySequence_Fast_GET_SIZE(listed);
     want = malloc((size_t)(nw ? nw : 1) * sizeof *want);
     out = malloc((size_t)(nw ? nw : 1) * sizeof *out);
-    keys = malloc((size_t)(n ? n : 1) * sizeof *keys);
-    spare = malloc((size_t)(n ? n : 1) * sizeof *spare);
+    keys = malloc((size_t)(n + 1) * sizeof *keys); /* and pick's sinks */
+    spare = malloc((size_t)(n + 1) * sizeof *spare);
     map = malloc(BUCKETS * sizeof *map);
     if (want == NULL || out == NULL || keys == NULL || spare == NULL || map == NULL) {
         PyErr_NoMemory();
@@ -189,7 +196,7 @@ static PyObject *order_statistics(PyObject *Py_UNUSED(module), PyObject *args) {
         low = key < low ? key : low;
         high = key > high ? key : high;
     }
-    if (nw && pick(keys, spare, n, want, nw, out, map, 1, low, high) < 0) {
+    if (nw && pick(keys, spare, n, n, n, want, nw, out, map, 1, low, high) < 0) {
         PyErr_NoMemory();
         goto done;
     }
