@@ -383,34 +383,52 @@ done:
     return result;
 }
 
-/* series(block, ids, starts, offsets, widths, points): one series of a block's lines (each line's
- * shape number and start; by shape number, where the value is in the line, its width, -1: none,
- * and its decimal point code, -1: no plain decimal). Five bytearrays over the lines with a value:
- * their numbers in the block and their values' offsets and widths (int64), the plain decimals
- * read (float64, 0 for the others) and which were (bool). */
+/* series(block, ids, starts, offsets, widths, points, count): count series of a block's lines
+ * (each line's shape number and start; offsets, widths and points: count rows of a column a shape
+ * number, a series' row saying where its value is in the line, its width, -1: none, and its decimal
+ * point code, -1: no plain decimal), in one pass over the lines. For each series, five bytearrays
+ * over the lines with a value, written in place (no copy): their numbers in the block and their
+ * values' offsets and widths (int64), the plain decimals read (float64, 0 for the others) and
+ * which were (bool). */
+typedef struct {
+    PyObject *columns[5]; /* rows, at, width, numbers, plain: bytearrays of room for every line */
+    int64_t *rows, *at, *width;
+    double *numbers;
+    char *plain;
+    Py_ssize_t m;
+} Series;
+
 static PyObject *scan_series(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_buffer block, ids, starts, offsets, widths, points;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*:series", &block, &ids, &starts, &offsets, &widths, &points))
+    Py_ssize_t count;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*n:series", &block, &ids, &starts, &offsets, &widths, &points, &count))
         return NULL;
     PyObject *result = NULL;
-    int64_t *rows = NULL, *at = NULL, *width = NULL;
-    double *numbers = NULL;
-    char *plain = NULL;
-    Py_ssize_t n = ids.len / 8, shapes = offsets.len / 8, m = 0;
-    if (ids.len % 8 || starts.len != ids.len || offsets.len % 8 || widths.len != offsets.len ||
-        points.len != offsets.len) {
-        PyErr_SetString(PyExc_ValueError, "ids and starts, offsets, widths and points: int64 columns of one length");
+    Series *series = NULL;
+    Py_ssize_t n = ids.len / 8, shapes = 0;
+    if (count < 1 || count > PY_SSIZE_T_MAX / 8 || ids.len % 8 || starts.len != ids.len || offsets.len % (8 * count) ||
+        widths.len != offsets.len || points.len != offsets.len) {
+        PyErr_SetString(PyExc_ValueError,
+                        "ids and starts, offsets, widths and points (count rows each): int64 columns of one length");
         goto done;
     }
-    size_t cells = n ? (size_t)n : 1;
-    rows = PyMem_Malloc(cells * 8);
-    at = PyMem_Malloc(cells * 8);
-    width = PyMem_Malloc(cells * 8);
-    numbers = PyMem_Malloc(cells * 8);
-    plain = PyMem_Malloc(cells);
-    if (rows == NULL || at == NULL || width == NULL || numbers == NULL || plain == NULL) {
+    shapes = offsets.len / (8 * count);
+    series = PyMem_Calloc((size_t)count, sizeof *series);
+    if (series == NULL) {
         PyErr_NoMemory();
         goto done;
+    }
+    static const int WIDTHS[5] = {8, 8, 8, 8, 1};
+    for (Py_ssize_t s = 0; s < count; s++) {
+        Series *one = &series[s];
+        for (int c = 0; c < 5; c++)
+            if ((one->columns[c] = PyByteArray_FromStringAndSize(NULL, n * WIDTHS[c])) == NULL)
+                goto done;
+        one->rows = (int64_t *)PyByteArray_AS_STRING(one->columns[0]);
+        one->at = (int64_t *)PyByteArray_AS_STRING(one->columns[1]);
+        one->width = (int64_t *)PyByteArray_AS_STRING(one->columns[2]);
+        one->numbers = (double *)PyByteArray_AS_STRING(one->columns[3]);
+        one->plain = PyByteArray_AS_STRING(one->columns[4]);
     }
     for (Py_ssize_t k = 0; k < n; k++) {
         int64_t shape = item(&ids, k);
@@ -418,34 +436,51 @@ static PyObject *scan_series(PyObject *Py_UNUSED(module), PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "a line's shape number is not in the tables");
             goto done;
         }
-        int64_t bytes = item(&widths, shape);
-        if (bytes < 0)
-            continue;
-        int64_t start = item(&starts, k), shift = item(&offsets, shape), code = item(&points, shape);
-        if (start < 0 || shift < 0 || start > block.len || shift > block.len) {
-            PyErr_SetString(PyExc_ValueError, "a line or a value outside the block");
-            goto done;
+        int64_t start = item(&starts, k);
+        for (Py_ssize_t s = 0; s < count; s++) {
+            Py_ssize_t cell = s * shapes + shape;
+            int64_t bytes = item(&widths, cell);
+            if (bytes < 0)
+                continue;
+            int64_t shift = item(&offsets, cell), code = item(&points, cell);
+            if (start < 0 || shift < 0 || start > block.len || shift > block.len) {
+                PyErr_SetString(PyExc_ValueError, "a line or a value outside the block");
+                goto done;
+            }
+            int64_t offset = start + shift; /* no overflow: both at most the block's length */
+            if (offset > block.len - bytes || (code >= 0 && !plain_decimal_fits(&block, offset, bytes, code))) {
+                PyErr_SetString(PyExc_ValueError, "a value outside the block, or no plain decimal of up to 8 bytes");
+                goto done;
+            }
+            Series *one = &series[s];
+            Py_ssize_t m = one->m++;
+            one->rows[m] = k;
+            one->at[m] = offset;
+            one->width[m] = bytes;
+            one->plain[m] = code >= 0;
+            one->numbers[m] = code >= 0 ? read_decimal(block.buf, block.len, offset, bytes, code) : 0.0;
         }
-        int64_t offset = start + shift; /* no overflow: both at most the block's length */
-        if (offset > block.len - bytes || (code >= 0 && !plain_decimal_fits(&block, offset, bytes, code))) {
-            PyErr_SetString(PyExc_ValueError, "a value outside the block, or no plain decimal of up to 8 bytes");
-            goto done;
-        }
-        rows[m] = k;
-        at[m] = offset;
-        width[m] = bytes;
-        plain[m] = code >= 0;
-        numbers[m] = code >= 0 ? read_decimal(block.buf, block.len, offset, bytes, code) : 0.0;
-        m++;
     }
-    result = Py_BuildValue("(y#y#y#y#y#)", (char *)rows, m * 8, (char *)at, m * 8, (char *)width, m * 8,
-                           (char *)numbers, m * 8, plain, m);
+    result = PyTuple_New(count);
+    for (Py_ssize_t s = 0; result != NULL && s < count; s++) {
+        Series *one = &series[s];
+        for (int c = 0; c < 5; c++)
+            if (PyByteArray_Resize(one->columns[c], one->m * WIDTHS[c]) < 0) {
+                Py_CLEAR(result);
+                goto done;
+            }
+        PyObject *columns = PyTuple_Pack(5, one->columns[0], one->columns[1], one->columns[2], one->columns[3],
+                                         one->columns[4]);
+        if (columns == NULL)
+            Py_CLEAR(result);
+        else
+            PyTuple_SET_ITEM(result, s, columns);
+    }
 done:
-    PyMem_Free(rows);
-    PyMem_Free(at);
-    PyMem_Free(width);
-    PyMem_Free(numbers);
-    PyMem_Free(plain);
+    for (Py_ssize_t s = 0; series != NULL && s < count; s++)
+        for (int c = 0; c < 5; c++)
+            Py_XDECREF(series[s].columns[c]);
+    PyMem_Free(series);
     PyBuffer_Release(&block);
     PyBuffer_Release(&ids);
     PyBuffer_Release(&starts);
@@ -668,8 +703,8 @@ static PyMethodDef scan_functions[] = {
      "dates(block, clocks, dates, base, before, wrap_s, last_day) -> (days, keys) or None: a stretch's "
      "stamps dated."},
     {"series", scan_series, METH_VARARGS,
-     "series(block, ids, starts, offsets, widths, points) -> (rows, at, width, numbers, plain): one "
-     "series' values in a block's lines."},
+     "series(block, ids, starts, offsets, widths, points, count) -> a (rows, at, width, numbers, plain) a "
+     "series: count series' values in a block's lines."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -695,7 +730,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
     }
     /* The version of the functions above that sglang_fast.SCANNER_INTERFACE expects: a module built
      * from an older _scan.c (an editable install not rebuilt after a pull) is then not used. */
-    if (PyModule_AddIntConstant(module, "INTERFACE", 2) < 0) {
+    if (PyModule_AddIntConstant(module, "INTERFACE", 3) < 0) {
         Py_DECREF(module);
         return NULL;
     }

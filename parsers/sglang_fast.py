@@ -74,7 +74,7 @@ from timeline.parsers.sglang import (
 from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE, needs_normalizing, normalize
 
 # The compiled line scanner (_scan.c), built at install when there is a C compiler; else numpy alone.
-SCANNER_INTERFACE = 2  # _scan.c's INTERFACE: raise both with any change to its functions
+SCANNER_INTERFACE = 3  # _scan.c's INTERFACE: raise both with any change to its functions
 try:
     from timeline.parsers import _scan
 except ImportError:
@@ -95,6 +95,7 @@ WORD = 8  # plain decimals this wide or narrower are read as one 64-bit word; th
 # read line by line: reading columns costs about a millisecond however few the lines.
 SAMPLES_AT_ONCE = 64
 SERIES = ("gen", "accept", "input")  # the values read from stats lines (their spans' names)
+_SERIES_COLUMNS = ("int64", "int64", "int64", "float64", "bool")  # Shapes.series: rows, at, width, numbers, plain
 _GEN = "gen throughput (token/s)"
 _ACCEPT = "accept len"
 _INPUT = "input throughput (token/s)"
@@ -685,23 +686,26 @@ class Shapes:
                 self.index.add(zeroed, number)
         return number
 
-    def series(self, buf: bytes, starts, ids, k: int) -> tuple[Any, Any, Any, Any, Any]:
-        """The ``k``-th of ``SERIES`` in the lines of a block (their starts, their shape numbers):
-        the lines with such a value, where it is and its width, its number when it is a plain
-        decimal (``decimal_table``; 0 for the others), and which are. By the compiled scanner
-        (``_scan.series``) when this book uses it, else by numpy: the same arrays."""
-        points = self.decimal_table()[k]
+    def series(self, buf: bytes, starts, ids) -> list[tuple[Any, Any, Any, Any, Any]]:
+        """Each of ``SERIES`` in the lines of a block (their starts, their shape numbers): the lines
+        with such a value, where it is and its width, its number when it is a plain decimal
+        (``decimal_table``; 0 for the others), and which are. By the compiled scanner
+        (``_scan.series``, all of them in one pass) when this book uses it, else by numpy, a series
+        at a time: the same arrays."""
+        points = self.decimal_table()
         table = self.table()
         if self.compiled:
-            shapes = (np.ascontiguousarray(column, np.int64) for column in (table.offset[k], table.width[k], points))
-            rows, at, width, numbers, plain = _scan.series(buf, ids, starts, *shapes)
-            return (
-                np.frombuffer(rows, np.int64),
-                np.frombuffer(at, np.int64),
-                np.frombuffer(width, np.int64),
-                np.frombuffer(numbers, np.float64),
-                np.frombuffer(plain, bool),
+            offsets, widths, points = (
+                np.ascontiguousarray(column, np.int64) for column in (table.offset, table.width, points)
             )
+            return [
+                tuple(np.frombuffer(column, kind) for column, kind in zip(columns, _SERIES_COLUMNS, strict=True))
+                for columns in _scan.series(buf, ids, starts, offsets, widths, points, len(SERIES))
+            ]
+        return [self._series_by_numpy(buf, starts, ids, table, points[k], k) for k in range(len(SERIES))]
+
+    @staticmethod
+    def _series_by_numpy(buf: bytes, starts, ids, table: _ShapeTable, points, k: int) -> tuple[Any, Any, Any, Any, Any]:
         width = table.width[k][ids]  # the value's width, -1 where none
         rows = np.flatnonzero(width >= 0)
         if not len(rows):
@@ -903,8 +907,7 @@ class _FastFeeder:
         the lines of a block (their shape numbers ``ids``; line numbers from 0, ascending):
         plain decimals of up to ``WORD`` bytes by ``Shapes.series``, the other values by ``values.number``."""
         out = {}
-        for k, name in enumerate(SERIES):
-            rows, vs, width, numbers, plain = self.book.series(buf, starts, ids, k)
+        for name, (rows, vs, width, numbers, plain) in zip(SERIES, self.book.series(buf, starts, ids), strict=True):
             if not len(rows):
                 continue
             if plain.all():

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from timeline import cache
@@ -211,41 +211,64 @@ def numpy_decimal(value: bytes, code: int) -> float:
 @SETTINGS
 @given(
     block=st.binary(min_size=1, max_size=80) | st.text("0123456789.", min_size=1, max_size=80).map(str.encode),
-    lines=st.lists(st.tuples(st.integers(-1, 4), st.integers(-2, 85)), max_size=12),
-    tables=st.lists(st.tuples(st.integers(-2, 85), st.integers(-1, 10), st.integers(-1, 10)), min_size=1, max_size=4),
+    # mostly lines and values inside the block and the tables, some anywhere
+    lines=st.lists(
+        st.tuples(st.integers(0, 3) | st.integers(-1, 4), st.integers(0, 30) | st.integers(-2, 85)), max_size=12
+    ),
+    shapes=st.integers(1, 4),
+    cells=st.lists(
+        st.tuples(st.integers(0, 20) | st.integers(-2, 85), st.integers(-1, 10), st.integers(-1, 10)),
+        min_size=12,
+        max_size=12,
+    ),
+    count=st.integers(1, 3),
 )
-def test_series_reads_each_shapes_value_or_refuses(scan, block: bytes, lines, tables) -> None:
-    """A series' values by shape tables from anywhere: the lines with a value, where it is, the
-    plain decimals read as numpy reads them (``_decimals``, whatever the bytes); a ValueError (never a read outside the
-    block) for a shape number not in the tables or a value not in the block."""
+@example(  # two series of one line each: each series' values its own
+    block=b"12.5 7\n", lines=[(0, 0)], shapes=1, cells=[(0, 4, 2), (5, 1, 0)] + [(0, -1, -1)] * 10, count=2
+)
+def test_series_reads_each_shapes_value_or_refuses(scan, block: bytes, lines, shapes: int, cells, count: int) -> None:
+    """Series' values by shape tables from anywhere (``count`` rows of ``shapes`` cells): for each
+    series, the lines with a value, where it is, the plain decimals read as numpy reads them
+    (``_decimals``, whatever the bytes); a ValueError (never a read outside the block) for a shape
+    number not in the tables or a value not in the block."""
     np = sglang_fast._numpy()
+    tables = [cells[s * shapes : (s + 1) * shapes] for s in range(count)]  # tables[series][shape]
     ids, starts = (np.array([line[k] for line in lines], np.int64) for k in range(2))
-    offsets, widths, points = (np.array([shape[k] for shape in tables], np.int64) for k in range(3))
-    expected: tuple[list, ...] | None = ([], [], [], [], [])
+    offsets, widths, points = (np.array([[cell[k] for cell in row] for row in tables], np.int64) for k in range(3))
+    expected: list[tuple[list, ...]] | None = [([], [], [], [], []) for _ in range(count)]
     for k, (shape, start) in enumerate(lines):
-        if not 0 <= shape < len(tables):
+        if not 0 <= shape < shapes:
             expected = None
             break
-        offset, width, code = tables[shape]
-        if width < 0:
-            continue
-        at = start + offset
-        if not (0 <= start <= len(block) and 0 <= offset <= len(block) and at + width <= len(block)):
-            expected = None
+        for series, row in zip(expected, tables, strict=True):
+            offset, width, code = row[shape]
+            if width < 0:
+                continue
+            at = start + offset
+            if not (0 <= start <= len(block) and 0 <= offset <= len(block) and at + width <= len(block)):
+                expected = None
+                break
+            if code >= 0 and (width > 8 or code > width):
+                expected = None
+                break
+            number = numpy_decimal(block[at : at + width], code) if code >= 0 else 0.0
+            for column, value in zip(series, (k, at, width, number, code >= 0), strict=True):
+                column.append(value)
+        if expected is None:
             break
-        if code >= 0 and (width > 8 or code > width):
-            expected = None
-            break
-        number = numpy_decimal(block[at : at + width], code) if code >= 0 else 0.0
-        for column, value in zip(expected, (k, at, width, number, code >= 0), strict=True):
-            column.append(value)
     if expected is None:
         with pytest.raises(ValueError):
-            scan.series(block, ids, starts, offsets, widths, points)
+            scan.series(block, ids, starts, offsets, widths, points, count)
         return
-    got = scan.series(block, ids, starts, offsets, widths, points)
+    got = scan.series(block, ids, starts, offsets, widths, points, count)
     kinds = (np.int64, np.int64, np.int64, np.float64, bool)
-    assert [np.frombuffer(column, kind).tolist() for column, kind in zip(got, kinds, strict=True)] == list(expected)
+    assert [
+        tuple(np.frombuffer(column, kind).tolist() for column, kind in zip(series, kinds, strict=True))
+        for series in got
+    ] == [tuple(series) for series in expected]
+    for wrong in (0, -1, offsets.size + 1):  # no series, or more rows than the tables have cells
+        with pytest.raises(ValueError):
+            scan.series(block, ids, starts, offsets, widths, points, wrong)
 
 
 two_digits = st.integers(0, 99).map(lambda n: f"{n:02d}")
