@@ -236,17 +236,15 @@ done:
 }
 
 /* Room for at least count more lines in the three columns. */
-static int grow(int64_t **columns, Py_ssize_t *capacity, Py_ssize_t count) {
+/* Room for count lines in the three bytearrays of index_scan's columns (each doubled at least). */
+static int grow(PyObject **columns, int64_t **cells, Py_ssize_t *capacity, Py_ssize_t count) {
     if (count <= *capacity)
         return 0;
     Py_ssize_t wanted = 2 * *capacity > count ? 2 * *capacity : count;
     for (int c = 0; c < 3; c++) {
-        int64_t *column = PyMem_Realloc(columns[c], (size_t)wanted * sizeof(int64_t));
-        if (column == NULL) {
-            PyErr_NoMemory();
+        if (PyByteArray_Resize(columns[c], wanted * 8) < 0)
             return -1;
-        }
-        columns[c] = column;
+        cells[c] = (int64_t *)PyByteArray_AS_STRING(columns[c]);
     }
     *capacity = wanted;
     return 0;
@@ -257,18 +255,22 @@ static PyObject *index_scan(ShapeIndex *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*:scan", &block))
         return NULL;
     PyObject *result = NULL;
-    int64_t *columns[3] = {NULL, NULL, NULL}; /* ids, starts, ends */
+    /* ids, starts, ends: bytearrays written in place, shrunk to the lines found */
+    PyObject *columns[3] = {PyByteArray_FromStringAndSize(NULL, 0), PyByteArray_FromStringAndSize(NULL, 0),
+                            PyByteArray_FromStringAndSize(NULL, 0)};
+    int64_t *cells[3] = {NULL, NULL, NULL};
     Py_ssize_t capacity = 0, n = 0;
     const char *data = block.buf;
     const Py_ssize_t size = block.len;
-    if (ensure_scratch(self, size) < 0 || grow(columns, &capacity, size / 64 + 64) < 0)
+    if (columns[0] == NULL || columns[1] == NULL || columns[2] == NULL || ensure_scratch(self, size) < 0 ||
+        grow(columns, cells, &capacity, size / 64 + 64) < 0)
         goto done;
     for (Py_ssize_t start = 0; start < size; n++) {
         const char *newline = memchr(data + start, '\n', (size_t)(size - start));
         if (newline == NULL) /* bytes after the last newline: not a line */
             break;
         Py_ssize_t end = newline - data, length = end - start;
-        if (grow(columns, &capacity, n + 1) < 0)
+        if (grow(columns, cells, &capacity, n + 1) < 0)
             goto done;
         Slot *slot = NULL;
         Py_ssize_t *recent = length < RECENT ? self->recent[length] : NULL;
@@ -290,22 +292,18 @@ static PyObject *index_scan(ShapeIndex *self, PyObject *args) {
                 recent[0] = slot - self->slots + 1;
             }
         }
-        columns[0][n] = slot->shape == NULL ? -1 : slot->number;
-        columns[1][n] = start;
-        columns[2][n] = end;
+        cells[0][n] = slot->shape == NULL ? -1 : slot->number;
+        cells[1][n] = start;
+        cells[2][n] = end;
         start = end + 1;
     }
-    PyObject *ids = PyByteArray_FromStringAndSize((const char *)columns[0], n * 8);
-    PyObject *starts = PyByteArray_FromStringAndSize((const char *)columns[1], n * 8);
-    PyObject *ends = PyByteArray_FromStringAndSize((const char *)columns[2], n * 8);
-    if (ids != NULL && starts != NULL && ends != NULL)
-        result = PyTuple_Pack(3, ids, starts, ends);
-    Py_XDECREF(ids);
-    Py_XDECREF(starts);
-    Py_XDECREF(ends);
+    for (int c = 0; c < 3; c++)
+        if (PyByteArray_Resize(columns[c], n * 8) < 0)
+            goto done;
+    result = PyTuple_Pack(3, columns[0], columns[1], columns[2]);
 done:
     for (int c = 0; c < 3; c++)
-        PyMem_Free(columns[c]);
+        Py_XDECREF(columns[c]);
     PyBuffer_Release(&block);
     return result;
 }
