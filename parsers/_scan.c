@@ -631,36 +631,69 @@ done:
     return result;
 }
 
-/* ordered(block, at): are the dated stamps "YYYY-MM-DD HH:MM:SS" at the offsets at (int64) in
- * order, each (date, time) at or after the one before, compared as text (sglang_fast._Stamps.extremes)? */
-static PyObject *scan_ordered(PyObject *Py_UNUSED(module), PyObject *args) {
-    Py_buffer block, at;
-    if (!PyArg_ParseTuple(args, "y*y*:ordered", &block, &at))
+/* extremes(block, rows, ids, starts, dates): of the stamped lines rows (block line numbers; each
+ * line's shape number and start; by shape number, where its "YYYY-MM-DD" starts, -1: a time-only
+ * stamp), the earliest and the latest stamp as (k, k) into rows, or None when a stamp is time-only.
+ * In order (each date and "HH:MM:SS" at or after the one before: the common case), the first and the
+ * last; else the first of the least and the last of the greatest "YYYY-MM-DD HH:MM:SS" (numpy's
+ * argmin, and argmax from the end, of those 19 bytes: sglang_fast._Stamps, the reference). */
+static PyObject *scan_extremes(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer block, rows, ids, starts, dates;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*:extremes", &block, &rows, &ids, &starts, &dates))
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t n = at.len / 8;
-    const char *data = block.buf;
-    int ordered = 1;
-    if (at.len % 8) {
-        PyErr_SetString(PyExc_ValueError, "at: an int64 column");
+    const char **stamps = NULL;
+    Py_ssize_t n = rows.len / 8, lines = ids.len / 8, shapes = dates.len / 8;
+    if (n == 0 || rows.len % 8 || ids.len % 8 || starts.len != ids.len || dates.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "rows (one or more), ids and starts, dates: int64 columns");
         goto done;
     }
+    stamps = PyMem_Malloc((size_t)n * sizeof *stamps);
+    if (stamps == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int ordered = 1;
     for (Py_ssize_t k = 0; k < n; k++) {
-        int64_t offset = item(&at, k);
-        if (offset < 0 || offset > block.len - 19) {
+        int64_t row = item(&rows, k), shape = row >= 0 && row < lines ? item(&ids, row) : -1;
+        if (shape < 0 || shape >= shapes) {
+            PyErr_SetString(PyExc_ValueError, "a row not in the block, or a shape number not in the table");
+            goto done;
+        }
+        int64_t date = item(&dates, shape), start = item(&starts, row);
+        if (date < 0) { /* a time-only stamp: dated from the one before it, not here */
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (start < 0 || date > block.len || start > block.len - 19 - date) {
             PyErr_SetString(PyExc_ValueError, "a stamp outside the block");
             goto done;
         }
+        stamps[k] = (const char *)block.buf + start + date;
         if (ordered && k) {
-            const char *stamp = data + offset, *before = data + item(&at, k - 1);
-            int date = memcmp(stamp, before, 10);
-            ordered = date > 0 || (date == 0 && memcmp(stamp + 11, before + 11, 8) >= 0);
+            const char *stamp = stamps[k], *before = stamps[k - 1];
+            int day = memcmp(stamp, before, 10);
+            ordered = day > 0 || (day == 0 && memcmp(stamp + 11, before + 11, 8) >= 0);
         }
     }
-    result = Py_NewRef(ordered ? Py_True : Py_False);
+    Py_ssize_t low = 0, high = n - 1;
+    if (!ordered) {
+        high = 0;
+        for (Py_ssize_t k = 1; k < n; k++) {
+            if (memcmp(stamps[k], stamps[low], 19) < 0)
+                low = k;
+            if (memcmp(stamps[k], stamps[high], 19) >= 0)
+                high = k;
+        }
+    }
+    result = Py_BuildValue("(nn)", low, high);
 done:
+    PyMem_Free(stamps);
     PyBuffer_Release(&block);
-    PyBuffer_Release(&at);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&dates);
     return result;
 }
 
@@ -692,8 +725,9 @@ static PyTypeObject ShapeIndexType = {
 static PyMethodDef scan_functions[] = {
     {"decimals", scan_decimals, METH_VARARGS,
      "decimals(block, at, width, point) -> the plain decimals at offsets at, as a float64 bytearray."},
-    {"ordered", scan_ordered, METH_VARARGS,
-     "ordered(block, at) -> whether the dated stamps at the offsets at are in order."},
+    {"extremes", scan_extremes, METH_VARARGS,
+     "extremes(block, rows, ids, starts, dates) -> (earliest, latest) of the stamped lines rows, or None "
+     "when a stamp is time-only."},
     {"stamps", scan_stamps, METH_VARARGS,
      "stamps(block, rows, ids, starts, clocks, dates) -> (bad, first date's offset, one day): the stamped "
      "lines' times that are no real ones."},
@@ -728,7 +762,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
     }
     /* The version of the functions above that sglang_fast.SCANNER_INTERFACE expects: a module built
      * from an older _scan.c (an editable install not rebuilt after a pull) is then not used. */
-    if (PyModule_AddIntConstant(module, "INTERFACE", 3) < 0) {
+    if (PyModule_AddIntConstant(module, "INTERFACE", 4) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -28,7 +28,7 @@ identical results, on the fixtures and on generated logs.
 The per-byte work of a block - finding its lines, making each one's shape and looking it up,
 reading the series' plain decimals, checking the stamps' clocks and order, dating time-only stamps -
 is done by a compiled scanner (``_scan.c``: ``Shapes.index``, ``Shapes.series``, ``_compiled_decimals``,
-``_unreal``, ``_Stamps.in_order``, ``_Stamps._date``) when the install built it (an optional
+``_unreal``, ``_Stamps.extremes``, ``_Stamps._date``) when the install built it (an optional
 extension: without a C compiler, numpy and ``bytes.split`` do it, the reference; both read every
 block the same, which the tests check).
 ``parse_file`` of ``benchmarks/gen.py``'s 400 MB log: 1.45 s of CPU with numpy, 0.66 s with the
@@ -74,7 +74,7 @@ from timeline.parsers.sglang import (
 from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE, needs_normalizing, normalize
 
 # The compiled line scanner (_scan.c), built at install when there is a C compiler; else numpy alone.
-SCANNER_INTERFACE = 3  # _scan.c's INTERFACE: raise both with any change to its functions
+SCANNER_INTERFACE = 4  # _scan.c's INTERFACE: raise both with any change to its functions
 try:
     from timeline.parsers import _scan
 except ImportError:
@@ -1032,11 +1032,16 @@ class _Stamps:
     def __init__(self, feeder: _FastFeeder, buf: bytes, rows, ids, starts) -> None:
         self.feeder, self.buf, self.rows, self.ids, self.starts = feeder, buf, rows, ids, starts
         table = feeder.book.table()
+        self.days: Any = None
+        self.datable = True
+        # every stamp dated (the common case): the earliest and the latest found at once, by the
+        # compiled scanner (_scan.extremes; None: a time-only stamp among them)
+        self.extreme = _scan.extremes(buf, rows, ids, starts, table.date) if feeder.book.compiled else None
+        if self.extreme is not None:
+            return
         shapes = ids[rows]
         self.date_at = table.date[shapes]
         self.time_only = self.date_at < 0
-        self.days: Any = None
-        self.datable = True
         if self.time_only.any():
             self._date(starts[rows] + table.clock[shapes])
 
@@ -1100,36 +1105,36 @@ class _Stamps:
         return (date, time, buf[s + spans["stamp"][0] : s + spans["stamp"][1]].decode("ascii"))
 
     def extremes(self) -> None:
-        """The earliest and the latest stamp (``Segment.see``, all at once): dated stamps'
-        ``YYYY-MM-DD HH:MM:SS`` bytes compared as strings; with time-only ones, day and time numbers."""
+        """The earliest and the latest stamp (``Segment.see``, all at once): with time-only stamps,
+        by day and time numbers; dated ones by their ``YYYY-MM-DD HH:MM:SS`` bytes compared as
+        strings (``_scan.extremes``, or numpy: the first of the least, the last of the greatest)."""
         seg = self.feeder.parser.segment
-        if self.days is not None:
+        if self.extreme is not None:
+            picked = self.extreme
+        elif self.days is not None:
             keys = self.days * 1_000_000 + self.clock_key
-            for k in (int(np.argmin(keys)), len(keys) - 1 - int(np.argmax(keys[::-1]))):
-                stamp = self.stamp(k)
-                seg.see_key((stamp[0], stamp[1][:8]), stamp)
-            return
+            picked = (int(np.argmin(keys)), len(keys) - 1 - int(np.argmax(keys[::-1])))
+        else:
+            picked = self._dated_extremes()
+        for k in picked:
+            stamp = self.stamp(k)
+            seg.see_key((stamp[0], stamp[1][:8]), stamp)
+
+    def _dated_extremes(self) -> tuple[int, int]:
+        """``_scan.extremes`` by numpy: the first and the last stamp when they are in order (the
+        common case: ``in_order``), else the first of the least and the last of the greatest."""
         buf, rows = self.buf, self.rows
         at = self.starts[rows] + self.date_at
         if len(rows) > 1 and self.in_order(at):
-            for k in (0, len(rows) - 1):
-                key = buf[int(at[k]) : int(at[k]) + 19].decode("ascii")
-                seg.see_key((key[:10], key[11:19]), self.stamp(k))
-            return
+            return 0, len(rows) - 1
         keys = np.frombuffer(buf, np.uint8)[at[:, None] + _STAMP_BYTES].view("S19").ravel()
-        for k in (int(np.argmin(keys)), len(keys) - 1 - int(np.argmax(keys[::-1]))):
-            key = keys[k].decode("ascii")
-            seg.see_key((key[:10], key[11:19]), self.stamp(k))
+        return int(np.argmin(keys)), len(keys) - 1 - int(np.argmax(keys[::-1]))
 
     def in_order(self, at) -> bool:
-        """Are the dated stamps at ``at`` (the offsets of their "YYYY-MM-DD HH:MM:SS") in order, the
-        common case? By the compiled scanner (``_scan.ordered``) or by numpy: "YYYY-MM-", "YY-MM-DD"
-        and "HH:MM:SS" as big-endian words compare as text (the first for the century: "2000-01-01"
-        comes after "1999-12-31")."""
-        buf = self.buf
-        if self.feeder.book.compiled:
-            return _scan.ordered(buf, np.ascontiguousarray(at, np.int64))
-        words = _words(buf)
+        """Are the dated stamps at ``at`` (the offsets of their "YYYY-MM-DD HH:MM:SS") in order?
+        "YYYY-MM-", "YY-MM-DD" and "HH:MM:SS" as big-endian words compare as text (the first for
+        the century: "2000-01-01" comes after "1999-12-31")."""
+        words = _words(self.buf)
         if words is None:
             return False
         head, day, clock = (words[at + offset].byteswap() for offset in (0, 2, 11))

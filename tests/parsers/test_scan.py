@@ -337,35 +337,74 @@ def test_stamps_outside_the_block_are_refused(scan, block: bytes, lines, rows, s
 
 
 dated_stamp = st.builds(
-    lambda year, month, day, clock: f"{year}-{month}-{day} {clock}",
+    lambda year, month, day, separator, clock: f"{year}-{month}-{day}{separator}{clock}",
     st.sampled_from(["1999", "2000", "2026", "2099", "2100"]),
     st.sampled_from(["01", "12"]),
     st.sampled_from(["01", "31"]),
+    st.sampled_from([" ", "T"]),
     st.sampled_from(["00:00:00", "23:59:59", "12:00:00"]),
 )
 
 
 @SETTINGS
-@given(stamps=st.lists(dated_stamp, max_size=8), gap=st.binary(max_size=5).filter(lambda b: b"\n" not in b))
-def test_ordered_compares_date_then_time_as_text(scan, stamps: list[str], gap: bytes) -> None:
-    """The stamps are in order when each (date, time) is at or after the one before, as text:
-    whole years, across centuries."""
+@given(
+    stamps=st.lists(dated_stamp | st.just(None), min_size=1, max_size=8),
+    gap=st.binary(max_size=5).filter(lambda b: b"\n" not in b),
+    picks=st.lists(st.integers(0, 7), min_size=1, max_size=8),
+)
+@example(  # in order by date and time, whatever their separators, which the 19 bytes would order otherwise
+    stamps=["2026-01-01T00:00:00", "2026-01-01 12:00:00"], gap=b"", picks=[0, 1]
+)
+def test_extremes_pick_the_earliest_and_the_latest(scan, stamps: list[str | None], gap: bytes, picks) -> None:
+    """The earliest and the latest of the stamped lines picked: in order (each date, then time, at
+    or after the one before, as text: whole years, across centuries), the first and the last; else
+    the first of the least and the last of the greatest 19 bytes (numpy's ``argmin``, ``argmax``
+    from the end); None when one of them is time-only (a line of shape 1 here)."""
     np = sglang_fast._numpy()
-    block = b"".join(gap + stamp.encode() + b"\n" for stamp in stamps)
-    at = np.arange(len(stamps), dtype=np.int64) * (len(gap) + 20) + len(gap)
-    keys = [(stamp[:10], stamp[11:]) for stamp in stamps]
-    assert scan.ordered(block, at) == all(b >= a for a, b in zip(keys, keys[1:], strict=False))
+    block = b"".join(gap + (stamp or "12:00:00 x").ljust(19).encode() + b"\n" for stamp in stamps)
+    ids = np.array([0 if stamp else 1 for stamp in stamps], np.int64)
+    starts = np.arange(len(stamps), dtype=np.int64) * (len(gap) + 20)
+    rows = [k % len(stamps) for k in picks]
+    got = scan.extremes(block, np.array(rows, np.int64), ids, starts, np.array([len(gap), -1], np.int64))
+    picked = [stamps[row] for row in rows]
+    if None in picked:
+        assert got is None
+        return
+    keys = [(stamp[:10], stamp[11:]) for stamp in picked]
+    if all(b >= a for a, b in zip(keys, keys[1:], strict=False)):
+        assert got == (0, len(picked) - 1)
+    else:
+        low, high = min(picked), max(picked)
+        assert got == (picked.index(low), len(picked) - 1 - picked[::-1].index(high))
 
 
 @SETTINGS
-@given(block=st.binary(max_size=40), at=st.lists(st.integers(-3, 45), max_size=5))
-def test_ordered_refuses_stamps_outside_the_block(scan, block: bytes, at: list[int]) -> None:
+@given(
+    block=st.binary(max_size=60),
+    rows=st.lists(st.integers(-1, 3), max_size=4),
+    starts=st.lists(st.integers(-3, 45), min_size=3, max_size=3),
+    dates=st.lists(st.integers(-2, 45), min_size=2, max_size=2),
+)
+def test_extremes_refuse_stamps_outside_the_block(scan, block: bytes, rows, starts, dates) -> None:
+    """A ValueError, never a read outside the block, for no row, a row or a shape outside the
+    tables, or a stamp's 19 bytes not all in the block; None for a time-only stamp before any of it."""
     np = sglang_fast._numpy()
-    if all(0 <= offset <= len(block) - 19 for offset in at):
-        assert scan.ordered(block, np.array(at, np.int64)) in (True, False)
+    ids = np.array([0, 1, 2], np.int64)  # line 2's shape is not in the table of two shapes
+    arguments = (block, np.array(rows, np.int64), ids, np.array(starts, np.int64), np.array(dates, np.int64))
+    for row in rows:
+        if not 0 <= row < 2:
+            break
+        if dates[row] < 0:
+            assert scan.extremes(*arguments) is None
+            return
+        if not (starts[row] >= 0 and dates[row] <= len(block) and starts[row] + dates[row] + 19 <= len(block)):
+            break
     else:
-        with pytest.raises(ValueError):
-            scan.ordered(block, np.array(at, np.int64))
+        if rows:
+            assert len(scan.extremes(*arguments)) == 2
+            return
+    with pytest.raises(ValueError):
+        scan.extremes(*arguments)
 
 
 stretch_stamp = st.one_of(
