@@ -631,6 +631,54 @@ done:
     return result;
 }
 
+/* classify(ids, kinds, stats, header, generic): each line's kind (kinds by shape number, ids the
+ * lines' shape numbers) and, in one pass, the lines (int64 block line numbers, ascending) of a stats
+ * line's kind or a header line's (a stamp), of the stats kind alone, and of the generic kind: four
+ * bytearrays, written in place. */
+static PyObject *scan_classify(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer ids, kinds;
+    long long stats, header, generic;
+    if (!PyArg_ParseTuple(args, "y*y*LLL:classify", &ids, &kinds, &stats, &header, &generic))
+        return NULL;
+    PyObject *result = NULL, *columns[4] = {NULL, NULL, NULL, NULL};
+    int64_t *cells[4]; /* code, stamped, stats, generic */
+    Py_ssize_t n = ids.len / 8, shapes = kinds.len / 8, counts[4] = {n, 0, 0, 0};
+    if (ids.len % 8 || kinds.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "ids and kinds: int64 columns");
+        goto done;
+    }
+    for (int c = 0; c < 4; c++) {
+        if ((columns[c] = PyByteArray_FromStringAndSize(NULL, n * 8)) == NULL)
+            goto done;
+        cells[c] = (int64_t *)PyByteArray_AS_STRING(columns[c]);
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t shape = item(&ids, k);
+        if (shape < 0 || shape >= shapes) {
+            PyErr_SetString(PyExc_ValueError, "a line's shape number is not in the table");
+            goto done;
+        }
+        int64_t kind = item(&kinds, shape);
+        cells[0][k] = kind;
+        cells[1][counts[1]] = k;
+        counts[1] += kind == stats || kind == header;
+        cells[2][counts[2]] = k;
+        counts[2] += kind == stats;
+        cells[3][counts[3]] = k;
+        counts[3] += kind == generic;
+    }
+    for (int c = 1; c < 4; c++)
+        if (PyByteArray_Resize(columns[c], counts[c] * 8) < 0)
+            goto done;
+    result = PyTuple_Pack(4, columns[0], columns[1], columns[2], columns[3]);
+done:
+    for (int c = 0; c < 4; c++)
+        Py_XDECREF(columns[c]);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&kinds);
+    return result;
+}
+
 /* extremes(block, rows, ids, starts, dates): of the stamped lines rows (block line numbers; each
  * line's shape number and start; by shape number, where its "YYYY-MM-DD" starts, -1: a time-only
  * stamp), the earliest and the latest stamp as (k, k) into rows, or None when a stamp is time-only.
@@ -725,6 +773,9 @@ static PyTypeObject ShapeIndexType = {
 static PyMethodDef scan_functions[] = {
     {"decimals", scan_decimals, METH_VARARGS,
      "decimals(block, at, width, point) -> the plain decimals at offsets at, as a float64 bytearray."},
+    {"classify", scan_classify, METH_VARARGS,
+     "classify(ids, kinds, stats, header, generic) -> (code, stamped, stats rows, generic rows): each line's "
+     "kind, and the lines of some kinds."},
     {"extremes", scan_extremes, METH_VARARGS,
      "extremes(block, rows, ids, starts, dates) -> (earliest, latest) of the stamped lines rows, or None "
      "when a stamp is time-only."},
@@ -762,7 +813,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
     }
     /* The version of the functions above that sglang_fast.SCANNER_INTERFACE expects: a module built
      * from an older _scan.c (an editable install not rebuilt after a pull) is then not used. */
-    if (PyModule_AddIntConstant(module, "INTERFACE", 4) < 0) {
+    if (PyModule_AddIntConstant(module, "INTERFACE", 5) < 0) {
         Py_DECREF(module);
         return NULL;
     }

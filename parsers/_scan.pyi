@@ -17,6 +17,9 @@ def series(
 def stamps(
     block: Buffer, rows: Buffer, ids: Buffer, starts: Buffer, clocks: Buffer, dates: Buffer, /
 ) -> tuple[bytearray, int, bool]: ...
+def classify(
+    ids: Buffer, kinds: Buffer, stats: int, header: int, generic: int, /
+) -> tuple[bytearray, bytearray, bytearray, bytearray]: ...
 def extremes(block: Buffer, rows: Buffer, ids: Buffer, starts: Buffer, dates: Buffer, /) -> tuple[int, int] | None: ...
 def dates(
     block: Buffer, clocks: Buffer, dates: Buffer, base: int, before: int, wrap_s: int, last_day: int, /

@@ -74,7 +74,7 @@ from timeline.parsers.sglang import (
 from timeline.parsers.wrappers import NEEDS_NORMALIZING_RE, needs_normalizing, normalize
 
 # The compiled line scanner (_scan.c), built at install when there is a C compiler; else numpy alone.
-SCANNER_INTERFACE = 4  # _scan.c's INTERFACE: raise both with any change to its functions
+SCANNER_INTERFACE = 5  # _scan.c's INTERFACE: raise both with any change to its functions
 try:
     from timeline.parsers import _scan
 except ImportError:
@@ -722,6 +722,18 @@ class Shapes:
             numbers[plain] = _read_decimals(buf, _words(buf), at[plain], width[plain], point[plain])
         return rows, at, width, numbers, plain
 
+    def classify(self, ids) -> tuple[Any, Any, Any, Any]:
+        """Each line's kind (its shape's: ``_STATS``...) and the lines, ascending, of a stats or a
+        header line, of a stats line, and of a generic one, for the lines of a block (their shape
+        numbers). By the compiled scanner (``_scan.classify``, one pass) when this book uses it,
+        else by numpy (``_kind_rows``): the same arrays."""
+        kinds = self.table().kind
+        if self.compiled:
+            code, stamped, stats, generic = _scan.classify(ids, kinds, _STATS, _HEADER, _GENERIC)
+            return tuple(np.frombuffer(column, np.int64) for column in (code, stamped, stats, generic))
+        code = kinds[ids]
+        return (code, *_kind_rows(code))
+
     def decimals_of(self, buf: bytes) -> Callable[[Any, Any, Any], Any]:
         """How to read the plain decimals of the block ``buf`` (``read(value_at, width, point)``):
         by the compiled scanner when this book uses it, else by numpy (``_read_decimals``)."""
@@ -845,17 +857,17 @@ class _FastFeeder:
             book.check_samples()
         if table.other.any() and table.other[ids].any():
             raise _HandBack
-        code = table.kind[ids]
-        unreal = _unreal(buf, np.flatnonzero((code == _STATS) | (code == _HEADER)), ids, starts, table, book.compiled)
+        code, stamped, stats, generic = book.classify(ids)
+        unreal = _unreal(buf, stamped, ids, starts, table, book.compiled)
         if len(unreal):  # their stamps are no real date and time: the generic parser tallies them
             code[unreal] = _GENERIC
+            stamped, stats, generic = _kind_rows(code)
         values = self.values(buf, starts, ids)
         if table.no_gen.any():  # decode lines without a throughput: counted as such
             without = np.flatnonzero(table.no_gen[ids])
             if len(without):
                 rows, numbers, missing = values.get("gen", (_NO_LINES, _NO_LINES, _NO_LINES))
                 values["gen"] = (rows, numbers, np.union1d(missing, without))
-        generic = np.flatnonzero(code == _GENERIC)
         lo = 0
         parser = self.parser
         for g in generic.tolist() + [n]:
@@ -865,7 +877,7 @@ class _FastFeeder:
             if g < lo:
                 continue
             if g > lo:
-                self.bulk(first, buf, lo, g, code, ids, starts, ends, values)
+                self.bulk(first, buf, lo, g, code, stamped, stats, ids, starts, ends, values)
             if g < n:
                 self.generic(first + g, buf[int(starts[g]) : int(ends[g])])
             lo = g + 1
@@ -925,16 +937,17 @@ class _FastFeeder:
 
     # -- a run of stats lines and header-less lines ------------------------------------------
 
-    def bulk(self, first, buf, lo, hi, code, ids, starts, ends, values) -> None:
+    def bulk(self, first, buf, lo, hi, code, stamped, stats, ids, starts, ends, values) -> None:
+        """Lines ``lo`` to ``hi`` (block line numbers) with no generic one among them, at once:
+        ``stamped`` and ``stats`` are the block's stats and header lines and its stats lines."""
         sub = code[lo:hi]
         seen = np.flatnonzero(sub)
         if not len(seen):
             return
         parser = self.parser
         seg = parser.segment
-        stats = sub == _STATS
-        stamped = np.flatnonzero(stats | (sub == _HEADER))
-        stamps = _Stamps(self, buf, lo + stamped, ids, starts) if len(stamped) else None
+        stamped = stamped[slice(*stamped.searchsorted((lo, hi)).tolist())]
+        stamps = _Stamps(self, buf, stamped, ids, starts) if len(stamped) else None
         if stamps is not None and not stamps.datable:
             for i in (lo + seen).tolist():
                 self.generic(first + i, buf[int(starts[i]) : int(ends[i])])
@@ -943,7 +956,7 @@ class _FastFeeder:
         seg.cover(first + lo + int(seen[0]), first + lo + int(seen[-1]))
         if stamps is None:
             return
-        rows = np.flatnonzero(stats)
+        rows = stats[slice(*stats.searchsorted((lo, hi)).tolist())]
         count = len(rows)
         first_stamp = stamps.stamp(0) if seg.first_stamp is None else None
         seg.count_stats(count, first_stamp, stamps.stamp(len(stamped) - 1))
@@ -953,7 +966,7 @@ class _FastFeeder:
         seg.headers += headers
         seg.headers_since_config += headers
         self.book.block_header_lines += headers
-        if headers and not seg.sglang and self.book.table().sglang[ids[lo + stamped]].any():
+        if headers and not seg.sglang and self.book.table().sglang[ids[stamped]].any():
             seg.sglang = True  # an SGLang launch's lines, not another program's log
         if not count:
             return
@@ -977,7 +990,7 @@ class _FastFeeder:
                     parser.missing_throughput(first + int(missing[a]), b - a)
         if seg.samples is not None:
             days = None if stamps.days is None else stamps.days[np.searchsorted(stamped, rows)]
-            self.samples(buf, first, lo + rows, ids, starts, ends, days)
+            self.samples(buf, first, rows, ids, starts, ends, days)
 
     def rank_values(self, buf: bytes, rows, numbers, ids, starts) -> None:
         """The decode throughputs of DP ranks' lines (block line numbers ``rows``), each to its
@@ -1187,6 +1200,12 @@ def _unreal(buf: bytes, rows, ids, starts, table: _ShapeTable, compiled: bool) -
                 if not real_date(day.decode("ascii")):
                     ok[dated[days == day]] = False
     return rows[~ok]
+
+
+def _kind_rows(code) -> tuple[Any, Any, Any]:
+    """The lines of a stats or a header line, of a stats line, and of a generic one, by their kinds."""
+    stats = code == _STATS
+    return np.flatnonzero(stats | (code == _HEADER)), np.flatnonzero(stats), np.flatnonzero(code == _GENERIC)
 
 
 def _two_digits(a, at) -> Any:

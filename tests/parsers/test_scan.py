@@ -271,6 +271,29 @@ def test_series_reads_each_shapes_value_or_refuses(scan, block: bytes, lines, sh
             scan.series(block, ids, starts, offsets, widths, points, wrong)
 
 
+@SETTINGS
+@given(
+    kinds=st.lists(st.integers(0, 4), min_size=1, max_size=6),
+    ids=st.lists(st.integers(0, 5) | st.integers(-2, 7), max_size=40),
+)
+def test_classify_sorts_the_lines_as_numpy_does(scan, kinds: list[int], ids: list[int]) -> None:
+    """Each line's kind and the lines of a stats or a header line, of a stats line and of a
+    generic one, as ``sglang_fast._kind_rows`` (numpy, the reference) finds them; a ValueError,
+    never a read outside the table, for a shape number not in it."""
+    np = sglang_fast._numpy()
+    table, lines = np.array(kinds, np.int64), np.array(ids, np.int64)
+    arguments = (lines, table, sglang_fast._STATS, sglang_fast._HEADER, sglang_fast._GENERIC)
+    if not all(0 <= shape < len(kinds) for shape in ids):
+        with pytest.raises(ValueError):
+            scan.classify(*arguments)
+        return
+    code = table[lines]
+    expected = [code, *sglang_fast._kind_rows(code)]
+    assert [np.frombuffer(column, np.int64).tolist() for column in scan.classify(*arguments)] == [
+        column.tolist() for column in expected
+    ]
+
+
 two_digits = st.integers(0, 99).map(lambda n: f"{n:02d}")
 stamped_line = st.one_of(
     st.builds(
