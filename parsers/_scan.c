@@ -679,6 +679,16 @@ done:
     return result;
 }
 
+/* The 8 bytes at p as a big-endian word: two such words compare as the bytes do (memcmp). */
+static inline uint64_t big_endian(const char *p) {
+    uint64_t word;
+    memcpy(&word, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    word = __builtin_bswap64(word);
+#endif
+    return word;
+}
+
 /* extremes(block, rows, ids, starts, dates): of the stamped lines rows (block line numbers; each
  * line's shape number and start; by shape number, where its "YYYY-MM-DD" starts, -1: a time-only
  * stamp), the earliest and the latest stamp as (k, k) into rows, or None when a stamp is time-only.
@@ -702,6 +712,7 @@ static PyObject *scan_extremes(PyObject *Py_UNUSED(module), PyObject *args) {
         goto done;
     }
     int ordered = 1;
+    uint64_t last[3] = {0, 0, 0}; /* the stamp before's words */
     for (Py_ssize_t k = 0; k < n; k++) {
         int64_t row = item(&rows, k), shape = row >= 0 && row < lines ? item(&ids, row) : -1;
         if (shape < 0 || shape >= shapes) {
@@ -717,12 +728,14 @@ static PyObject *scan_extremes(PyObject *Py_UNUSED(module), PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "a stamp outside the block");
             goto done;
         }
-        stamps[k] = (const char *)block.buf + start + date;
-        if (ordered && k) {
-            const char *stamp = stamps[k], *before = stamps[k - 1];
-            int day = memcmp(stamp, before, 10);
-            ordered = day > 0 || (day == 0 && memcmp(stamp + 11, before + 11, 8) >= 0);
-        }
+        const char *stamp = stamps[k] = (const char *)block.buf + start + date;
+        /* "YYYY-MM-" and "YY-MM-DD", then "HH:MM:SS", as big-endian words compare as the text does */
+        uint64_t head = big_endian(stamp), day = big_endian(stamp + 2), clock = big_endian(stamp + 11);
+        if (k && ordered)
+            ordered = head > last[0] || (head == last[0] && (day > last[1] || (day == last[1] && clock >= last[2])));
+        last[0] = head;
+        last[1] = day;
+        last[2] = clock;
     }
     Py_ssize_t low = 0, high = n - 1;
     if (!ordered) {
