@@ -235,7 +235,6 @@ done:
     return result;
 }
 
-/* Room for at least count more lines in the three columns. */
 /* Room for count lines in the three bytearrays of index_scan's columns (each doubled at least). */
 static int grow(PyObject **columns, int64_t **cells, Py_ssize_t *capacity, Py_ssize_t count) {
     if (count <= *capacity)
@@ -712,7 +711,7 @@ static PyObject *scan_extremes(PyObject *Py_UNUSED(module), PyObject *args) {
         goto done;
     }
     int ordered = 1;
-    uint64_t last[3] = {0, 0, 0}; /* the stamp before's words */
+    uint64_t last[3] = {0, 0, 0}; /* the words of the stamp before */
     for (Py_ssize_t k = 0; k < n; k++) {
         int64_t row = item(&rows, k), shape = row >= 0 && row < lines ? item(&ids, row) : -1;
         if (shape < 0 || shape >= shapes) {
