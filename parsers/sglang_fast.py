@@ -706,6 +706,8 @@ class Shapes:
 
     @staticmethod
     def _series_by_numpy(buf: bytes, starts, ids, table: _ShapeTable, points, k: int) -> tuple[Any, Any, Any, Any, Any]:
+        """The ``k``-th of ``SERIES`` by numpy (its decimal point codes ``points``): the reference
+        that ``_scan.series`` is tested against."""
         width = table.width[k][ids]  # the value's width, -1 where none
         rows = np.flatnonzero(width >= 0)
         if not len(rows):
