@@ -343,6 +343,17 @@ static int64_t item(const Py_buffer *column, Py_ssize_t k) {
     return value;
 }
 
+/* *shape = line k's shape number (ids: the lines'), checked against the tables' shapes; 0, or -1
+ * (a ValueError set). */
+static int shape_of_line(const Py_buffer *ids, Py_ssize_t k, Py_ssize_t shapes, int64_t *shape) {
+    *shape = item(ids, k);
+    if (*shape < 0 || *shape >= shapes) {
+        PyErr_SetString(PyExc_ValueError, "a line's shape number is not in the tables");
+        return -1;
+    }
+    return 0;
+}
+
 static int plain_decimal_fits(const Py_buffer *block, int64_t offset, int64_t bytes, int64_t code) {
     return offset >= 0 && bytes >= 0 && bytes <= 8 && offset <= block->len - bytes && code >= 0 && code <= bytes;
 }
@@ -428,11 +439,9 @@ static PyObject *scan_series(PyObject *Py_UNUSED(module), PyObject *args) {
         one->plain = PyByteArray_AS_STRING(one->columns[4]);
     }
     for (Py_ssize_t k = 0; k < n; k++) {
-        int64_t shape = item(&ids, k);
-        if (shape < 0 || shape >= shapes) {
-            PyErr_SetString(PyExc_ValueError, "a line's shape number is not in the tables");
+        int64_t shape;
+        if (shape_of_line(&ids, k, shapes, &shape) < 0)
             goto done;
-        }
         int64_t start = item(&starts, k);
         for (Py_ssize_t s = 0; s < count; s++) {
             Py_ssize_t cell = s * shapes + shape;
@@ -652,11 +661,9 @@ static PyObject *scan_classify(PyObject *Py_UNUSED(module), PyObject *args) {
         cells[c] = (int64_t *)PyByteArray_AS_STRING(columns[c]);
     }
     for (Py_ssize_t k = 0; k < n; k++) {
-        int64_t shape = item(&ids, k);
-        if (shape < 0 || shape >= shapes) {
-            PyErr_SetString(PyExc_ValueError, "a line's shape number is not in the table");
+        int64_t shape;
+        if (shape_of_line(&ids, k, shapes, &shape) < 0)
             goto done;
-        }
         int64_t kind = item(&kinds, shape);
         cells[0][k] = kind;
         cells[1][counts[1]] = k;
