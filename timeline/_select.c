@@ -147,21 +147,30 @@ done:
     return result;
 }
 
+/* view = values' buffer, a contiguous float64 one; 0, or -1 (a TypeError naming the function set,
+ * nothing to release). */
+static int float64_values(PyObject *values, Py_buffer *view, const char *function) {
+    if (PyObject_GetBuffer(values, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    if (view->itemsize != sizeof(double) || view->format == NULL || strcmp(view->format, "d") != 0) {
+        PyErr_Format(PyExc_TypeError, "%s: values must be a contiguous float64 buffer", function);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *order_statistics(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *values, *ranks;
     if (!PyArg_ParseTuple(args, "OO", &values, &ranks))
         return NULL;
     Py_buffer view;
-    if (PyObject_GetBuffer(values, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+    if (float64_values(values, &view, "order_statistics") < 0)
         return NULL;
     PyObject *result = NULL, *listed = NULL;
     Want *want = NULL;
     uint64_t *keys = NULL, *spare = NULL, *out = NULL;
     Py_ssize_t *map = NULL;
-    if (view.itemsize != sizeof(double) || view.format == NULL || strcmp(view.format, "d") != 0) {
-        PyErr_SetString(PyExc_TypeError, "order_statistics: values must be a contiguous float64 buffer");
-        goto done;
-    }
     Py_ssize_t n = view.len / (Py_ssize_t)sizeof(double);
     listed = PySequence_Fast(ranks, "order_statistics: ranks must be a sequence of integers");
     if (listed == NULL)
@@ -267,14 +276,10 @@ static int add_shifted(PyObject **into, __int128 value, long shift) {
 
 static PyObject *exact_sums(PyObject *Py_UNUSED(module), PyObject *values) {
     Py_buffer view;
-    if (PyObject_GetBuffer(values, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+    if (float64_values(values, &view, "exact_sums") < 0)
         return NULL;
     PyObject *result = NULL, *total = NULL, *squares = NULL;
     __int128 *sums = NULL, *square_sums = NULL;
-    if (view.itemsize != sizeof(double) || view.format == NULL || strcmp(view.format, "d") != 0) {
-        PyErr_SetString(PyExc_TypeError, "exact_sums: values must be a contiguous float64 buffer");
-        goto done;
-    }
     const double *data = view.buf;
     Py_ssize_t n = view.len / (Py_ssize_t)sizeof(double);
     int low = INT_MAX, high = INT_MIN, exponent;
